@@ -1,0 +1,7 @@
+"""zonebake: compile DNS zone files into a static authoritative responder.
+
+The compiler runs as a pipeline of stages, one module each, data flowing one way:
+config -> parse -> validate -> tree -> answers -> wire -> phash -> layout -> emit -> cc.
+"""
+
+__version__ = "0.1.0"

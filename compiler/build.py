@@ -1,0 +1,66 @@
+"""The pipeline: run every stage in order and keep what each produced (tests inspect it)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from .answers import NodeAnswers, build_answers
+from .config import ZoneSetConfig
+from .errors import CompileError, Diagnostic, Position
+from .layout import Layout, pack
+from .parse import parse_zone
+from .phash import PerfectHash, build_perfect_hash
+from .tree import NameTree, build_tree
+from .validate import build_zone
+from .wire import BodyTooLarge, NodeBodies, serialize_node
+from . import cc, emit
+
+
+@dataclass
+class Compiled:
+    config: ZoneSetConfig
+    warnings: list[Diagnostic]
+    tree: NameTree
+    answers: list[NodeAnswers]  # in perfect hash key order
+    bodies: list[NodeBodies]  # likewise
+    phash: PerfectHash
+    layout: Layout
+
+
+def compile_zoneset(config: ZoneSetConfig) -> Compiled:
+    """Everything up to the C source; raises CompileError with every error found."""
+    zones, warnings, errors = [], [], []
+    for source in config.zones:
+        try:
+            zone, zone_warnings = build_zone(parse_zone(source))
+        except CompileError as exc:
+            errors += exc.diagnostics
+            continue
+        zones.append(zone)
+        warnings += zone_warnings
+    if errors:
+        raise CompileError(errors)
+
+    tree = build_tree(zones)
+    node_answers = build_answers(tree)
+    try:
+        bodies = [serialize_node(na) for na in node_answers]
+    except BodyTooLarge as exc:
+        raise CompileError([Diagnostic(Position(config.zones[0].display, 0), "error",
+                                       str(exc))]) from None
+    phash = build_perfect_hash([b.key for b in bodies])
+    # Order nodes by their key index in the hash (identity here: keys were given in order).
+    layout = pack(bodies, phash)
+    return Compiled(config, warnings, tree, node_answers, bodies, phash, layout)
+
+
+def build(config: ZoneSetConfig, outdir: Path) -> Compiled:
+    """Compile the zone set into OUTDIR/zonedata.c and OUTDIR/zonebake-server."""
+    compiled = compile_zoneset(config)
+    outdir.mkdir(parents=True, exist_ok=True)
+    zonedata = outdir / "zonedata.c"
+    emit.write_atomically(zonedata, emit.render(config, compiled.layout,
+                                                compiled.tree.max_labels))
+    cc.compile_server(zonedata, outdir / "zonebake-server")
+    return compiled

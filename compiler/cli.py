@@ -1,0 +1,48 @@
+"""The `zonebake` command: `zonebake build` compiles a zone set into a static responder."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from . import __version__
+from .build import build
+from .config import load_toml, zones_from_args
+from .errors import CompileError, UsageError
+
+EXIT_OK, EXIT_ZONE_ERROR, EXIT_USAGE = 0, 1, 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="zonebake", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"zonebake {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True)
+    b = commands.add_parser("build", help="compile zones into OUTDIR/zonebake-server")
+    source = b.add_mutually_exclusive_group(required=True)
+    source.add_argument("-c", "--config", type=Path, metavar="TOML",
+                        help="zonebake.toml listing the zones and the server's defaults")
+    source.add_argument("--zone", action="append", metavar="ORIGIN=FILE",
+                        help="a zone to serve (repeat for several)")
+    b.add_argument("-o", "--output", type=Path, required=True, metavar="OUTDIR",
+                   help="where to write zonedata.c and zonebake-server")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        config = load_toml(args.config) if args.config else zones_from_args(args.zone)
+        compiled = build(config, args.output)
+    except UsageError as exc:
+        print(f"zonebake: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except CompileError as exc:
+        for diagnostic in exc.diagnostics:
+            print(diagnostic, file=sys.stderr)
+        errors = sum(d.severity == "error" for d in exc.diagnostics)
+        print(f"zonebake: {errors} error(s); nothing written", file=sys.stderr)
+        return EXIT_ZONE_ERROR
+    for warning in compiled.warnings:
+        print(warning, file=sys.stderr)
+    return EXIT_OK

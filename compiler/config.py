@@ -1,0 +1,139 @@
+"""What to compile: the zones of a set and the defaults baked into the server.
+
+Read from `--zone ORIGIN=FILE` arguments or from a zonebake.toml file:
+
+    [server]
+    listen = ["127.0.0.1:5300"]
+
+    [[zone]]
+    origin = "example.com."
+    file = "zones/example.com.zone"    # relative to the TOML file's directory
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import dns.name
+
+from .errors import UsageError
+
+DEFAULT_LISTEN = ("127.0.0.1:5300",)
+
+
+@dataclass(frozen=True)
+class ZoneSource:
+    origin: dns.name.Name
+    path: Path  # where to open the file
+    display: str  # how to name the file in messages: as the user wrote it
+
+
+@dataclass(frozen=True)
+class ServerDefaults:
+    """Settings compiled into the binary; command-line options of the server override them."""
+
+    listen: tuple[str, ...] = DEFAULT_LISTEN
+
+
+@dataclass(frozen=True)
+class ZoneSetConfig:
+    zones: tuple[ZoneSource, ...]
+    server: ServerDefaults = field(default_factory=ServerDefaults)
+
+
+def parse_origin(text: str, where: str) -> dns.name.Name:
+    try:
+        origin = dns.name.from_text(text)
+    except Exception as exc:  # dnspython raises several types for bad names
+        raise UsageError(f"{where}: bad zone origin {text!r}: {exc}") from None
+    if origin == dns.name.root:
+        raise UsageError(f"{where}: the root zone is not supported as an origin")
+    return origin
+
+
+def parse_listen(text: str, where: str) -> str:
+    """Check an `ADDRESS:PORT` or `[IPV6]:PORT` listen address; return it unchanged."""
+    if text.startswith("["):
+        host, sep, port = text[1:].partition("]:")
+    else:
+        host, sep, port = text.rpartition(":")
+    try:
+        if not sep:
+            raise ValueError("expected ADDRESS:PORT or [IPV6]:PORT")
+        address = ipaddress.ip_address(host)
+        if text.startswith("[") != (address.version == 6):
+            raise ValueError("IPv6 addresses are written in brackets: [::1]:53")
+        if not port.isdigit() or not 0 <= int(port) <= 65535:
+            raise ValueError(f"bad port {port!r}")
+    except ValueError as exc:
+        raise UsageError(f"{where}: bad listen address {text!r}: {exc}") from None
+    return text
+
+
+def zones_from_args(specs: list[str]) -> ZoneSetConfig:
+    zones = []
+    for spec in specs:
+        origin, sep, file = spec.partition("=")
+        if not sep or not origin or not file:
+            raise UsageError(f"--zone {spec!r}: expected ORIGIN=FILE")
+        zones.append(ZoneSource(parse_origin(origin, "--zone"), Path(file), file))
+    return _checked(ZoneSetConfig(tuple(zones)), "command line")
+
+
+def load_toml(path: Path) -> ZoneSetConfig:
+    try:
+        with open(path, "rb") as f:
+            doc = tomllib.load(f)
+    except OSError as exc:
+        raise UsageError(f"{path}: {exc.strerror}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"{path}: {exc}") from None
+
+    unknown = set(doc) - {"server", "zone"}
+    if unknown:
+        raise UsageError(f"{path}: unknown table(s): {', '.join(sorted(unknown))}")
+
+    base = path.parent
+    zones = []
+    entries = doc.get("zone", [])
+    if not isinstance(entries, list):
+        raise UsageError(f"{path}: zones are written as [[zone]] tables")
+    for i, entry in enumerate(entries, 1):
+        where = f"{path}: zone #{i}"
+        if not isinstance(entry, dict) or not isinstance(entry.get("origin"), str) \
+                or not isinstance(entry.get("file"), str):
+            raise UsageError(f"{where}: needs origin = \"...\" and file = \"...\"")
+        extra = set(entry) - {"origin", "file"}
+        if extra:
+            raise UsageError(f"{where}: unknown key(s): {', '.join(sorted(extra))}")
+        file = Path(entry["file"])
+        zone_path = file if file.is_absolute() else base / file
+        zones.append(ZoneSource(parse_origin(entry["origin"], where), zone_path, str(zone_path)))
+
+    server = doc.get("server", {})
+    if not isinstance(server, dict):
+        raise UsageError(f"{path}: [server] must be a table")
+    extra = set(server) - {"listen"}
+    if extra:
+        raise UsageError(f"{path}: [server]: unknown key(s): {', '.join(sorted(extra))}")
+    listen = server.get("listen", list(DEFAULT_LISTEN))
+    if isinstance(listen, str):
+        listen = [listen]
+    if not isinstance(listen, list) or not listen or not all(isinstance(a, str) for a in listen):
+        raise UsageError(f"{path}: [server] listen must be an address or a list of addresses")
+    defaults = ServerDefaults(tuple(parse_listen(a, f"{path}: [server]") for a in listen))
+    return _checked(ZoneSetConfig(tuple(zones), defaults), str(path))
+
+
+def _checked(config: ZoneSetConfig, where: str) -> ZoneSetConfig:
+    if not config.zones:
+        raise UsageError(f"{where}: no zones given")
+    seen = set()
+    for zone in config.zones:
+        if zone.origin in seen:
+            raise UsageError(f"{where}: zone {zone.origin} is given twice")
+        seen.add(zone.origin)
+    return config

@@ -1,0 +1,69 @@
+"""Stage 8: write zonedata.c from the Jinja2 template: the layout's byte blob as a string
+literal, and the zoneset struct that points into it. Same input, same bytes out."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import jinja2
+
+from . import __version__
+from .config import ZoneSetConfig
+from .layout import Layout
+
+BYTES_PER_LINE = 32
+
+
+def _c_escape_table() -> list[str]:
+    table = []
+    for b in range(256):
+        c = chr(b)
+        # Three-digit octal for anything that is not plain printable text: it never runs into
+        # the next character the way \x does. '?' is escaped against trigraphs.
+        if 0x20 <= b < 0x7F and c not in '"\\?':
+            table.append(c)
+        else:
+            table.append(f"\\{b:03o}")
+    return table
+
+
+_ESCAPE = _c_escape_table()
+
+
+def c_string(text: str) -> str:
+    """The contents of a C string literal holding text (quotes not included)."""
+    return "".join(_ESCAPE[b] for b in text.encode())
+
+
+def c_string_lines(data: bytes) -> list[str]:
+    return ["".join(_ESCAPE[b] for b in data[i:i + BYTES_PER_LINE])
+            for i in range(0, len(data), BYTES_PER_LINE)]
+
+
+def render(config: ZoneSetConfig, layout: Layout, max_labels: int) -> str:
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("zonebake", "templates"),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        autoescape=False,
+    )
+    env.filters["c_string"] = c_string
+    template = env.get_template("zonedata.c.j2")
+    return template.render(
+        version=__version__,
+        zones=config.zones,
+        description=", ".join(str(z.origin) for z in config.zones),
+        listen=config.server.listen,
+        layout=layout,
+        max_labels=max_labels,
+        data_lines=c_string_lines(layout.data),
+    )
+
+
+def write_atomically(path: Path, text: str) -> None:
+    temporary = path.with_name(f".{path.name}.tmp")
+    temporary.write_text(text, encoding="ascii")
+    os.replace(temporary, path)

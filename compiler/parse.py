@@ -1,0 +1,169 @@
+"""Stage 1: read zone files with dnspython, keeping the file and line of every record.
+
+dnspython's zone-file Reader does the real work ($ORIGIN, $TTL, $INCLUDE, $GENERATE, relative
+names, escapes, parentheses, RFC 3597 unknown types). It hands each record to a transaction; we
+give it a small collector instead, which notes where the record started so that every later
+stage can name `file:line`. The Reader is told the zone origin is the root so that it reports
+out-of-zone records to us (it would drop them silently); the validate stage rejects them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from dataclasses import dataclass
+
+import dns.exception
+import dns.name
+import dns.rdata
+import dns.rdataclass
+import dns.tokenizer
+import dns.zonefile
+
+from .config import ZoneSource
+from .errors import CompileError, Diagnostic, Position
+
+
+@dataclass(frozen=True)
+class Record:
+    name: dns.name.Name
+    ttl: int
+    rdata: dns.rdata.Rdata
+    position: Position
+
+
+@dataclass(frozen=True)
+class ParsedZone:
+    source: ZoneSource
+    records: tuple[Record, ...]
+
+
+class _LineTrackingTokenizer(dns.tokenizer.Tokenizer):
+    """Remembers the line of the last token it returned. dnspython's own line_number has
+    already moved on when the token was the last on its line, so messages would name the
+    next line."""
+
+    token_line = 1
+
+    def get(self, want_leading: bool = False, want_comment: bool = False):
+        token = super().get(want_leading, want_comment)
+        if not token.is_eol_or_eof():
+            self.token_line = self.line_number - (1 if self.ungotten_char == "\n" else 0)
+        return token
+
+
+class _RootManager:
+    """The part of a dnspython transaction manager the Reader asks about: the origin."""
+
+    def origin_information(self):
+        return dns.name.root, False, dns.name.root
+
+
+class _Collector:
+    """Receives each record from the Reader, with the position the Reader was at."""
+
+    def __init__(self, source: ZoneSource):
+        self.manager = _RootManager()
+        self.reader: _PositionedReader | None = None
+        self.records: list[Record] = []
+        self._zone_dir = os.path.dirname(source.display)
+
+    def check_put_rdataset(self, check) -> None:
+        """The Reader's own CNAME check has no positions; validate does it instead."""
+
+    def _set_origin(self, origin) -> None:
+        pass
+
+    def add_unicode(self, value) -> None:
+        pass
+
+    def add(self, name, ttl, rdata) -> None:
+        assert self.reader is not None
+        self.records.append(Record(name, ttl, rdata, self.reader.record_position))
+
+    def display(self, filename: str) -> str:
+        """Included files are opened relative to the zone file's directory; say so in messages."""
+        if self.reader and filename != self.reader.top_file and not os.path.isabs(filename):
+            return os.path.join(self._zone_dir, filename)
+        return filename
+
+
+class _PositionedReader(dns.zonefile.Reader):
+    """A Reader that remembers where the record it is reading began."""
+
+    def __init__(self, tok, collector: _Collector, origin: dns.name.Name):
+        super().__init__(tok, dns.rdataclass.IN, collector, allow_include=True)
+        self.top_file = tok.filename
+        self.collector = collector
+        # Relative names are relative to the real origin, even though the Reader's zone is root.
+        self.current_origin = origin
+        self.last_name = origin
+        self.record_position = Position(tok.filename, 1)
+
+    @property
+    def tok(self) -> _LineTrackingTokenizer:
+        return self._tok
+
+    @tok.setter
+    def tok(self, tok: dns.tokenizer.Tokenizer) -> None:
+        # The Reader makes a plain Tokenizer for each $INCLUDE; make it track lines too.
+        if not isinstance(tok, _LineTrackingTokenizer):
+            tok.__class__ = _LineTrackingTokenizer
+        self._tok = tok
+
+    def _note_position(self) -> None:
+        self.record_position = self.error_position()
+
+    def _rr_line(self) -> None:
+        self._note_position()
+        super()._rr_line()
+
+    def _generate_line(self) -> None:
+        self._note_position()
+        super()._generate_line()
+
+    def error_position(self) -> Position:
+        return Position(self.collector.display(self.tok.filename), self.tok.token_line)
+
+
+def parse_zone(source: ZoneSource) -> ParsedZone:
+    """Read one zone file; raise CompileError naming file:line on the first syntax error."""
+    collector = _Collector(source)
+    try:
+        f = open(source.path, encoding="utf-8")
+    except OSError as exc:
+        raise CompileError([Diagnostic(Position(source.display, 0), "error",
+                                       f"cannot read zone file: {exc.strerror}")]) from None
+    with f:
+        tok = dns.tokenizer.Tokenizer(f, source.display)
+        reader = _PositionedReader(tok, collector, source.origin)
+        collector.reader = reader
+        zone_dir = os.path.dirname(os.path.abspath(source.path))
+        try:
+            # $INCLUDE names a file relative to the including zone file, as Knot does.
+            with contextlib.chdir(zone_dir):
+                reader.read()
+        except dns.exception.SyntaxError as exc:
+            raise CompileError([_diagnostic(reader, _detail(exc, reader))]) from None
+        except (dns.exception.DNSException, OSError, UnicodeDecodeError) as exc:
+            text = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            if isinstance(exc, OSError) and exc.filename:
+                text = f"$INCLUDE {exc.filename}: {text}"
+            if isinstance(exc, dns.zonefile.UnknownOrigin):
+                text = "no origin for a relative name"
+            raise CompileError([_diagnostic(reader, text or type(exc).__name__)]) from None
+    return ParsedZone(source, tuple(collector.records))
+
+
+def _diagnostic(reader: _PositionedReader, text: str) -> Diagnostic:
+    return Diagnostic(reader.error_position(), "error", text)
+
+
+def _detail(exc: dns.exception.SyntaxError, reader: _PositionedReader) -> str:
+    """The Reader prefixes its own `file:line: `; drop it, we give a corrected position."""
+    text = str(exc)
+    filename, line = reader.tok.where()
+    prefix = f"{filename}:{line}: "
+    if text.startswith(prefix):
+        text = text[len(prefix):]
+    return text or "syntax error"

@@ -1,0 +1,104 @@
+"""Stage 2: turn parsed records into RRsets and refuse a zone that cannot be served.
+
+Errors stop the build (no output is written); warnings are reported and the zone is served
+the way BIND serves it. Every message names the record's file and line.
+"""
+
+from __future__ import annotations
+
+import dns.name
+import dns.rdataset
+import dns.rdatatype
+
+from .errors import CompileError, Diagnostic, Position
+from .parse import ParsedZone, Record
+from .zone import RRset, Zone
+
+# Types that may sit beside a CNAME (RFC 2181 §10.1, RFC 4035 §2.5: DNSSEC records).
+CNAME_COMPANIONS = {dns.rdatatype.CNAME, dns.rdatatype.RRSIG, dns.rdatatype.NSEC}
+
+
+def build_zone(parsed: ParsedZone) -> tuple[Zone, list[Diagnostic]]:
+    """Group records into RRsets and check the zone; raise CompileError listing every error."""
+    zone = Zone(parsed.source)
+    origin = zone.origin
+    errors: list[Diagnostic] = []
+    warnings: list[Diagnostic] = []
+
+    for record in parsed.records:
+        if not record.name.is_subdomain(origin):
+            errors.append(Diagnostic(record.position, "error",
+                                     f"{record.name} is outside the zone {origin}"))
+            continue
+        by_type = zone.nodes.setdefault(record.name, {})
+        rrset = by_type.get(record.rdata.rdtype)
+        if rrset is None:
+            rdataset = dns.rdataset.Rdataset(record.rdata.rdclass, record.rdata.rdtype)
+            rdataset.add(record.rdata, record.ttl)
+            by_type[record.rdata.rdtype] = RRset(record.name, rdataset, record.position)
+            continue
+        if dns.rdatatype.is_singleton(record.rdata.rdtype) and record.rdata not in rrset.rdataset:
+            errors.append(_second_singleton(record, rrset))
+            continue
+        if record.rdata in rrset.rdataset:
+            warnings.append(Diagnostic(record.position, "warning",
+                                       f"duplicate record {record.name} "
+                                       f"{record.rdata.rdtype.name} dropped"))
+            continue
+        if record.ttl != rrset.ttl:
+            # RFC 2181 §5.2: TTLs in an RRset must match; serve the lowest, as BIND does.
+            warnings.append(Diagnostic(record.position, "warning",
+                                       f"TTL {record.ttl} differs from {rrset.ttl} in the "
+                                       f"{record.name} {record.rdata.rdtype.name} RRset "
+                                       f"(first at line {rrset.position.line}); "
+                                       f"serving the lowest"))
+        rrset.rdataset.add(record.rdata, min(record.ttl, rrset.ttl))  # add() keeps the lowest
+
+    errors += _check_apex(zone, parsed)
+    errors += _check_cname(zone)
+    if errors:
+        raise CompileError(sorted(errors, key=lambda d: d.position) + warnings)
+    return zone, warnings
+
+
+def _second_singleton(record: Record, first: RRset) -> Diagnostic:
+    """SOA, CNAME, DNAME: types of which a name holds one record (dnspython would silently
+    keep the last)."""
+    why = {dns.rdatatype.SOA: "a zone has exactly one",
+           dns.rdatatype.CNAME: "an alias has one target (RFC 2181 §10.1)",
+           dns.rdatatype.DNAME: "a name has one redirection (RFC 6672 §2.4)"}
+    rdtype = record.rdata.rdtype
+    return Diagnostic(record.position, "error",
+                      f"a second {rdtype.name} record at {record.name} (first at line "
+                      f"{first.position.line}); {why.get(rdtype, 'a name holds one')}")
+
+
+def _check_apex(zone: Zone, parsed: ParsedZone) -> list[Diagnostic]:
+    origin = zone.origin
+    errors = []
+    start = Position(parsed.source.display, 1)
+    soa = zone.get(origin, dns.rdatatype.SOA)
+    if soa is None:
+        errors.append(Diagnostic(start, "error", f"no SOA record at the zone apex {origin}"))
+    if zone.get(origin, dns.rdatatype.NS) is None and soa is not None:
+        errors.append(Diagnostic(soa.position, "error", f"no NS records at the zone apex {origin}"))
+    for name, by_type in zone.nodes.items():
+        if name != origin and dns.rdatatype.SOA in by_type:
+            errors.append(Diagnostic(by_type[dns.rdatatype.SOA].position, "error",
+                                     f"SOA record at {name}, which is not the zone apex "
+                                     f"{origin}"))
+    return errors
+
+
+def _check_cname(zone: Zone) -> list[Diagnostic]:
+    errors = []
+    for name, by_type in zone.nodes.items():
+        cname = by_type.get(dns.rdatatype.CNAME)
+        if cname is None:
+            continue
+        others = [rrset for rdtype, rrset in by_type.items() if rdtype not in CNAME_COMPANIONS]
+        for other in others:
+            errors.append(Diagnostic(other.position, "error",
+                                     f"{name} has a CNAME and {other.rdtype.name} data "
+                                     f"(RFC 2181 §10.1; CNAME at line {cname.position.line})"))
+    return errors

@@ -1,0 +1,142 @@
+"""Stage 5: serialize each answer once, with name compression, into the bytes that follow the
+question in a response.
+
+The body is written as if it followed a question for its `base` name at offset 12, so names can
+point into the client's own question (RFC 1035 §4.1.4). When the responder uses a body for a
+longer query name (a miss answered by the closest encloser), everything after offset 12 moves
+by the difference; `fixups` lists the body positions of every compression pointer, and the
+responder adds the difference to each. For an exact match the difference is zero and nothing
+is patched.
+"""
+
+from __future__ import annotations
+
+import io
+import struct
+from dataclasses import dataclass
+
+import dns.name
+
+from .answers import Answer, Entry, NodeAnswers
+
+HEADER_LEN = 12
+QUESTION_TAIL = 4  # QTYPE and QCLASS
+MAX_NAME = 255
+MAX_POINTER = 0x3FFF
+MAX_MESSAGE = 65535
+
+FLAG_QR = 0x8000
+FLAG_AA = 0x0400
+
+
+class BodyTooLarge(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class Body:
+    header: bytes  # response header bytes 2-11: flags (RD, CD clear), QDCOUNT=1, AN, NS, AR
+    data: bytes
+    base_len: int  # wire length of the base name
+    fixups: tuple[int, ...]  # body offsets of compression pointers to shift
+    trunc_len: int  # body length without the optional additional records
+    trunc_arcount: int  # ARCOUNT without them
+
+
+@dataclass(frozen=True)
+class NodeBodies:
+    """A node's answers, serialized: what the layout stage packs."""
+
+    key: bytes  # the lowercased wire-format name: the perfect hash key
+    by_type: dict[int, Body]
+    default: Body
+    miss: Body
+
+
+def serialize_node(answers: NodeAnswers) -> NodeBodies:
+    return NodeBodies(answers.node.name.canonicalize().to_wire(),
+                      {rdtype: serialize(a) for rdtype, a in answers.by_type.items()},
+                      serialize(answers.default), serialize(answers.miss))
+
+
+class _CompressionTable(dict):
+    """dnspython's compression table, noting where each pointer goes and refusing targets a
+    shift could push past the 14-bit pointer range.
+
+    Names in the question carry the client's letter case. Owner names may point there (they
+    compare case-insensitively, and the answer's owner then reads as the client wrote it);
+    names inside rdata may not, so they keep the zone's case, as BIND and Knot keep it."""
+
+    def __init__(self, out: io.BytesIO, question_end: int, limit: int):
+        super().__init__()
+        self.out = out
+        self.question_end = question_end
+        self.limit = limit
+        self.writing_owner = False
+        self.pointers: list[int] = []
+
+    def get(self, key, default=None):
+        pos = super().get(key, default)
+        if pos is not None and pos < self.question_end and not self.writing_owner:
+            return None
+        if pos is not None:
+            self.pointers.append(self.out.tell())  # dnspython writes the pointer here
+        return pos
+
+    def __setitem__(self, key, pos):
+        if pos <= self.limit:
+            super().__setitem__(key, pos)
+
+
+def serialize(answer: Answer) -> Body:
+    base_wire = answer.base.to_wire()
+    body_start = HEADER_LEN + len(base_wire) + QUESTION_TAIL
+    out = io.BytesIO()
+    out.write(bytes(HEADER_LEN))
+    # A later shift adds at most MAX_NAME - len(base) to a pointer; keep targets below that.
+    table = _CompressionTable(out, body_start, MAX_POINTER - (MAX_NAME - len(base_wire)))
+    _seed_question(table, answer.base, HEADER_LEN)
+    out.write(base_wire)
+    out.write(bytes(QUESTION_TAIL))
+
+    counts = []
+    for section in (answer.answer, answer.authority, answer.additional):
+        counts.append(sum(_write_entry(out, table, entry) for entry in section))
+    trunc_len = out.tell() - body_start
+    optional = sum(_write_entry(out, table, entry) for entry in answer.optional)
+
+    data = out.getvalue()[body_start:]
+    if body_start + len(data) > MAX_MESSAGE:
+        raise BodyTooLarge(f"the response for {answer.base} would be {body_start + len(data)} "
+                           f"octets; a DNS message holds at most {MAX_MESSAGE}")
+    flags = FLAG_QR | (FLAG_AA if answer.aa else 0) | (answer.rcode & 0xF)
+    ancount, nscount, arcount = counts[0], counts[1], counts[2] + optional
+    header = struct.pack("!HHHHH", flags, 1, ancount, nscount, arcount)
+    fixups = tuple(p - body_start for p in table.pointers)
+    return Body(header, data, len(base_wire), fixups, trunc_len, counts[2])
+
+
+def _seed_question(table: _CompressionTable, base: dns.name.Name, offset: int) -> None:
+    """Make every suffix of the question name a compression target (the root is never one)."""
+    labels = base.labels
+    for i in range(len(labels) - 1):
+        table[dns.name.Name(labels[i:])] = offset
+        offset += 1 + len(labels[i])
+
+
+def _write_entry(out: io.BytesIO, table: _CompressionTable, entry: Entry) -> int:
+    """Write one RRset; return how many records it holds."""
+    rdataset = entry.rdataset
+    for rdata in rdataset:
+        table.writing_owner = True
+        entry.owner.to_wire(out, table)
+        table.writing_owner = False
+        out.write(struct.pack("!HHI", rdataset.rdtype, rdataset.rdclass, rdataset.ttl))
+        length_at = out.tell()
+        out.write(b"\0\0")
+        rdata.to_wire(out, table, None)
+        end = out.tell()
+        out.seek(length_at)
+        out.write(struct.pack("!H", end - length_at - 2))
+        out.seek(end)
+    return len(rdataset)

@@ -1,0 +1,65 @@
+/*
+ * hash.h - the perfect hash over lowercased wire-format names.
+ *
+ * The twin of compiler/phash.py: zb_hash, the bucket and the slot computations must give the
+ * same numbers in both (tests/test_phash.py checks). Change both or neither.
+ */
+#ifndef ZB_HASH_H
+#define ZB_HASH_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "zonedata.h"
+
+/* A 64x64->128 multiply: the high half maps a hash onto [0, n) without a division. */
+__extension__ typedef unsigned __int128 zb_u128;
+
+#define ZB_HASH_M 0x9E3779B97F4A7C15ull
+#define ZB_PILOT_M 0xC2B2AE3D27D4EB4Full
+#define ZB_SLOT_M 0xD6E8FEB86659FD93ull
+
+static inline uint64_t zb_fmix64(uint64_t h)
+{
+	h ^= h >> 33;
+	h *= 0xFF51AFD7ED558CCDull;
+	h ^= h >> 33;
+	h *= 0xC4CEB9FE1A85EC53ull;
+	h ^= h >> 33;
+	return h;
+}
+
+/* Eight bytes at a time, little-endian (zonedata.h insists on it), the last word zero-padded. */
+static inline uint64_t zb_hash(const uint8_t *key, size_t len, uint64_t seed)
+{
+	uint64_t h = seed ^ ((uint64_t)len * ZB_HASH_M);
+	size_t i = 0;
+	uint64_t w;
+
+	for (; i + 8 <= len; i += 8) {
+		memcpy(&w, key + i, 8);
+		h = (h ^ w) * ZB_HASH_M;
+		h ^= h >> 32;
+	}
+	if (i < len) {
+		w = 0;
+		memcpy(&w, key + i, len - i);
+		h = (h ^ w) * ZB_HASH_M;
+		h ^= h >> 32;
+	}
+	return zb_fmix64(h);
+}
+
+static inline uint32_t zb_bucket_of(uint64_t h, uint32_t nbuckets)
+{
+	return (uint32_t)(((h >> 32) * (uint64_t)nbuckets) >> 32);
+}
+
+static inline uint32_t zb_slot_of(uint64_t h, uint16_t pilot, uint32_t nslots)
+{
+	uint64_t x = (h ^ ((uint64_t)pilot * ZB_PILOT_M)) * ZB_SLOT_M;
+	return (uint32_t)(((zb_u128)x * nslots) >> 64);
+}
+
+#endif

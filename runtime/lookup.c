@@ -1,0 +1,68 @@
+/*
+ * lookup.c - the RFC 1034 §4.3.2 algorithm, with every decision made by the compiler.
+ *
+ * The query name is looked up whole in the perfect hash. On a hit, the node's answer for the
+ * query type is the response (an exact match, NODATA, or whatever the compiler decided the
+ * node gives). On a miss, leftmost labels are stripped until a node is found: that node is
+ * the closest encloser, and its precompiled `miss` says what a name below it that does not
+ * exist gets (NXDOMAIN, RFC 1034 §4.3.2 step 3c). A name with no node above it is in no
+ * served zone.
+ */
+#include "lookup.h"
+
+#include <string.h>
+
+#include "hash.h"
+
+const struct zb_node *zb_find_node(const struct zb_zoneset *zs, const uint8_t *name, size_t len)
+{
+	uint64_t h = zb_hash(name, len, zs->seed);
+	uint16_t pilot = zs->pilots[zb_bucket_of(h, zs->nbuckets)];
+	uint32_t index = zs->slots[zb_slot_of(h, pilot, zs->nslots)];
+
+	if (index == ZB_EMPTY_SLOT)
+		return NULL;
+	const struct zb_node *node = &zs->nodes[index];
+	if (node->name_len != len || memcmp(zs->data + node->name_off, name, len) != 0)
+		return NULL;
+	return node;
+}
+
+static const struct zb_answer *answer_for_type(const struct zb_zoneset *zs,
+					       const struct zb_node *node, uint16_t qtype)
+{
+	const struct zb_type_entry *entry = &zs->types[node->types_off];
+
+	for (unsigned i = 0; i < node->ntypes; i++)
+		if (entry[i].qtype == qtype)
+			return &zs->answers[entry[i].answer];
+	return &zs->answers[node->default_answer];
+}
+
+static const struct zb_answer *answer_for_miss(const struct zb_zoneset *zs,
+					       const struct zb_node *encloser, uint16_t qtype)
+{
+	if (encloser->miss_kind == ZB_MISS_WILDCARD)
+		return answer_for_type(zs, &zs->nodes[encloser->miss], qtype);
+	return &zs->answers[encloser->miss];
+}
+
+const struct zb_answer *zb_lookup(const struct zb_zoneset *zs, const struct zb_question *q)
+{
+	const struct zb_node *node = zb_find_node(zs, q->lower, q->name_len);
+
+	if (node)
+		return answer_for_type(zs, node, q->qtype);
+
+	/* No node has more than max_labels labels: skip straight to suffixes that short. */
+	unsigned first = 1;
+	if (q->nlabels > zs->max_labels)
+		first = q->nlabels - zs->max_labels;
+	for (unsigned strip = first; strip < q->nlabels; strip++) {
+		unsigned off = q->label_off[strip];
+		node = zb_find_node(zs, q->lower + off, q->name_len - off);
+		if (node)
+			return answer_for_miss(zs, node, q->qtype);
+	}
+	return NULL;
+}

@@ -1,0 +1,17 @@
+/*
+ * lookup.h - find the precompiled answer for a question (RFC 1034 §4.3.2, steps 2 and 3).
+ */
+#ifndef ZB_LOOKUP_H
+#define ZB_LOOKUP_H
+
+#include "wire.h"
+#include "zonedata.h"
+
+/* The node whose lowercased wire name is exactly `name`, or NULL. */
+const struct zb_node *zb_find_node(const struct zb_zoneset *zs, const uint8_t *name,
+				   size_t len);
+
+/* The answer for a parsed question, or NULL when no served zone contains the name. */
+const struct zb_answer *zb_lookup(const struct zb_zoneset *zs, const struct zb_question *q);
+
+#endif

@@ -1,0 +1,103 @@
+/*
+ * sockets.c - bind the listening sockets. Start-up code: may format, allocate and fail loudly.
+ */
+#include "sockets.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int parse_port(const char *text, in_port_t *port)
+{
+	char *end;
+	long value;
+
+	if (*text < '0' || *text > '9')
+		return -1;
+	errno = 0;
+	value = strtol(text, &end, 10);
+	if (errno || *end || value < 0 || value > 65535)
+		return -1;
+	*port = htons((uint16_t)value);
+	return 0;
+}
+
+static int parse_addr(const char *spec, struct sockaddr_storage *ss, socklen_t *len)
+{
+	char host[64];
+	const char *port;
+
+	memset(ss, 0, sizeof(*ss));
+	if (spec[0] == '[') {
+		const char *close = strchr(spec, ']');
+		if (!close || close[1] != ':' || (size_t)(close - spec - 1) >= sizeof(host))
+			return -1;
+		memcpy(host, spec + 1, (size_t)(close - spec - 1));
+		host[close - spec - 1] = 0;
+		port = close + 2;
+		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
+		sin6->sin6_family = AF_INET6;
+		*len = sizeof(*sin6);
+		return inet_pton(AF_INET6, host, &sin6->sin6_addr) == 1 &&
+			       parse_port(port, &sin6->sin6_port) == 0 ? 0 : -1;
+	}
+	const char *colon = strrchr(spec, ':');
+	if (!colon || (size_t)(colon - spec) >= sizeof(host))
+		return -1;
+	memcpy(host, spec, (size_t)(colon - spec));
+	host[colon - spec] = 0;
+	port = colon + 1;
+	struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+	sin->sin_family = AF_INET;
+	*len = sizeof(*sin);
+	return inet_pton(AF_INET, host, &sin->sin_addr) == 1 &&
+		       parse_port(port, &sin->sin_port) == 0 ? 0 : -1;
+}
+
+int zb_listen_udp(const char *spec, struct zb_listener *out, char *err, size_t err_len)
+{
+	int one = 1;
+
+	if (parse_addr(spec, &out->addr, &out->addr_len) != 0) {
+		snprintf(err, err_len, "bad listen address '%s' (ADDRESS:PORT or [IPV6]:PORT)", spec);
+		return -1;
+	}
+	int family = out->addr.ss_family;
+	int fd = socket(family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		snprintf(err, err_len, "%s: socket: %s", spec, strerror(errno));
+		return -1;
+	}
+	/* An IPv6 socket takes IPv6 only, so [::]:53 and 0.0.0.0:53 can both be listened on. */
+	if (family == AF_INET6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&out->addr, out->addr_len) != 0) {
+		snprintf(err, err_len, "%s: bind: %s", spec, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	out->addr_len = sizeof(out->addr);
+	getsockname(fd, (struct sockaddr *)&out->addr, &out->addr_len);
+	out->fd = fd;
+	return 0;
+}
+
+void zb_format_addr(const struct zb_listener *l, char *buf, size_t len)
+{
+	char host[INET6_ADDRSTRLEN];
+
+	if (l->addr.ss_family == AF_INET6) {
+		const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)&l->addr;
+		inet_ntop(AF_INET6, &sin6->sin6_addr, host, sizeof(host));
+		snprintf(buf, len, "[%s]:%u", host, ntohs(sin6->sin6_port));
+	} else {
+		const struct sockaddr_in *sin = (const struct sockaddr_in *)&l->addr;
+		inet_ntop(AF_INET, &sin->sin_addr, host, sizeof(host));
+		snprintf(buf, len, "%s:%u", host, ntohs(sin->sin_port));
+	}
+}

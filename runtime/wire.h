@@ -1,0 +1,68 @@
+/*
+ * wire.h - DNS message format: header accessors and the question parser (RFC 1035 §4.1).
+ *
+ * Nothing here reads a byte of a packet without first checking it is there.
+ */
+#ifndef ZB_WIRE_H
+#define ZB_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define ZB_HEADER_LEN 12
+#define ZB_MAX_NAME 255   /* octets of a wire-format name, root label included */
+#define ZB_MAX_LABELS 127 /* labels of a name, root not counted */
+#define ZB_UDP_PLAIN_MAX 512 /* response size without EDNS (RFC 1035 §4.2.1) */
+
+/* Header flag bits, in the 16-bit word at offset 2. */
+#define ZB_FLAG_QR 0x8000u
+#define ZB_FLAG_AA 0x0400u
+#define ZB_FLAG_TC 0x0200u
+#define ZB_FLAG_RD 0x0100u
+#define ZB_FLAG_CD 0x0010u
+
+enum zb_opcode { ZB_OPCODE_QUERY = 0 };
+enum zb_rcode {
+	ZB_RCODE_NOERROR = 0,
+	ZB_RCODE_FORMERR = 1,
+	ZB_RCODE_NXDOMAIN = 3,
+	ZB_RCODE_NOTIMP = 4,
+	ZB_RCODE_REFUSED = 5,
+};
+enum { ZB_CLASS_IN = 1 };
+
+static inline uint16_t zb_get16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+static inline void zb_put16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+/* The header accessors take a pointer to at least ZB_HEADER_LEN bytes. */
+static inline uint16_t zb_hdr_flags(const uint8_t *h) { return zb_get16(h + 2); }
+static inline unsigned zb_hdr_opcode(const uint8_t *h) { return (h[2] >> 3) & 0xf; }
+static inline uint16_t zb_hdr_qdcount(const uint8_t *h) { return zb_get16(h + 4); }
+
+/* A parsed question: where it is in the packet, and its name lowercased for the lookup. */
+struct zb_question {
+	uint16_t qtype;
+	uint16_t qclass;
+	uint16_t name_len;              /* wire length of QNAME, root label included */
+	uint16_t end;                   /* offset just past QCLASS */
+	uint8_t nlabels;                /* labels of QNAME, root not counted */
+	uint8_t label_off[ZB_MAX_LABELS]; /* offset of each label within the name */
+	uint8_t lower[ZB_MAX_NAME + 1]; /* QNAME, ASCII letters lowercased (RFC 4343) */
+};
+
+/*
+ * Parse the question that starts at offset 12 of a packet of `len` bytes. Returns 0, or -1
+ * when it is malformed: runs past the end, a label type other than a plain length (a
+ * compression pointer has nothing to point back to in a question), or a name over 255 octets.
+ */
+int zb_parse_question(const uint8_t *pkt, size_t len, struct zb_question *q);
+
+#endif

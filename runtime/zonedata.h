@@ -1,0 +1,78 @@
+/*
+ * zonedata.h - the layout of a compiled zone set, as the compiler writes it into zonedata.c.
+ *
+ * Everything lives in one read-only byte blob (`data`): plain structs with fixed layouts,
+ * little-endian, each table 8-byte aligned, referenced by offsets into the blob. The
+ * compiler's layout.py packs the same structs; the _Static_asserts below and the tests keep
+ * the two in step. Change both or neither.
+ */
+#ifndef ZB_ZONEDATA_H
+#define ZB_ZONEDATA_H
+
+#include <stdint.h>
+
+#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "zonebake's compiled data is little-endian; this target is not"
+#endif
+
+/* A name of the tree: an owner, an empty non-terminal or a zone apex. */
+struct zb_node {
+	uint32_t name_off;       /* lowercased wire-format name, in data */
+	uint32_t types_off;      /* first of `ntypes` entries in `types`, sorted by qtype */
+	uint32_t default_answer; /* answer for a qtype not in the list (NODATA and the like) */
+	uint32_t miss;           /* for a name below this node that is not in the tree */
+	uint16_t ntypes;
+	uint8_t name_len;
+	uint8_t miss_kind;       /* enum zb_miss_kind: how to read `miss` */
+};
+
+enum zb_miss_kind {
+	ZB_MISS_ANSWER = 0,   /* `miss` is an answer index (NXDOMAIN, referral) */
+	ZB_MISS_WILDCARD = 1, /* `miss` is the node index of the '*' child to synthesize from */
+};
+
+struct zb_type_entry {
+	uint16_t qtype;
+	uint16_t reserved;
+	uint32_t answer;
+};
+
+/* A complete response after the question, serialized once by the compiler. */
+struct zb_answer {
+	uint8_t header[10];      /* response header bytes 2-11, network order, RD and CD clear */
+	uint16_t body_len;
+	uint16_t base_len;       /* wire length of the name the body was compiled against */
+	uint16_t nfixups;
+	uint16_t trunc_len;      /* body length without the optional additional records */
+	uint16_t trunc_arcount;  /* ARCOUNT without them */
+	uint32_t body_off;       /* the body, in data */
+	uint32_t fixups_off;     /* `nfixups` uint16 body offsets of compression pointers, in data */
+};
+
+_Static_assert(sizeof(struct zb_node) == 20, "zb_node layout");
+_Static_assert(sizeof(struct zb_type_entry) == 8, "zb_type_entry layout");
+_Static_assert(sizeof(struct zb_answer) == 28, "zb_answer layout");
+
+#define ZB_EMPTY_SLOT 0xffffffffu
+
+struct zb_zoneset {
+	const uint8_t *data;
+	const struct zb_node *nodes;
+	const struct zb_type_entry *types;
+	const struct zb_answer *answers;
+	const uint16_t *pilots;  /* perfect hash: one per bucket */
+	const uint32_t *slots;   /* perfect hash: node index per slot, ZB_EMPTY_SLOT if none */
+	uint64_t seed;
+	uint32_t nnodes;
+	uint32_t nanswers;
+	uint32_t nbuckets;
+	uint32_t nslots;
+	uint32_t max_labels;     /* labels (root not counted) of the deepest node */
+	const char *description; /* the zones, for start-up messages */
+	const char *const *default_listen; /* from the [server] table */
+	uint32_t ndefault_listen;
+};
+
+extern const struct zb_zoneset zb_zoneset;
+
+#endif

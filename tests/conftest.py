@@ -1,0 +1,121 @@
+"""Shared fixtures: build a zone set with the real CLI, run the binary on an ephemeral
+loopback port, and query it."""
+
+from __future__ import annotations
+
+import os
+import re
+import select
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import dns.message
+import dns.name
+import dns.query
+import pytest
+
+TESTS = Path(__file__).parent
+ROOT = TESTS.parent
+ZONES = TESTS / "zones"
+LISTENING = re.compile(r"serving .* on \[?([^\s\]]+?)\]?:(\d+) \(udp\)")
+
+
+def run_zonebake(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """Run the `zonebake` command as a user would (python -m zonebake is the same entry point)."""
+    return subprocess.run([sys.executable, "-m", "zonebake", *args], capture_output=True,
+                          text=True, cwd=cwd)
+
+
+def build_set(outdir: Path, *args: str) -> Path:
+    result = run_zonebake("build", *args, "-o", str(outdir))
+    assert result.returncode == 0, result.stderr
+    return outdir / "zonebake-server"
+
+
+class Server:
+    """A zonebake-server process on 127.0.0.1 with the port it chose; stopped by PID."""
+
+    def __init__(self, binary: Path, *args: str, listen=("127.0.0.1:0",)):
+        listen_args = [arg for address in listen for arg in ("--listen", address)]
+        self.process = subprocess.Popen([str(binary), *listen_args, *args],
+                                        stderr=subprocess.PIPE, text=True)
+        self.addresses = []
+        for _ in range(max(1, len(listen))):
+            banner = self._read_line(timeout=5)
+            match = LISTENING.search(banner)
+            if not match:
+                self.stop()
+                raise AssertionError(f"server did not start: {banner!r}")
+            self.addresses.append((match.group(1), int(match.group(2))))
+        self.address = self.addresses[0]
+
+    def _read_line(self, timeout: float) -> str:
+        ready, _, _ = select.select([self.process.stderr], [], [], timeout)
+        return self.process.stderr.readline() if ready else ""
+
+    def query(self, qname: str, qtype: str = "A", **kwargs) -> dns.message.Message:
+        message = dns.message.make_query(qname, qtype, use_edns=False, **kwargs)
+        return dns.query.udp(message, self.address[0], port=self.address[1], timeout=2)
+
+    def exchange(self, packet: bytes, timeout: float = 0.5) -> bytes | None:
+        """Send raw bytes; return the raw answer, or None when none comes in `timeout`."""
+        family = socket.AF_INET6 if ":" in self.address[0] else socket.AF_INET
+        with socket.socket(family, socket.SOCK_DGRAM) as s:
+            s.settimeout(timeout)
+            s.sendto(packet, self.address)
+            try:
+                return s.recv(65535)
+            except socket.timeout:
+                return None
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.process.stderr.close()
+
+
+@pytest.fixture(scope="session")
+def testset_binary(tmp_path_factory) -> Path:
+    return build_set(tmp_path_factory.mktemp("testset"), "-c", str(ZONES / "testset.toml"))
+
+
+@pytest.fixture(scope="session")
+def server(testset_binary):
+    srv = Server(testset_binary)
+    yield srv
+    alive = srv.alive()
+    srv.stop()
+    assert alive, "the server died during the tests"
+
+
+class CompiledSet:
+    """The compiler's own view of a zone set, compiled in-process, for byte-level checks."""
+
+    def __init__(self, config_path: Path):
+        from zonebake.build import compile_zoneset
+        from zonebake.config import load_toml
+
+        self.compiled = compile_zoneset(load_toml(config_path))
+
+    def node(self, name: str):
+        key = dns.name.from_text(name).canonicalize().to_wire()
+        return next(b for b in self.compiled.bodies if b.key == key)
+
+    def body_for(self, name: str, rdtype: int):
+        return self.node(name).by_type[rdtype]
+
+
+@pytest.fixture(scope="session")
+def testset_compiled() -> CompiledSet:
+    return CompiledSet(ZONES / "testset.toml")

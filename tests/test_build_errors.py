@@ -1,0 +1,78 @@
+"""A zone the compiler cannot serve stops the build: `FILE:LINE: error: ...` on stderr,
+exit status 1, and nothing written. Each file of tests/zones/broken says what it must produce
+in its `; expect: LINE: MESSAGE` comments."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conftest import ZONES, run_zonebake
+
+BROKEN = sorted((ZONES / "broken").glob("*.zone"))
+
+
+def expectations(path: Path) -> list[str]:
+    return [line.split("expect:", 1)[1].strip() for line in path.read_text().splitlines()
+            if line.startswith("; expect:")]
+
+
+@pytest.mark.parametrize("zone", BROKEN, ids=[z.stem for z in BROKEN])
+def test_broken_zone_is_refused_with_its_position(zone, tmp_path):
+    out = tmp_path / "out"
+    result = run_zonebake("build", "--zone", f"example.={zone}", "-o", str(out))
+    assert result.returncode == 1, result.stderr
+    errors = [line for line in result.stderr.splitlines() if ": error: " in line]
+    wanted = expectations(zone)
+    assert wanted, f"{zone.name} has no expect: line"
+    assert len(errors) == len(wanted), result.stderr
+    for line, expected in zip(errors, wanted):
+        assert line.startswith(f"{zone}:{expected}"), (line, expected)
+    assert "Traceback" not in result.stderr
+    assert not (out / "zonebake-server").exists()
+    assert not (out / "zonedata.c").exists()
+
+
+def test_errors_of_every_zone_are_reported_together(tmp_path):
+    zones = [ZONES / "broken" / "no-soa.zone", ZONES / "example.zone",
+             ZONES / "broken" / "out-of-zone.zone"]
+    result = run_zonebake("build", "--zone", f"example.={zones[0]}", "--zone",
+                          f"example.net.={zones[1]}", "--zone", f"example.org.={zones[2]}",
+                          "-o", str(tmp_path))
+    assert result.returncode == 1
+    assert f"{zones[0]}:1: error: no SOA record" in result.stderr
+    assert f"{zones[2]}:6: error: www.example.org. is outside" not in result.stderr  # in-zone
+    assert f"{zones[2]}:7: error: other. is outside the zone example.org." in result.stderr
+    assert f"{zones[1]}" in result.stderr  # example.zone's names are outside example.net.
+
+
+def test_a_failed_build_leaves_the_previous_binary_alone(tmp_path):
+    good = run_zonebake("build", "--zone", f"example.={ZONES / 'example.zone'}", "-o",
+                        str(tmp_path))
+    assert good.returncode == 0, good.stderr
+    before = (tmp_path / "zonebake-server").read_bytes()
+    bad = run_zonebake("build", "--zone", f"example.={ZONES / 'broken' / 'no-soa.zone'}",
+                       "-o", str(tmp_path))
+    assert bad.returncode == 1
+    assert (tmp_path / "zonebake-server").read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["zonebake-server", "zonedata.c"]
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--zone", "example.zone"], "expected ORIGIN=FILE"),
+    (["--zone", "bad..name=example.zone"], "bad zone origin"),
+    (["-c", "/nonexistent/zonebake.toml"], "No such file or directory"),
+])
+def test_usage_errors_exit_2(args, message, tmp_path):
+    result = run_zonebake("build", *args, "-o", str(tmp_path / "out"), cwd=ZONES)
+    assert result.returncode == 2
+    assert message in result.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_missing_zone_file(tmp_path):
+    result = run_zonebake("build", "--zone", "example.=/nonexistent.zone", "-o", str(tmp_path))
+    assert result.returncode == 1
+    assert "/nonexistent.zone: error: cannot read zone file: No such file or directory" \
+        in result.stderr
