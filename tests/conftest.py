@@ -41,7 +41,8 @@ class Server:
     def __init__(self, binary: Path, *args: str, listen=("127.0.0.1:0",)):
         listen_args = [arg for address in listen for arg in ("--listen", address)]
         self.process = subprocess.Popen([str(binary), *listen_args, *args],
-                                        stderr=subprocess.PIPE, text=True)
+                                        stderr=subprocess.PIPE)
+        self._stderr = b""
         self.addresses = []
         for _ in range(max(1, len(listen))):
             banner = self._read_line(timeout=5)
@@ -53,8 +54,19 @@ class Server:
         self.address = self.addresses[0]
 
     def _read_line(self, timeout: float) -> str:
-        ready, _, _ = select.select([self.process.stderr], [], [], timeout)
-        return self.process.stderr.readline() if ready else ""
+        """One line of the server's stderr, read unbuffered (a buffered reader could swallow
+        the next line where select() would no longer see it)."""
+        deadline = time.monotonic() + timeout
+        fd = self.process.stderr.fileno()
+        while b"\n" not in self._stderr:
+            remaining = deadline - time.monotonic()
+            ready, _, _ = select.select([fd], [], [], max(0.0, remaining))
+            chunk = os.read(fd, 4096) if ready else b""
+            if not chunk:
+                break
+            self._stderr += chunk
+        line, _, self._stderr = self._stderr.partition(b"\n")
+        return line.decode(errors="replace")
 
     def query(self, qname: str, qtype: str = "A", **kwargs) -> dns.message.Message:
         message = dns.message.make_query(qname, qtype, use_edns=False, **kwargs)

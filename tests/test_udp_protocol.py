@@ -95,3 +95,12 @@ def test_response_is_query_header_question_and_precompiled_body(server, testset_
     assert response[2:12] == bytes([body.header[0] | 0x01]) + body.header[1:]  # RD copied
     assert response[12:12 + len(question)] == question
     assert response[12 + len(question):] == body.data
+
+
+def test_answer_over_512_octets_sets_tc_and_sends_the_question_alone(server):
+    """RFC 1035 §4.2.1, RFC 2181 §9: without EDNS a UDP response holds 512 octets; an answer
+    that does not fit is not cut into a partial RRset."""
+    question = b"\x03big\x07example\x00" + struct.pack("!HH", 16, 1)
+    response = server.exchange(header() + question)
+    assert unpack_header(response) == (0x1234, 0x8000 | 0x0400 | 0x0200 | 0x0100, 1, 0, 0, 0)
+    assert response[12:] == question
