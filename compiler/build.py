@@ -43,7 +43,7 @@ def compile_zoneset(config: ZoneSetConfig) -> Compiled:
         raise CompileError(errors)
 
     tree = build_tree(zones)
-    node_answers = build_answers(tree)
+    node_answers = build_answers(tree, config.server.minimal_responses)
     try:
         bodies = [serialize_node(na) for na in node_answers]
     except BodyTooLarge as exc:

@@ -4,6 +4,7 @@ Read from `--zone ORIGIN=FILE` arguments or from a zonebake.toml file:
 
     [server]
     listen = ["127.0.0.1:5300"]
+    minimal-responses = false          # true: no additional addresses in answers
 
     [[zone]]
     origin = "example.com."
@@ -36,6 +37,9 @@ class ServerDefaults:
     """Settings compiled into the binary; command-line options of the server override them."""
 
     listen: tuple[str, ...] = DEFAULT_LISTEN
+    # No addresses of NS, MX and SRV targets in the additional section of answers (referral
+    # glue is still sent), as BIND's and Knot's option of the same name.
+    minimal_responses: bool = False
 
 
 @dataclass(frozen=True)
@@ -49,8 +53,6 @@ def parse_origin(text: str, where: str) -> dns.name.Name:
         origin = dns.name.from_text(text)
     except Exception as exc:  # dnspython raises several types for bad names
         raise UsageError(f"{where}: bad zone origin {text!r}: {exc}") from None
-    if origin == dns.name.root:
-        raise UsageError(f"{where}: the root zone is not supported as an origin")
     return origin
 
 
@@ -116,7 +118,7 @@ def load_toml(path: Path) -> ZoneSetConfig:
     server = doc.get("server", {})
     if not isinstance(server, dict):
         raise UsageError(f"{path}: [server] must be a table")
-    extra = set(server) - {"listen"}
+    extra = set(server) - {"listen", "minimal-responses"}
     if extra:
         raise UsageError(f"{path}: [server]: unknown key(s): {', '.join(sorted(extra))}")
     listen = server.get("listen", list(DEFAULT_LISTEN))
@@ -124,7 +126,11 @@ def load_toml(path: Path) -> ZoneSetConfig:
         listen = [listen]
     if not isinstance(listen, list) or not listen or not all(isinstance(a, str) for a in listen):
         raise UsageError(f"{path}: [server] listen must be an address or a list of addresses")
-    defaults = ServerDefaults(tuple(parse_listen(a, f"{path}: [server]") for a in listen))
+    minimal = server.get("minimal-responses", False)
+    if not isinstance(minimal, bool):
+        raise UsageError(f"{path}: [server] minimal-responses must be true or false")
+    defaults = ServerDefaults(tuple(parse_listen(a, f"{path}: [server]") for a in listen),
+                              minimal)
     return _checked(ZoneSetConfig(tuple(zones), defaults), str(path))
 
 

@@ -15,7 +15,7 @@ from .wire import Body, NodeBodies
 
 NODE = struct.Struct("<IIIIHBB")  # struct zb_node
 TYPE_ENTRY = struct.Struct("<HHI")  # struct zb_type_entry
-ANSWER = struct.Struct("<10sHHHHHII")  # struct zb_answer
+ANSWER = struct.Struct("<10sHHHHHIIHBBI")  # struct zb_answer
 MISS_ANSWER, MISS_WILDCARD = 0, 1  # enum zb_miss_kind
 ALIGN = 8
 
@@ -63,7 +63,11 @@ def pack(nodes: list[NodeBodies], phash: PerfectHash) -> Layout:
         if body not in answer_index:
             answer_index[body] = len(answer_list)
             answer_list.append(body)
+            if body.overflow is not None:
+                index_of(body.overflow)
         return answer_index[body]
+
+    node_index = {node.key: i for i, node in enumerate(nodes)}
 
     type_entries: list[tuple[int, int]] = []
     node_rows = []
@@ -71,8 +75,12 @@ def pack(nodes: list[NodeBodies], phash: PerfectHash) -> Layout:
         types_off = len(type_entries)
         for rdtype in sorted(node.by_type):
             type_entries.append((rdtype, index_of(node.by_type[rdtype])))
+        if node.miss_wildcard is not None:
+            miss, miss_kind = node_index[node.miss_wildcard], MISS_WILDCARD
+        else:
+            miss, miss_kind = index_of(node.miss), MISS_ANSWER
         node_rows.append((types_off, len(type_entries) - types_off, index_of(node.default),
-                          index_of(node.miss), MISS_ANSWER))
+                          miss, miss_kind))
 
     nodes_off = 0
     types_off = _align(nodes_off + NODE.size * len(node_rows))
@@ -86,9 +94,12 @@ def pack(nodes: list[NodeBodies], phash: PerfectHash) -> Layout:
     for body in answer_list:
         fixups_at = region.add(struct.pack(f"<{len(body.fixups)}H", *body.fixups), 2)
         body_at = region.add(body.data)
+        overflow = answer_index[body.overflow] if body.overflow is not None else 0
         answer_rows.append(ANSWER.pack(body.header, len(body.data), body.base_len,
                                        len(body.fixups), body.trunc_len, body.trunc_arcount,
-                                       bytes_off + body_at, bytes_off + fixups_at))
+                                       bytes_off + body_at, bytes_off + fixups_at,
+                                       body.dname_split, body.dname_owner_len,
+                                       body.dname_max_prefix, overflow))
     keys = [node.key for node in nodes]
     name_offsets = [bytes_off + region.add(key) for key in keys]
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import dns.name
+import dns.rdatatype
 
 from .zone import RRset, Zone
 
@@ -20,6 +21,7 @@ class Node:
     name: dns.name.Name
     zone: Zone
     rrsets: dict[int, RRset] = field(default_factory=dict)  # empty for an empty non-terminal
+    image_of: dns.name.Name | None = None  # for a DNAME image (see below): the name it maps to
 
     @property
     def is_apex(self) -> bool:
@@ -42,6 +44,8 @@ def build_tree(zones: list[Zone]) -> NameTree:
     names: set[dns.name.Name] = set()
     for zone in zones:
         for name in zone.nodes:
+            if _deepest_zone(name, origins) is not zone:
+                continue  # the parent's glue inside a child zone we also serve: the child answers
             # The name and every ancestor down to its zone's apex exist (ENTs included).
             while True:
                 names.add(name)
@@ -50,14 +54,41 @@ def build_tree(zones: list[Zone]) -> NameTree:
                 name = name.parent()
         names.add(zone.origin)
 
+    images = _dname_images(zones, names)
     nodes = {}
-    for name in sorted(names):
+    for name in sorted(names | set(images)):
         zone = _deepest_zone(name, origins)
-        nodes[name] = Node(name, zone, dict(zone.nodes.get(name, {})))
+        nodes[name] = Node(name, zone, dict(zone.nodes.get(name, {})), images.get(name))
     return NameTree(tuple(zones), nodes)
 
 
+def _dname_images(zones: list[Zone], names: set[dns.name.Name]) -> dict:
+    """Nodes for names below a DNAME whose image under its target exists in the same zone.
+
+    A query for X.owner is rewritten to X.target (RFC 6672 §3.3) and followed there. Where
+    X.target exists, the whole answer is known in advance: X.owner gets a node of its own.
+    Below such nodes the responder finds the closest encloser as for any name, and the
+    answer goes on from the image of that encloser."""
+    images = {}
+    for zone in zones:
+        for owner, by_type in zone.nodes.items():
+            dname = by_type.get(dns.rdatatype.DNAME)
+            if dname is None:
+                continue
+            target = dname.rdataset[0].target
+            if not target.is_subdomain(zone.origin) or target.is_subdomain(owner):
+                continue
+            for name in names:
+                if name != target and name.is_subdomain(target):
+                    try:
+                        images[name.relativize(target).concatenate(owner)] = name
+                    except dns.name.NameTooLong:
+                        pass  # no query name can be that long
+    return images
+
+
 def _deepest_zone(name: dns.name.Name, origins: dict[dns.name.Name, Zone]) -> Zone:
+    """Every name handled here lies in some zone of the set, so an origin is found."""
     while name not in origins:
         name = name.parent()
     return origins[name]

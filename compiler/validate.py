@@ -56,6 +56,7 @@ def build_zone(parsed: ParsedZone) -> tuple[Zone, list[Diagnostic]]:
 
     errors += _check_apex(zone, parsed)
     errors += _check_cname(zone)
+    errors += _check_dname(zone)
     if errors:
         raise CompileError(sorted(errors, key=lambda d: d.position) + warnings)
     return zone, warnings
@@ -101,4 +102,20 @@ def _check_cname(zone: Zone) -> list[Diagnostic]:
             errors.append(Diagnostic(other.position, "error",
                                      f"{name} has a CNAME and {other.rdtype.name} data "
                                      f"(RFC 2181 §10.1; CNAME at line {cname.position.line})"))
+    return errors
+
+
+def _check_dname(zone: Zone) -> list[Diagnostic]:
+    """RFC 6672 §2.4: no name may exist below a DNAME owner (it could never be reached)."""
+    owners = {name: by_type[dns.rdatatype.DNAME] for name, by_type in zone.nodes.items()
+              if dns.rdatatype.DNAME in by_type}
+    errors = []
+    for name, by_type in zone.nodes.items():
+        for owner, dname in owners.items():
+            if name != owner and name.is_subdomain(owner):
+                first = next(iter(by_type.values()))
+                errors.append(Diagnostic(first.position, "error",
+                                         f"{name} lies below the DNAME at {owner} (line "
+                                         f"{dname.position.line}), which redirects every "
+                                         f"name under it (RFC 6672 §2.4)"))
     return errors

@@ -16,8 +16,10 @@ import struct
 from dataclasses import dataclass
 
 import dns.name
+import dns.rdataclass
+import dns.rdatatype
 
-from .answers import Answer, Entry, NodeAnswers
+from .answers import DNAME_IMAGE, QNAME, Answer, Entry, NodeAnswers
 
 HEADER_LEN = 12
 QUESTION_TAIL = 4  # QTYPE and QCLASS
@@ -41,6 +43,14 @@ class Body:
     fixups: tuple[int, ...]  # body offsets of compression pointers to shift
     trunc_len: int  # body length without the optional additional records
     trunc_arcount: int  # ARCOUNT without them
+    # DNAME synthesis (RFC 6672 §3.3): the query name's labels in front of the DNAME owner
+    # (of `dname_owner_len` octets) go at body offset `dname_split`, as the start of the
+    # synthesized CNAME's target; `dname_max_prefix` is the most that fits 255 octets, and
+    # `overflow` answers when more would be needed.
+    dname_split: int = 0
+    dname_owner_len: int = 0
+    dname_max_prefix: int = 0
+    overflow: Body | None = None
 
 
 @dataclass(frozen=True)
@@ -50,13 +60,20 @@ class NodeBodies:
     key: bytes  # the lowercased wire-format name: the perfect hash key
     by_type: dict[int, Body]
     default: Body
-    miss: Body
+    miss: Body | None
+    miss_wildcard: bytes | None  # the key of the wildcard child that answers misses
+
+
+def key_of(name: dns.name.Name) -> bytes:
+    return name.canonicalize().to_wire()
 
 
 def serialize_node(answers: NodeAnswers) -> NodeBodies:
-    return NodeBodies(answers.node.name.canonicalize().to_wire(),
+    return NodeBodies(key_of(answers.node.name),
                       {rdtype: serialize(a) for rdtype, a in answers.by_type.items()},
-                      serialize(answers.default), serialize(answers.miss))
+                      serialize(answers.default),
+                      serialize(answers.miss) if answers.miss else None,
+                      key_of(answers.miss_wildcard) if answers.miss_wildcard else None)
 
 
 class _CompressionTable(dict):
@@ -73,6 +90,7 @@ class _CompressionTable(dict):
         self.question_end = question_end
         self.limit = limit
         self.writing_owner = False
+        self.frozen = False
         self.pointers: list[int] = []
 
     def get(self, key, default=None):
@@ -84,7 +102,7 @@ class _CompressionTable(dict):
         return pos
 
     def __setitem__(self, key, pos):
-        if pos <= self.limit:
+        if pos <= self.limit and not self.frozen:
             super().__setitem__(key, pos)
 
 
@@ -99,11 +117,21 @@ def serialize(answer: Answer) -> Body:
     out.write(base_wire)
     out.write(bytes(QUESTION_TAIL))
 
-    counts = []
-    for section in (answer.answer, answer.authority, answer.additional):
-        counts.append(sum(_write_entry(out, table, entry) for entry in section))
+    answer_entries = list(answer.answer)
+    dname_split = 0
+    ancount = 0
+    if answer.dname is not None:
+        before = answer_entries[:answer.dname.position]
+        answer_entries = answer_entries[answer.dname.position:]
+        ancount += sum(_write_entry(out, table, entry) for entry in before)
+        dname_split = _write_dname_cname(out, table, answer)
+        ancount += 1
+    counts = [ancount + sum(_write_entry(out, table, entry, dname_split)
+                            for entry in answer_entries)]
+    for section in (answer.authority, answer.additional):
+        counts.append(sum(_write_entry(out, table, entry, dname_split) for entry in section))
     trunc_len = out.tell() - body_start
-    optional = sum(_write_entry(out, table, entry) for entry in answer.optional)
+    optional = sum(_write_entry(out, table, entry, dname_split) for entry in answer.optional)
 
     data = out.getvalue()[body_start:]
     if body_start + len(data) > MAX_MESSAGE:
@@ -113,7 +141,29 @@ def serialize(answer: Answer) -> Body:
     ancount, nscount, arcount = counts[0], counts[1], counts[2] + optional
     header = struct.pack("!HHHHH", flags, 1, ancount, nscount, arcount)
     fixups = tuple(p - body_start for p in table.pointers)
-    return Body(header, data, len(base_wire), fixups, trunc_len, counts[2])
+    if answer.dname is None:
+        return Body(header, data, len(base_wire), fixups, trunc_len, counts[2])
+    return Body(header, data, len(base_wire), fixups, trunc_len, counts[2],
+                dname_split - body_start, len(answer.dname.owner.to_wire()),
+                MAX_NAME - len(answer.dname.target.to_wire()), serialize(answer.overflow))
+
+
+def _write_dname_cname(out: io.BytesIO, table: _CompressionTable, answer: Answer) -> int:
+    """The CNAME a DNAME synthesizes for the query name: owner the question, target the query
+    name's own labels (inserted by the responder) then a pointer to the DNAME target, which
+    the DNAME record just wrote. Returns where the labels go."""
+    dname = answer.dname
+    # The DNAME record was the last written, its target uncompressed (RFC 6672 §2.5).
+    target_at = out.tell() - len(dname.target.to_wire())
+    assert target_at <= MAX_POINTER - (MAX_NAME - len(answer.base.to_wire())), \
+        "the DNAME target must stay within pointer range"
+    out.write(b"\xc0\x0c")
+    out.write(struct.pack("!HHIH", dns.rdatatype.CNAME, dns.rdataclass.IN, dname.ttl, 2))
+    split = out.tell()
+    table.pointers.append(split)
+    out.write(struct.pack("!H", 0xC000 | target_at))
+    table.frozen = True  # nothing may point past the insertion: it would move
+    return split
 
 
 def _seed_question(table: _CompressionTable, base: dns.name.Name, offset: int) -> None:
@@ -124,13 +174,20 @@ def _seed_question(table: _CompressionTable, base: dns.name.Name, offset: int) -
         offset += 1 + len(labels[i])
 
 
-def _write_entry(out: io.BytesIO, table: _CompressionTable, entry: Entry) -> int:
+def _write_entry(out: io.BytesIO, table: _CompressionTable, entry: Entry,
+                 dname_split: int = 0) -> int:
     """Write one RRset; return how many records it holds."""
     rdataset = entry.rdataset
     for rdata in rdataset:
-        table.writing_owner = True
-        entry.owner.to_wire(out, table)
-        table.writing_owner = False
+        if entry.owner is QNAME:
+            out.write(b"\xc0\x0c")  # the question's name, whatever it is: never shifted
+        elif entry.owner is DNAME_IMAGE:
+            table.pointers.append(out.tell())  # the synthesized CNAME's target, as completed
+            out.write(struct.pack("!H", 0xC000 | dname_split))
+        else:
+            table.writing_owner = True
+            entry.owner.to_wire(out, table)
+            table.writing_owner = False
         out.write(struct.pack("!HHI", rdataset.rdtype, rdataset.rdclass, rdataset.ttl))
         length_at = out.tell()
         out.write(b"\0\0")

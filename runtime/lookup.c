@@ -58,7 +58,7 @@ const struct zb_answer *zb_lookup(const struct zb_zoneset *zs, const struct zb_q
 	unsigned first = 1;
 	if (q->nlabels > zs->max_labels)
 		first = q->nlabels - zs->max_labels;
-	for (unsigned strip = first; strip < q->nlabels; strip++) {
+	for (unsigned strip = first; strip <= q->nlabels; strip++) { /* down to the root zone */
 		unsigned off = q->label_off[strip];
 		node = zb_find_node(zs, q->lower + off, q->name_len - off);
 		if (node)

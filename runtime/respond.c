@@ -30,19 +30,47 @@ static size_t error_response(const uint8_t *query, const struct zb_question *q, 
 	return len;
 }
 
-/* Shift every compression pointer in a body compiled for a shorter name (see wire.py). */
-static void apply_fixups(const struct zb_zoneset *zs, const struct zb_answer *answer,
-			 uint8_t *body, size_t body_len, unsigned delta)
+/* Query types no zone data answers: zone transfers (zonebake has none; AXFR over UDP is
+ * NOTIMP in Knot too), the obsolete mail meta-types (RFC 1035 §3.2.3; NOTIMP as NSD), and
+ * type 0 (reserved, RFC 6895 §3.1; NOTIMP as Knot). */
+static int is_unimplemented_qtype(uint16_t qtype)
 {
-	const uint8_t *fixup = zs->data + answer->fixups_off;
+	return qtype == 0 || (qtype >= ZB_TYPE_IXFR && qtype <= ZB_TYPE_MAILA);
+}
 
-	for (unsigned i = 0; i < answer->nfixups; i++) {
-		uint16_t at;
-		memcpy(&at, fixup + 2 * i, 2); /* little-endian, as zonedata.h requires */
-		if (at + 2u > body_len)
-			break; /* the rest lies in records the truncation cut off */
-		zb_put16(body + at, (uint16_t)(zb_get16(body + at) + delta));
+/* Copy an answer body behind the question. For a DNAME synthesis the query name's labels in
+ * front of the DNAME owner go in at dname_split, finishing the CNAME's target (RFC 6672).
+ * Then every compression pointer is shifted by how much longer the query name is than the
+ * name the body was compiled against (see compiler/wire.py). Returns the bytes written. */
+static size_t copy_body(const struct zb_zoneset *zs, const struct zb_answer *answer,
+			const uint8_t *query, const struct zb_question *q, uint8_t *body,
+			size_t body_len)
+{
+	const uint8_t *src = zs->data + answer->body_off;
+	unsigned delta = q->name_len - answer->base_len;
+	size_t split = answer->dname_split, insert = 0;
+
+	if (split) {
+		insert = q->name_len - answer->dname_owner_len;
+		memcpy(body, src, split);
+		memcpy(body + split, query + ZB_HEADER_LEN, insert);
+		memcpy(body + split + insert, src + split, body_len - split);
+		zb_put16(body + split - 2, (uint16_t)(insert + 2)); /* the CNAME's RDLENGTH */
+	} else {
+		memcpy(body, src, body_len);
 	}
+	if (delta) {
+		const uint8_t *fixup = zs->data + answer->fixups_off;
+		for (unsigned i = 0; i < answer->nfixups; i++) {
+			uint16_t at;
+			memcpy(&at, fixup + 2 * i, 2); /* little-endian, as zonedata.h requires */
+			if (at >= body_len)
+				break; /* the rest lies in records the truncation cut off */
+			size_t pos = at + (split && at >= split ? insert : 0);
+			zb_put16(body + pos, (uint16_t)(zb_get16(body + pos) + delta));
+		}
+	}
+	return body_len + insert;
 }
 
 size_t zb_respond(const struct zb_zoneset *zs, const uint8_t *query, size_t len, uint8_t *out,
@@ -57,12 +85,23 @@ size_t zb_respond(const struct zb_zoneset *zs, const uint8_t *query, size_t len,
 		return error_response(query, parsed ? &q : NULL, ZB_RCODE_NOTIMP, out);
 	if (!parsed)
 		return error_response(query, NULL, ZB_RCODE_FORMERR, out);
-	if (q.qclass != ZB_CLASS_IN)
+	/* Class ANY matches our class IN data (RFC 1035 §3.2.5; Knot and NSD answer it). */
+	if (q.qclass != ZB_CLASS_IN && q.qclass != ZB_CLASS_ANY)
 		return error_response(query, &q, ZB_RCODE_REFUSED, out);
+	if (is_unimplemented_qtype(q.qtype))
+		return error_response(query, &q, ZB_RCODE_NOTIMP, out);
 
 	const struct zb_answer *answer = zb_lookup(zs, &q);
 	if (!answer)
 		return error_response(query, &q, ZB_RCODE_REFUSED, out);
+	size_t insert = 0;
+	if (answer->dname_split) {
+		insert = q.name_len - answer->dname_owner_len;
+		if (insert > answer->dname_max_prefix) {
+			answer = &zs->answers[answer->overflow]; /* YXDOMAIN (RFC 6672 §2.2) */
+			insert = 0;
+		}
+	}
 
 	/* Header: ID from the query, flags and counts from the answer, RD and CD copied. */
 	memcpy(out, query, 2);
@@ -72,20 +111,16 @@ size_t zb_respond(const struct zb_zoneset *zs, const uint8_t *query, size_t len,
 	memcpy(out + ZB_HEADER_LEN, query + ZB_HEADER_LEN, q.end - ZB_HEADER_LEN);
 
 	size_t body_len = answer->body_len;
-	if (q.end + body_len > limit) {
+	if (q.end + body_len + insert > limit) {
 		/* RFC 2181 §9: drop the optional additional records first; if what remains still
 		 * does not fit, send the question alone with TC set. */
 		body_len = answer->trunc_len;
-		if (q.end + body_len > limit) {
+		if (q.end + body_len + insert > limit) {
 			out[2] |= ZB_FLAG_TC >> 8;
 			memset(out + 6, 0, 6);
 			return q.end;
 		}
 		zb_put16(out + 10, answer->trunc_arcount);
 	}
-	uint8_t *body = out + q.end;
-	memcpy(body, zs->data + answer->body_off, body_len);
-	if (q.name_len != answer->base_len)
-		apply_fixups(zs, answer, body, body_len, q.name_len - answer->base_len);
-	return q.end + body_len;
+	return q.end + copy_body(zs, answer, query, &q, out + q.end, body_len);
 }

@@ -32,6 +32,7 @@ int zb_parse_question(const uint8_t *pkt, size_t len, struct zb_question *q)
 		name_len += 1 + (size_t)label;
 		off += 1 + (size_t)label;
 	}
+	q->label_off[nlabels] = (uint8_t)name_len;
 	q->lower[name_len++] = 0;
 	off++;
 	if (off + 4 > len)

@@ -29,7 +29,13 @@ enum zb_rcode {
 	ZB_RCODE_NOTIMP = 4,
 	ZB_RCODE_REFUSED = 5,
 };
-enum { ZB_CLASS_IN = 1 };
+enum { ZB_CLASS_IN = 1, ZB_CLASS_ANY = 255 };
+enum {
+	ZB_TYPE_IXFR = 251,
+	ZB_TYPE_AXFR = 252,
+	ZB_TYPE_MAILB = 253,
+	ZB_TYPE_MAILA = 254,
+};
 
 static inline uint16_t zb_get16(const uint8_t *p)
 {
@@ -54,7 +60,7 @@ struct zb_question {
 	uint16_t name_len;              /* wire length of QNAME, root label included */
 	uint16_t end;                   /* offset just past QCLASS */
 	uint8_t nlabels;                /* labels of QNAME, root not counted */
-	uint8_t label_off[ZB_MAX_LABELS]; /* offset of each label within the name */
+	uint8_t label_off[ZB_MAX_LABELS + 1]; /* offset of each label in the name; [nlabels]: root */
 	uint8_t lower[ZB_MAX_NAME + 1]; /* QNAME, ASCII letters lowercased (RFC 4343) */
 };
 

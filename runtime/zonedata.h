@@ -47,11 +47,19 @@ struct zb_answer {
 	uint16_t trunc_arcount;  /* ARCOUNT without them */
 	uint32_t body_off;       /* the body, in data */
 	uint32_t fixups_off;     /* `nfixups` uint16 body offsets of compression pointers, in data */
+	/* DNAME synthesis (RFC 6672 §3.3), when dname_split is not 0: the query name's labels in
+	 * front of the DNAME owner (dname_owner_len octets) go at body offset dname_split,
+	 * completing the target of the synthesized CNAME; if there are more than
+	 * dname_max_prefix octets of them the name would pass 255, and `overflow` answers. */
+	uint16_t dname_split;
+	uint8_t dname_owner_len;
+	uint8_t dname_max_prefix;
+	uint32_t overflow;
 };
 
 _Static_assert(sizeof(struct zb_node) == 20, "zb_node layout");
 _Static_assert(sizeof(struct zb_type_entry) == 8, "zb_type_entry layout");
-_Static_assert(sizeof(struct zb_answer) == 28, "zb_answer layout");
+_Static_assert(sizeof(struct zb_answer) == 36, "zb_answer layout");
 
 #define ZB_EMPTY_SLOT 0xffffffffu
 

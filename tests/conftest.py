@@ -69,7 +69,9 @@ class Server:
         return line.decode(errors="replace")
 
     def query(self, qname: str, qtype: str = "A", **kwargs) -> dns.message.Message:
-        message = dns.message.make_query(qname, qtype, use_edns=False, **kwargs)
+        return self.send(dns.message.make_query(qname, qtype, use_edns=False, **kwargs))
+
+    def send(self, message: dns.message.Message) -> dns.message.Message:
         return dns.query.udp(message, self.address[0], port=self.address[1], timeout=2)
 
     def exchange(self, packet: bytes, timeout: float = 0.5) -> bytes | None:

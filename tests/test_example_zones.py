@@ -37,19 +37,24 @@ def test_binary_is_statically_linked(example_binary):
     assert PT_INTERP not in types and PT_DYNAMIC not in types
 
 
-@pytest.mark.parametrize("qname,qtype,expected", [
-    ("www.example.com.", "A", "www.example.com. 3600 IN A 192.0.2.80"),
-    ("www.example.com.", "AAAA", "www.example.com. 3600 IN AAAA 2001:db8:0:1::80"),
-    ("example.com.", "MX", "example.com. 3600 IN MX 10 mx1.example.com.; 20 mx2.example.com."),
-    ("blog.example.com.", "CNAME", "blog.example.com. 3600 IN CNAME www.example.com."),
-    ("_sip._tcp.example.com.", "SRV", "_sip._tcp.example.com. 3600 IN SRV 10 60 5060 "
-                                      "sip.example.com."),
-    ("node-07.k8s.example.com.", "A", "node-07.k8s.example.com. 3600 IN A 203.0.113.7"),
-    ("1.2.0.192.in-addr.arpa.", "PTR", "1.2.0.192.in-addr.arpa. 86400 IN PTR ns1.example.com."),
+@pytest.mark.parametrize("qname,qtype,expected,additional", [
+    ("www.example.com.", "A", ["www.example.com. 3600 IN A 192.0.2.80"], []),
+    ("www.example.com.", "AAAA", ["www.example.com. 3600 IN AAAA 2001:db8:0:1::80"], []),
+    ("example.com.", "MX", ["example.com. 3600 IN MX 10 mx1.example.com.; 20 mx2.example.com."],
+     ["mx1.example.com. 3600 IN A 192.0.2.25", "mx1.example.com. 3600 IN AAAA 2001:db8:0:1::25",
+      "mx2.example.com. 3600 IN A 192.0.2.26", "mx2.example.com. 3600 IN AAAA 2001:db8:0:2::26"]),
+    ("blog.example.com.", "A", ["blog.example.com. 3600 IN CNAME www.example.com.",
+                                "www.example.com. 3600 IN A 192.0.2.80"], []),
+    ("_sip._tcp.example.com.", "SRV", ["_sip._tcp.example.com. 3600 IN SRV 10 60 5060 "
+                                       "sip.example.com."],
+     ["sip.example.com. 3600 IN A 192.0.2.60", "sip.example.com. 3600 IN AAAA 2001:db8:0:1::60"]),
+    ("node-07.k8s.example.com.", "A", ["node-07.k8s.example.com. 3600 IN A 203.0.113.7"], []),
+    ("1.2.0.192.in-addr.arpa.", "PTR", ["1.2.0.192.in-addr.arpa. 86400 IN PTR ns1.example.com."],
+     []),
 ])
-def test_example_answers(example_server, qname, qtype, expected):
+def test_example_answers(example_server, qname, qtype, expected, additional):
     assert_response(example_server.query(qname, qtype), dns.rcode.NOERROR, True,
-                    answer=rrs(expected))
+                    answer=rrs(*expected), additional=rrs(*additional))
 
 
 def test_example_negative_answers(example_server):

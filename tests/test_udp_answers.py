@@ -18,8 +18,7 @@ NEG_NET = "example.net. 60 IN SOA ns2.example.net. hostmaster.example. 7 3600 60
     ("www.example.", "A", "www.example. 3600 IN A 192.0.2.10; 192.0.2.11"),
     ("www.example.", "AAAA", "www.example. 3600 IN AAAA 2001:db8::10"),
     ("mail.example.", "A", "mail.example. 300 IN A 192.0.2.20"),
-    ("example.", "MX", "example. 3600 IN MX 10 mail.example."),
-    ("example.", "NS", "example. 3600 IN NS ns1.example.; ns2.example.net."),
+
     ("example.", "SOA", "example. 3600 IN SOA ns1.example. hostmaster.example. "
                         "42 7200 900 1209600 600"),
     ("alias.example.", "CNAME", "alias.example. 3600 IN CNAME www.example."),
@@ -33,6 +32,22 @@ NEG_NET = "example.net. 60 IN SOA ns2.example.net. hostmaster.example. 7 3600 60
 def test_exact_match(server, qname, qtype, expected):
     response = server.query(qname, qtype)
     assert_response(response, dns.rcode.NOERROR, True, answer=rrs(expected))
+
+
+@pytest.mark.parametrize("qname,qtype,expected,additional", [
+    ("example.", "MX", "example. 3600 IN MX 10 mail.example.",
+     ["mail.example. 300 IN A 192.0.2.20"]),
+    # ns2.example.net. lies in the other zone of the set: its address comes from there.
+    ("example.", "NS", "example. 3600 IN NS ns1.example.; ns2.example.net.",
+     ["ns1.example. 3600 IN A 192.0.2.1", "ns2.example.net. 7200 IN A 198.51.100.2"]),
+    ("example.net.", "NS", "example.net. 7200 IN NS ns2.example.net.",
+     ["ns2.example.net. 7200 IN A 198.51.100.2"]),
+])
+def test_exact_match_with_target_addresses(server, qname, qtype, expected, additional):
+    """RFC 1034 §4.3.2 step 6: addresses of NS and MX targets go in the additional section."""
+    response = server.query(qname, qtype)
+    assert_response(response, dns.rcode.NOERROR, True, answer=rrs(expected),
+                    additional=rrs(*additional))
 
 
 @pytest.mark.parametrize("qname,qtype,soa", [

@@ -77,11 +77,27 @@ def test_longest_legal_name_is_answered(server):
     assert unpack_header(response)[1] == 0x8500 | dns.rcode.NXDOMAIN
 
 
-@pytest.mark.parametrize("qclass", [3, 4, 254, 255])  # CH, HS, NONE, ANY
+@pytest.mark.parametrize("qclass", [3, 4, 254, 2, 65280])  # CH, HS, NONE, CSNET, private
 def test_other_classes_are_refused(server, qclass):
     question = b"\x03www\x07example\x00" + struct.pack("!HH", 1, qclass)
     response = server.exchange(header() + question)
     assert unpack_header(response) == (0x1234, 0x8100 | dns.rcode.REFUSED, 1, 0, 0, 0)
+    assert response[12:] == question
+
+
+def test_class_any_is_answered_from_class_in_data(server):
+    """RFC 1035 §3.2.5: QCLASS * matches any class; Knot and NSD answer it from IN data."""
+    question = b"\x03www\x07example\x00" + struct.pack("!HH", 28, 255)
+    response = dns.message.from_wire(server.exchange(header() + question))
+    assert response.rcode() == dns.rcode.NOERROR
+    assert [r.to_text() for r in response.answer] == ["www.example. 3600 IN AAAA 2001:db8::10"]
+
+
+@pytest.mark.parametrize("qtype", [0, 251, 252, 253, 254])  # reserved, IXFR, AXFR, MAILB, MAILA
+def test_types_without_zone_data_get_notimp(server, qtype):
+    question = b"\x07example\x00" + struct.pack("!HH", qtype, 1)
+    response = server.exchange(header() + question)
+    assert unpack_header(response) == (0x1234, 0x8100 | dns.rcode.NOTIMP, 1, 0, 0, 0)
     assert response[12:] == question
 
 

@@ -1,0 +1,122 @@
+"""Every difference from Knot DNS that the differential tests accept, each with the reason the
+RFCs give for zonebake's choice. Nothing else may differ."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import dns.flags
+import dns.message
+import dns.rcode
+import dns.rdatatype
+
+from probes import Probe
+
+
+@dataclass(frozen=True)
+class Allowed:
+    name: str
+    reason: str
+    applies: Callable[[Probe, dns.message.Message, dns.message.Message], bool]
+
+
+def _longer_chain(probe: Probe, ours: dns.message.Message, knot: dns.message.Message) -> bool:
+    """Knot stops after 5 CNAMEs; zonebake follows up to 8 (issue #3). Where Knot stopped,
+    zonebake's answer goes on with the same chain."""
+    knot_chain = knot.answer
+    return (len(knot_chain) == KNOT_CHAIN_LIMIT and len(ours.answer) > KNOT_CHAIN_LIMIT
+            and all(r.rdtype == dns.rdatatype.CNAME for r in knot_chain)
+            and [_key(r) for r in ours.answer[:KNOT_CHAIN_LIMIT]] == [_key(r) for r in knot_chain]
+            and not knot.authority and not knot.additional)
+
+
+KNOT_CHAIN_LIMIT = 5
+
+
+def _yxdomain_target_records(probe, ours, knot) -> bool:
+    """Knot's YXDOMAIN carries the DNAME and then the records of the DNAME target itself."""
+    return (ours.rcode() == knot.rcode() == dns.rcode.YXDOMAIN
+            and [_key(r) for r in ours.answer] == [_key(r) for r in knot.answer[:len(ours.answer)]]
+            and ours.answer and ours.answer[-1].rdtype == dns.rdatatype.DNAME
+            and all(r.name == ours.answer[-1][0].target for r in knot.answer[len(ours.answer):]))
+
+
+def _addresses_from_other_zones(probe, ours, knot) -> bool:
+    """All else equal, zonebake's additional section also holds addresses of NS/MX/SRV
+    targets that live in another zone of the set."""
+    extra = {_key(r) for r in ours.additional} - {_key(r) for r in knot.additional}
+    return (ours.rcode() == knot.rcode() and ours.flags == knot.flags
+            and [_key(r) for r in ours.answer] == [_key(r) for r in knot.answer]
+            and sorted(map(_key, ours.authority)) == sorted(map(_key, knot.authority))
+            and {_key(r) for r in knot.additional} <= {_key(r) for r in ours.additional}
+            and all(r.rdtype in (dns.rdatatype.A, dns.rdatatype.AAAA)
+                    and not r.name.is_subdomain(probe.zone)
+                    for r in ours.additional if _key(r) in extra))
+
+
+def _truncated_to_question(probe, ours, knot) -> bool:
+    """Both set TC; zonebake sends no records with it, Knot the RRsets that fitted."""
+    return (bool(ours.flags & dns.flags.TC) and bool(knot.flags & dns.flags.TC)
+            and ours.rcode() == knot.rcode()
+            and not ours.answer and not ours.authority and not ours.additional)
+
+
+def _key(rrset) -> tuple:
+    return (rrset.name.to_text().lower(), rrset.ttl, rrset.rdtype,
+            tuple(sorted(rd.to_digestable() for rd in rrset)))
+
+ALLOWED: list[Allowed] = [
+    Allowed(
+        "IXFR gets NOTIMP",
+        "zonebake serves no zone transfers at all (RFC 1995 §2 lets a UDP IXFR be answered "
+        "with the SOA only by a server that does IXFR). It says NOTIMP, as it does for AXFR, "
+        "where Knot says NOTIMP too; Knot answers IXFR with NOTAUTH because no ACL allows it.",
+        lambda p, ours, knot: p.qtype == dns.rdatatype.IXFR and ours.rcode() == dns.rcode.NOTIMP
+        and knot.rcode() == dns.rcode.NOTAUTH,
+    ),
+    Allowed(
+        "CNAME chains followed to 8 records, not 5",
+        "No RFC sets a limit: RFC 1034 §4.3.2 step 3a restarts the lookup at each alias, RFC "
+        "2181 §10.1 only says chains should be short, and resolvers follow what is missing. "
+        "A bound stops loops and amplification; zonebake's is 8 CNAMEs, Knot's is 5.",
+        _longer_chain,
+    ),
+    Allowed(
+        "addresses from every zone of the set in the additional section",
+        "RFC 1034 §4.3.2 step 6 adds addresses for NS, MX and SRV targets from any "
+        "authoritative data the server has (BIND and NSD do); issue #3 asks for the zone set's. "
+        "Knot looks only in the zone that answers.",
+        _addresses_from_other_zones,
+    ),
+    Allowed(
+        "YXDOMAIN carries the DNAME alone",
+        "RFC 6672 §2.2: when the substituted name would exceed 255 octets the server returns "
+        "YXDOMAIN; the DNAME explains why. Knot adds the records of the DNAME's target name, "
+        "which answer no question that was asked.",
+        _yxdomain_target_records,
+    ),
+    Allowed(
+        "a truncated response carries the question only",
+        "RFC 2181 §9: a client that sees TC ignores the partial answer and asks again over TCP "
+        "(RFC 7766). zonebake sends TC with the question alone (issue #4's rule); Knot keeps "
+        "the whole RRsets that fitted. Both are correct.",
+        _truncated_to_question,
+    ),
+    Allowed(
+        "MAILA and MAILB get NOTIMP",
+        "RFC 1035 §3.2.3 defines MAILA/MAILB as QTYPEs asking for mail agent and mailbox "
+        "records together; RFC 2505 and RFC 6895 §3.1 leave them obsolete and no server "
+        "implements them. NSD answers NOTIMP; Knot treats them as plain types (NODATA). "
+        "zonebake says NOTIMP: it does not implement them.",
+        lambda p, ours, knot: p.qtype in (dns.rdatatype.MAILA, dns.rdatatype.MAILB)
+        and ours.rcode() == dns.rcode.NOTIMP,
+    ),
+]
+
+
+def explain(probe: Probe, ours: dns.message.Message, knot: dns.message.Message) -> str | None:
+    for allowed in ALLOWED:
+        if allowed.applies(probe, ours, knot):
+            return allowed.name
+    return None

@@ -1,0 +1,94 @@
+"""zonebake against Knot DNS on the same zones: every probe (see probes.py) must get the same
+response from both, section by section, or a difference listed in allowed.py."""
+
+from __future__ import annotations
+
+import collections
+from dataclasses import replace
+from pathlib import Path
+
+import dns.message
+import dns.name
+import pytest
+
+from allowed import explain
+from compare import differences, normalize, show
+from conftest import Server, build_set
+from generated import write_generated_zone
+from knot import Knot, require_knotd
+from probes import Probe, zone_probes
+
+ZONES = Path(__file__).parent / "zones"
+
+ZONE_SETS = {
+    "features": [("example.", ZONES / "features" / "example.zone"),
+                 ("example.net.", ZONES / "features" / "example.net.zone")],
+    "parent-and-child": [("example.com.", ZONES / "parentchild" / "example.com.zone"),
+                         ("sub.example.com.", ZONES / "parentchild" / "sub.example.com.zone")],
+    "rfc4592": [("example.", ZONES / "rfc4592" / "example.zone")],
+    "rfc1034": "rfc1034",
+    "generated": "generated",
+}
+
+
+def zone_set(name: str, tmp_path: Path) -> list[tuple[str, Path]]:
+    spec = ZONE_SETS[name]
+    if spec == "generated":
+        path = tmp_path / "generated.example.zone"
+        write_generated_zone(path, "generated.example.", names=3000, seed=42)
+        return [("generated.example.", path)]
+    if spec == "rfc1034":
+        files = sorted((ZONES / "rfc1034").glob("*.zone"))
+        return [("." if f.stem == "root" else f.stem + ".", f) for f in files]
+    return spec
+
+
+def run_probes(zones, tmp_path, few=False, sample=1.0):
+    require_knotd()
+    args = [arg for origin, path in zones for arg in ("--zone", f"{origin}={path}")]
+    binary = build_set(tmp_path / "zonebake", *args)
+    origins = [dns.name.from_text(origin) for origin, _ in zones]
+    probes = {}
+    for origin, path in zones:
+        for p in zone_probes(origin, path, few, sample):
+            # The zone that answers is the deepest of the set holding the name.
+            answering = max((o for o in origins if p.qname.is_subdomain(o)), key=len)
+            key = (p.qname.to_text(), p.qtype, p.qclass)  # case kept: mixed case is a probe
+            probes.setdefault(key, replace(p, zone=answering))
+    probes = list(probes.values())
+    probes.append(Probe(dns.name.from_text("outside-every-zone.invalid."), 1, "in no zone"))
+    ours_server = Server(binary)
+    knot = Knot(zones, tmp_path / "knot")
+    unexplained, allowed = [], collections.Counter()
+    try:
+        for probe in probes:
+            query = dns.message.make_query(probe.qname, probe.qtype, probe.qclass,
+                                           use_edns=False)
+            query.flags = 0  # RD clear: an authoritative question
+            ours, theirs = ours_server.send(query), knot.query(query)
+            diff = differences(normalize(ours), normalize(theirs))
+            if not diff:
+                continue
+            reason = explain(probe, ours, theirs)
+            if reason:
+                allowed[reason] += 1
+            else:
+                unexplained.append(f"{probe}: {', '.join(diff)} differ\n zonebake:\n"
+                                   f"{show(ours)}\n knot:\n{show(theirs)}")
+        assert ours_server.alive()
+    finally:
+        ours_server.stop()
+        knot.stop()
+    return len(probes), unexplained, allowed
+
+
+@pytest.mark.parametrize("name", list(ZONE_SETS))
+def test_same_answers_as_knot(name, tmp_path):
+    zones = zone_set(name, tmp_path)
+    few = name == "generated"
+    count, unexplained, allowed = run_probes(zones, tmp_path, few=few,
+                                             sample=0.3 if few else 1.0)
+    print(f"{name}: {count} probes, {sum(allowed.values())} allowed differences {dict(allowed)}")
+    assert count > 50
+    assert not unexplained, (f"{len(unexplained)} of {count} probes differ from Knot:\n\n"
+                             + "\n\n".join(unexplained[:15]))
