@@ -23,6 +23,17 @@ ZONES = TESTS / "zones"
 LISTENING = re.compile(r"serving .* on \[?([^\s\]]+?)\]?:(\d+) \(udp\)")
 
 
+def stop_process(process: subprocess.Popen, timeout: float = 10) -> None:
+    """SIGTERM by PID, then SIGKILL if it does not exit in time."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
 def run_zonebake(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     """Run the `zonebake` command as a user would (python -m zonebake is the same entry point)."""
     return subprocess.run([sys.executable, "-m", "zonebake", *args], capture_output=True,
@@ -89,13 +100,7 @@ class Server:
         return self.process.poll() is None
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop_process(self.process)
         self.process.stderr.close()
 
 

@@ -15,6 +15,8 @@ import dns.query
 import dns.rcode
 import pytest
 
+from conftest import stop_process
+
 
 def knotd_path() -> str | None:
     return shutil.which("knotd") or (os.path.exists("/usr/sbin/knotd") and "/usr/sbin/knotd"
@@ -89,11 +91,5 @@ zone:
         return dns.query.udp(message, "127.0.0.1", port=self.port, timeout=2)
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop_process(self.process)
         self.log.close()
