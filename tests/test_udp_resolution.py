@@ -23,20 +23,20 @@ SUB_GLUE = ["ns1.sub.example. 3600 IN A 192.0.2.10", "ns2.sub.example. 3600 IN A
 MAIL = ["mail.example. 3600 IN A 192.0.2.2", "mail.example. 3600 IN AAAA 2001:db8::2"]
 
 
-@pytest.fixture(scope="module")
-def features(tmp_path_factory):
-    server = Server(build_set(tmp_path_factory.mktemp("resolution"), "-c",
-                              str(ZONES / "resolution.toml")))
+def _serve(tmp_path_factory, config: str):
+    server = Server(build_set(tmp_path_factory.mktemp(config), "-c", str(ZONES / config)))
     yield server
     server.stop()
+
+
+@pytest.fixture(scope="module")
+def features(tmp_path_factory):
+    yield from _serve(tmp_path_factory, "resolution.toml")
 
 
 @pytest.fixture(scope="module")
 def rfc4592(tmp_path_factory):
-    server = Server(build_set(tmp_path_factory.mktemp("rfc4592"), "-c",
-                              str(ZONES / "rfc4592.toml")))
-    yield server
-    server.stop()
+    yield from _serve(tmp_path_factory, "rfc4592.toml")
 
 
 def check(server, qname, qtype, rcode, aa, answer=(), authority=(), additional=()):
