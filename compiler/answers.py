@@ -29,6 +29,8 @@ __all__ = ["Answer", "NodeAnswers", "build_answers", "Entry", "QNAME", "DNAME_IM
 
 # Types a query can ask for whose answer can differ from the default at any node.
 ALWAYS_DISTINCT = (dns.rdatatype.ANY, dns.rdatatype.DS, dns.rdatatype.CNAME)
+# The key of ANY over TCP, which gets every RRset (runtime/zonedata.h: ZB_KEY_ANY_OVER_TCP).
+ANY_OVER_TCP = 0
 
 
 @dataclass(frozen=True)
@@ -72,15 +74,18 @@ def _node_answers(node: Node, views: dict, zone_types: set, minimal: bool) -> No
     base, start = (name.parent(), None) if wildcard else (name, name)
 
     def answer(qtype: int, source: ZoneView = view, start=start) -> Answer:
-        response = resolve(source, start, qtype, encloser=base, minimal=minimal)
+        every_rrset = qtype == ANY_OVER_TCP
+        response = resolve(source, start, dns.rdatatype.ANY if every_rrset else qtype,
+                           encloser=base, minimal=minimal, every_rrset=every_rrset)
         return _to_answer(response, base, view, qtype)
 
     location = view.locate_below(base) if wildcard else view.locate(name, 0)
     data = view.rrsets(name) if isinstance(location, (Exact, Synthesized)) else None
     if data is not None and dns.rdatatype.CNAME not in data:
-        qtypes = set(data) | {dns.rdatatype.ANY}
+        qtypes = set(data) | {dns.rdatatype.ANY, ANY_OVER_TCP}
     else:
-        qtypes = zone_types | set(ALWAYS_DISTINCT)  # chains and referrals reach anything
+        # Chains and referrals reach anything.
+        qtypes = zone_types | set(ALWAYS_DISTINCT) | {ANY_OVER_TCP}
     unused = next(t for t in range(65280, 65535) if t not in zone_types)
     result = NodeAnswers(node, default=answer(unused))
     for qtype in sorted(qtypes):

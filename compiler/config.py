@@ -5,6 +5,10 @@ Read from `--zone ORIGIN=FILE` arguments or from a zonebake.toml file:
     [server]
     listen = ["127.0.0.1:5300"]
     minimal-responses = false          # true: no additional addresses in answers
+    udp-size = 1232                    # EDNS payload size advertised and used
+    identity = "ns1.example"           # NSID (RFC 5001)
+    tcp-idle-timeout = 10              # seconds
+    tcp-max-connections = 128          # per worker
 
     [[zone]]
     origin = "example.com."
@@ -40,6 +44,13 @@ class ServerDefaults:
     # No addresses of NS, MX and SRV targets in the additional section of answers (referral
     # glue is still sent), as BIND's and Knot's option of the same name.
     minimal_responses: bool = False
+    # The EDNS payload size advertised, and the most sent over UDP (RFC 6891 §6.2.5; 1232
+    # is the DNS Flag Day 2020 value: no IP fragmentation on common paths).
+    udp_size: int = 1232
+    # Returned to NSID requests (RFC 5001); empty: none.
+    identity: str = ""
+    tcp_idle_timeout: int = 10  # seconds a TCP connection may stay silent (RFC 7766 §6.2.3)
+    tcp_max_connections: int = 128  # per worker; the oldest idle one is closed for a new one
 
 
 @dataclass(frozen=True)
@@ -118,7 +129,11 @@ def load_toml(path: Path) -> ZoneSetConfig:
     server = doc.get("server", {})
     if not isinstance(server, dict):
         raise UsageError(f"{path}: [server] must be a table")
-    extra = set(server) - {"listen", "minimal-responses"}
+    known = {"listen": None, "minimal-responses": ("minimal_responses", bool, None),
+             "udp-size": ("udp_size", int, (512, 65535)), "identity": ("identity", str, None),
+             "tcp-idle-timeout": ("tcp_idle_timeout", int, (1, 86400)),
+             "tcp-max-connections": ("tcp_max_connections", int, (1, 65536))}
+    extra = set(server) - set(known)
     if extra:
         raise UsageError(f"{path}: [server]: unknown key(s): {', '.join(sorted(extra))}")
     listen = server.get("listen", list(DEFAULT_LISTEN))
@@ -126,11 +141,20 @@ def load_toml(path: Path) -> ZoneSetConfig:
         listen = [listen]
     if not isinstance(listen, list) or not listen or not all(isinstance(a, str) for a in listen):
         raise UsageError(f"{path}: [server] listen must be an address or a list of addresses")
-    minimal = server.get("minimal-responses", False)
-    if not isinstance(minimal, bool):
-        raise UsageError(f"{path}: [server] minimal-responses must be true or false")
-    defaults = ServerDefaults(tuple(parse_listen(a, f"{path}: [server]") for a in listen),
-                              minimal)
+    settings = {"listen": tuple(parse_listen(a, f"{path}: [server]") for a in listen)}
+    for key, spec in known.items():
+        if spec is None or key not in server:
+            continue
+        field_name, kind, bounds = spec
+        value = server[key]
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            raise UsageError(f"{path}: [server] {key} must be a {kind.__name__}")
+        if bounds and not bounds[0] <= value <= bounds[1]:
+            raise UsageError(f"{path}: [server] {key} must be from {bounds[0]} to {bounds[1]}")
+        settings[field_name] = value
+    if len(settings.get("identity", "").encode()) > 255:
+        raise UsageError(f"{path}: [server] identity is longer than 255 octets")
+    defaults = ServerDefaults(**settings)
     return _checked(ZoneSetConfig(tuple(zones), defaults), str(path))
 
 

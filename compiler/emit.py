@@ -57,6 +57,8 @@ def render(config: ZoneSetConfig, layout: Layout, max_labels: int) -> str:
         zones=config.zones,
         description=", ".join(str(z.origin) for z in config.zones),
         listen=config.server.listen,
+        server=config.server,
+        identity=config.server.identity,
         layout=layout,
         max_labels=max_labels,
         data_lines=c_string_lines(layout.data),

@@ -207,9 +207,11 @@ class ZoneView:
 
 
 def resolve(view: ZoneView, start: dns.name.Name | None, qtype: int,
-            encloser: dns.name.Name | None = None, minimal: bool = False) -> Response:
+            encloser: dns.name.Name | None = None, minimal: bool = False,
+            every_rrset: bool = False) -> Response:
     """The response to a question for `start` (a concrete name of the zone), or, when `start`
-    is None, for QNAME: a name below `encloser` that has no node."""
+    is None, for QNAME: a name below `encloser` that has no node. `every_rrset`: ANY gets all
+    RRsets (over TCP), not one."""
     response = Response()
     name, owner = (start, start) if start is not None else (None, QNAME)
     seen: set[dns.name.Name] = {start} if start is not None else set()
@@ -235,7 +237,8 @@ def resolve(view: ZoneView, start: dns.name.Name | None, qtype: int,
             next_name = _follow_dname(view, response, location.owner, name, owner)
         elif isinstance(location, (Exact, Synthesized)):
             data_at = location.data_at if isinstance(location, Exact) else location.source
-            next_name = _answer_from(view, response, view.rrsets(data_at), owner, qtype, minimal)
+            next_name = _answer_from(view, response, view.rrsets(data_at), owner, qtype, minimal,
+                                     every_rrset)
         else:
             response.rcode = dns.rcode.NXDOMAIN
             response.authority.append(view.negative_soa)
@@ -249,8 +252,14 @@ def resolve(view: ZoneView, start: dns.name.Name | None, qtype: int,
 
 
 def _answer_from(view: ZoneView, response: Response, data: dict, owner: Owner, qtype: int,
-                 minimal: bool) -> dns.name.Name | None:
+                 minimal: bool, every_rrset: bool) -> dns.name.Name | None:
     """Answer from the records at one name; return a CNAME target to follow, if any."""
+    if qtype == dns.rdatatype.ANY and data and every_rrset:
+        for rdtype in sorted(data):
+            response.answer.append(Entry(owner, data[rdtype]))
+            if not minimal:
+                _add_target_addresses(view, response, data[rdtype])
+        return None
     if qtype == dns.rdatatype.ANY and data:
         # RFC 8482 §4.1: one RRset stands for all; the lowest type, as Knot picks it.
         qtype = min(data)

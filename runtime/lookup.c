@@ -29,12 +29,12 @@ const struct zb_node *zb_find_node(const struct zb_zoneset *zs, const uint8_t *n
 }
 
 static const struct zb_answer *answer_for_type(const struct zb_zoneset *zs,
-					       const struct zb_node *node, uint16_t qtype)
+					       const struct zb_node *node, uint16_t key)
 {
 	const struct zb_type_entry *entry = &zs->types[node->types_off];
 
 	for (unsigned i = 0; i < node->ntypes; i++)
-		if (entry[i].qtype == qtype)
+		if (entry[i].qtype == key)
 			return &zs->answers[entry[i].answer];
 	return &zs->answers[node->default_answer];
 }
@@ -47,12 +47,14 @@ static const struct zb_answer *answer_for_miss(const struct zb_zoneset *zs,
 	return &zs->answers[encloser->miss];
 }
 
-const struct zb_answer *zb_lookup(const struct zb_zoneset *zs, const struct zb_question *q)
+const struct zb_answer *zb_lookup(const struct zb_zoneset *zs, const struct zb_question *q,
+				  int tcp)
 {
 	const struct zb_node *node = zb_find_node(zs, q->lower, q->name_len);
+	uint16_t key = tcp && q->qtype == 255 ? ZB_KEY_ANY_OVER_TCP : q->qtype;
 
 	if (node)
-		return answer_for_type(zs, node, q->qtype);
+		return answer_for_type(zs, node, key);
 
 	/* No node has more than max_labels labels: skip straight to suffixes that short. */
 	unsigned first = 1;
@@ -62,7 +64,7 @@ const struct zb_answer *zb_lookup(const struct zb_zoneset *zs, const struct zb_q
 		unsigned off = q->label_off[strip];
 		node = zb_find_node(zs, q->lower + off, q->name_len - off);
 		if (node)
-			return answer_for_miss(zs, node, q->qtype);
+			return answer_for_miss(zs, node, key);
 	}
 	return NULL;
 }

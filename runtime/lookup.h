@@ -11,7 +11,9 @@
 const struct zb_node *zb_find_node(const struct zb_zoneset *zs, const uint8_t *name,
 				   size_t len);
 
-/* The answer for a parsed question, or NULL when no served zone contains the name. */
-const struct zb_answer *zb_lookup(const struct zb_zoneset *zs, const struct zb_question *q);
+/* The answer for a parsed question, or NULL when no served zone contains the name. ANY over
+ * TCP gets every RRset (RFC 8482 §4.1 lets UDP get one). */
+const struct zb_answer *zb_lookup(const struct zb_zoneset *zs, const struct zb_question *q,
+				  int tcp);
 
 #endif

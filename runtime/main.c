@@ -1,27 +1,50 @@
 /*
  * main.c - zonebake-server: parse options, bind, serve the compiled zone set.
  *
- *   zonebake-server [--listen ADDRESS:PORT ...]
+ *   zonebake-server [--listen ADDRESS:PORT ...] [--tcp-idle-timeout S] [--tcp-max-connections N]
  *
- * Without --listen, the addresses of the zonebake.toml [server] table compiled in are used.
+ * Without an option, the value of the zonebake.toml [server] table compiled in is used.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "server.h"
 #include "sockets.h"
-#include "udp.h"
 #include "zonedata.h"
 
 #define ZB_MAX_LISTEN 64
 
 static void usage(FILE *to)
 {
-	fprintf(to, "usage: zonebake-server [--listen ADDRESS:PORT]...\n"
-		    "  --listen ADDRESS:PORT  answer UDP queries there; repeatable; IPv6 as [::1]:53\n"
-		    "                         (default:");
+	fprintf(to, "usage: zonebake-server [options]\n"
+		    "  --listen ADDRESS:PORT       answer UDP and TCP there; repeatable; IPv6 as\n"
+		    "                              [::1]:53 (default:");
 	for (uint32_t i = 0; i < zb_zoneset.ndefault_listen; i++)
 		fprintf(to, " %s", zb_zoneset.default_listen[i]);
-	fprintf(to, ")\nserves: %s\n", zb_zoneset.description);
+	fprintf(to, ")\n"
+		    "  --tcp-idle-timeout SECONDS  close a silent TCP connection (default: %u)\n"
+		    "  --tcp-max-connections N     TCP connections at once; the oldest idle one\n"
+		    "                              makes way for a new one (default: %u)\n"
+		    "serves: %s\n",
+		zb_zoneset.tcp_idle_timeout, zb_zoneset.tcp_max_connections,
+		zb_zoneset.description);
+}
+
+/* Set *out from an option's whole-number value in [min, max]; complain and return -1 if
+ * it is not one. */
+static int numeric_option(const char *name, const char *text, long min, long max,
+			  uint32_t *out)
+{
+	char *end;
+	long value = strtol(text, &end, 10);
+
+	if (!*text || *end || value < min || value > max) {
+		fprintf(stderr, "zonebake-server: %s takes %ld to %ld\n", name, min, max);
+		return -1;
+	}
+	*out = (uint32_t)value;
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -30,9 +53,23 @@ int main(int argc, char **argv)
 	struct zb_listener listeners[ZB_MAX_LISTEN];
 	int nspecs = 0;
 	char err[256];
+	struct zb_server_options options = {
+		.tcp_idle_timeout = zb_zoneset.tcp_idle_timeout,
+		.tcp_max_connections = zb_zoneset.tcp_max_connections,
+	};
 
 	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--listen") == 0 && i + 1 < argc) {
+		if (strcmp(argv[i], "--tcp-idle-timeout") == 0 && i + 1 < argc) {
+			if (numeric_option(argv[i], argv[i + 1], 1, 86400,
+					   &options.tcp_idle_timeout) != 0)
+				return 2;
+			i++;
+		} else if (strcmp(argv[i], "--tcp-max-connections") == 0 && i + 1 < argc) {
+			if (numeric_option(argv[i], argv[i + 1], 1, 65536,
+					   &options.tcp_max_connections) != 0)
+				return 2;
+			i++;
+		} else if (strcmp(argv[i], "--listen") == 0 && i + 1 < argc) {
 			if (nspecs == ZB_MAX_LISTEN) {
 				fprintf(stderr, "zonebake-server: at most %d --listen\n", ZB_MAX_LISTEN);
 				return 2;
@@ -52,7 +89,7 @@ int main(int argc, char **argv)
 			specs[nspecs++] = zb_zoneset.default_listen[i];
 
 	for (int i = 0; i < nspecs; i++) {
-		if (zb_listen_udp(specs[i], &listeners[i], err, sizeof(err)) != 0) {
+		if (zb_listen(specs[i], &listeners[i], err, sizeof(err)) != 0) {
 			fprintf(stderr, "zonebake-server: %s\n", err);
 			return 1;
 		}
@@ -60,9 +97,9 @@ int main(int argc, char **argv)
 	for (int i = 0; i < nspecs; i++) {
 		char addr[80];
 		zb_format_addr(&listeners[i], addr, sizeof(addr));
-		fprintf(stderr, "zonebake-server: serving %s on %s (udp)\n", zb_zoneset.description,
-			addr);
+		fprintf(stderr, "zonebake-server: serving %s on %s (udp, tcp)\n",
+			zb_zoneset.description, addr);
 	}
 	fflush(stderr);
-	return zb_serve_udp(&zb_zoneset, listeners, nspecs) == 0 ? 0 : 1;
+	return zb_serve(&zb_zoneset, listeners, nspecs, &options) == 0 ? 0 : 1;
 }

@@ -10,9 +10,43 @@
 #include "lookup.h"
 #include "wire.h"
 
-/* A response with no records: the header, and the question when it could be parsed. */
-static size_t error_response(const uint8_t *query, const struct zb_question *q, unsigned rcode,
-			     uint8_t *out)
+#define ZB_OPT_LEN 11 /* an OPT record with no options */
+
+/* The OPT record of a response (RFC 6891 §6.1): our payload size, the upper bits of the
+ * RCODE, version 0, DO echoed (RFC 3225 §3), and NSID when asked for and configured. */
+static size_t opt_len(const struct zb_zoneset *zs, const struct zb_edns *edns)
+{
+	if (!edns->present)
+		return 0;
+	return ZB_OPT_LEN + (edns->nsid && zs->identity_len ? 4u + zs->identity_len : 0u);
+}
+
+static size_t write_opt(const struct zb_zoneset *zs, const struct zb_edns *edns, unsigned rcode,
+			uint8_t *at)
+{
+	size_t len = opt_len(zs, edns);
+	size_t rdlength = len - ZB_OPT_LEN;
+
+	at[0] = 0; /* the root */
+	zb_put16(at + 1, ZB_TYPE_OPT);
+	zb_put16(at + 3, zs->udp_size);
+	at[5] = (uint8_t)(rcode >> 4);
+	at[6] = 0;
+	zb_put16(at + 7, edns->flags & ZB_OPT_FLAG_DO);
+	zb_put16(at + 9, (uint16_t)rdlength);
+	if (rdlength) {
+		zb_put16(at + 11, ZB_EDNS_OPTION_NSID);
+		zb_put16(at + 13, zs->identity_len);
+		memcpy(at + 15, zs->identity, zs->identity_len);
+	}
+	return len;
+}
+
+/* A response with no records: the header, the question when it parsed, the OPT when the
+ * query had a good one (RFC 6891 §7). */
+static size_t error_response(const struct zb_zoneset *zs, const uint8_t *query,
+			     const struct zb_question *q, const struct zb_edns *edns,
+			     unsigned rcode, uint8_t *out)
 {
 	uint16_t flags = zb_hdr_flags(query);
 	size_t len = ZB_HEADER_LEN;
@@ -20,12 +54,16 @@ static size_t error_response(const uint8_t *query, const struct zb_question *q, 
 	memcpy(out, query, 2); /* ID */
 	/* Keep OPCODE and RD (RFC 1035 §4.1.1); AA, TC, RA, Z, AD clear; CD kept (RFC 6840). */
 	zb_put16(out + 2, (uint16_t)(ZB_FLAG_QR | (flags & (0x7800u | ZB_FLAG_RD | ZB_FLAG_CD)) |
-				     rcode));
+				     (rcode & 0xf)));
 	memset(out + 4, 0, 8);
 	if (q) {
 		zb_put16(out + 4, 1);
 		memcpy(out + ZB_HEADER_LEN, query + ZB_HEADER_LEN, q->end - ZB_HEADER_LEN);
 		len = q->end;
+	}
+	if (edns && edns->present) {
+		zb_put16(out + 10, 1);
+		len += write_opt(zs, edns, rcode, out + len);
 	}
 	return len;
 }
@@ -73,27 +111,48 @@ static size_t copy_body(const struct zb_zoneset *zs, const struct zb_answer *ans
 	return body_len + insert;
 }
 
+/* The largest response this query may get (RFC 1035 §4.2.1, RFC 6891 §6.2.5). */
+static size_t size_limit(const struct zb_zoneset *zs, const struct zb_edns *edns,
+			 enum zb_transport transport)
+{
+	if (transport == ZB_TCP)
+		return ZB_RESPONSE_MAX;
+	if (!edns->present || edns->udp_size <= ZB_UDP_PLAIN_MAX)
+		return ZB_UDP_PLAIN_MAX;
+	return edns->udp_size < zs->udp_size ? edns->udp_size : zs->udp_size;
+}
+
 size_t zb_respond(const struct zb_zoneset *zs, const uint8_t *query, size_t len, uint8_t *out,
-		  size_t limit)
+		  enum zb_transport transport)
 {
 	struct zb_question q;
+	struct zb_edns edns;
 
 	if (len < ZB_HEADER_LEN || (zb_hdr_flags(query) & ZB_FLAG_QR))
 		return 0;
 	int parsed = zb_hdr_qdcount(query) == 1 && zb_parse_question(query, len, &q) == 0;
-	if (zb_hdr_opcode(query) != ZB_OPCODE_QUERY)
-		return error_response(query, parsed ? &q : NULL, ZB_RCODE_NOTIMP, out);
 	if (!parsed)
-		return error_response(query, NULL, ZB_RCODE_FORMERR, out);
+		return error_response(zs, query, NULL, NULL,
+				      zb_hdr_opcode(query) != ZB_OPCODE_QUERY ? ZB_RCODE_NOTIMP
+									 : ZB_RCODE_FORMERR, out);
+	/* A query carries no answer or authority records; the additional section holds at most
+	 * one OPT, and nothing may follow it (Knot says FORMERR to the same). */
+	if (zb_hdr_ancount(query) || zb_hdr_nscount(query) ||
+	    zb_parse_additional(query, len, q.end, zb_hdr_arcount(query), &edns) != 0)
+		return error_response(zs, query, &q, NULL, ZB_RCODE_FORMERR, out);
+	if (zb_hdr_opcode(query) != ZB_OPCODE_QUERY)
+		return error_response(zs, query, &q, &edns, ZB_RCODE_NOTIMP, out);
+	if (edns.present && edns.version != 0)
+		return error_response(zs, query, &q, &edns, ZB_RCODE_BADVERS, out); /* §6.1.3 */
 	/* Class ANY matches our class IN data (RFC 1035 §3.2.5; Knot and NSD answer it). */
 	if (q.qclass != ZB_CLASS_IN && q.qclass != ZB_CLASS_ANY)
-		return error_response(query, &q, ZB_RCODE_REFUSED, out);
+		return error_response(zs, query, &q, &edns, ZB_RCODE_REFUSED, out);
 	if (is_unimplemented_qtype(q.qtype))
-		return error_response(query, &q, ZB_RCODE_NOTIMP, out);
+		return error_response(zs, query, &q, &edns, ZB_RCODE_NOTIMP, out);
 
-	const struct zb_answer *answer = zb_lookup(zs, &q);
+	const struct zb_answer *answer = zb_lookup(zs, &q, transport == ZB_TCP);
 	if (!answer)
-		return error_response(query, &q, ZB_RCODE_REFUSED, out);
+		return error_response(zs, query, &q, &edns, ZB_RCODE_REFUSED, out);
 	size_t insert = 0;
 	if (answer->dname_split) {
 		insert = q.name_len - answer->dname_owner_len;
@@ -110,17 +169,25 @@ size_t zb_respond(const struct zb_zoneset *zs, const uint8_t *query, size_t len,
 	out[3] |= query[3] & ZB_FLAG_CD;
 	memcpy(out + ZB_HEADER_LEN, query + ZB_HEADER_LEN, q.end - ZB_HEADER_LEN);
 
+	size_t opt = opt_len(zs, &edns);
+	size_t room = size_limit(zs, &edns, transport) - opt;
 	size_t body_len = answer->body_len;
-	if (q.end + body_len + insert > limit) {
-		/* RFC 2181 §9: drop the optional additional records first; if what remains still
-		 * does not fit, send the question alone with TC set. */
-		body_len = answer->trunc_len;
-		if (q.end + body_len + insert > limit) {
-			out[2] |= ZB_FLAG_TC >> 8;
-			memset(out + 6, 0, 6);
-			return q.end;
-		}
+	size_t end;
+	if (q.end + body_len + insert <= room) {
+		end = q.end + copy_body(zs, answer, query, &q, out + q.end, body_len);
+	} else if (q.end + answer->trunc_len + insert <= room) {
+		/* RFC 2181 §9: the optional additional records go first. */
+		end = q.end + copy_body(zs, answer, query, &q, out + q.end, answer->trunc_len);
 		zb_put16(out + 10, answer->trunc_arcount);
+	} else {
+		/* Answer, authority or required glue do not fit: the question alone, with TC. */
+		out[2] |= ZB_FLAG_TC >> 8;
+		memset(out + 6, 0, 6);
+		end = q.end;
 	}
-	return q.end + copy_body(zs, answer, query, &q, out + q.end, body_len);
+	if (opt) {
+		zb_put16(out + 10, (uint16_t)(zb_get16(out + 10) + 1));
+		end += write_opt(zs, &edns, 0, out + end);
+	}
+	return end;
 }

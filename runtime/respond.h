@@ -12,12 +12,15 @@
 /* Room a response buffer needs: the largest DNS message. */
 #define ZB_RESPONSE_MAX 65535
 
+enum zb_transport { ZB_UDP, ZB_TCP };
+
 /*
- * Write the response to `query` into `out` (ZB_RESPONSE_MAX bytes), no longer than `limit`
- * octets (setting TC when the answer does not fit). Returns its length, or 0 when the query
- * gets no response at all (shorter than a header, or itself a response: RFC 1035 §4.1.1).
+ * Write the response to `query` into `out` (ZB_RESPONSE_MAX bytes). Over UDP it is no longer
+ * than 512 octets, or with EDNS the requestor's size within [512, the server's]; what does not
+ * fit is cut (RFC 2181 §9). Returns its length, or 0 when the query gets no response at all
+ * (shorter than a header, or itself a response: RFC 1035 §4.1.1).
  */
 size_t zb_respond(const struct zb_zoneset *zs, const uint8_t *query, size_t len, uint8_t *out,
-		  size_t limit);
+		  enum zb_transport transport);
 
 #endif

@@ -59,32 +59,67 @@ static int parse_addr(const char *spec, struct sockaddr_storage *ss, socklen_t *
 		       parse_port(port, &sin->sin_port) == 0 ? 0 : -1;
 }
 
-int zb_listen_udp(const char *spec, struct zb_listener *out, char *err, size_t err_len)
+static int bound_socket(int family, int type, const struct sockaddr_storage *addr,
+			socklen_t addr_len)
 {
 	int one = 1;
+	int fd = socket(family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 
+	if (fd < 0)
+		return -1;
+	/* An IPv6 socket takes IPv6 only, so [::]:53 and 0.0.0.0:53 can both be listened on. */
+	if (family == AF_INET6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	if (type == SOCK_STREAM)
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (const struct sockaddr *)addr, addr_len) != 0 ||
+	    (type == SOCK_STREAM && listen(fd, 1024) != 0)) {
+		int saved = errno;
+		close(fd);
+		errno = saved;
+		return -1;
+	}
+	return fd;
+}
+
+static in_port_t *port_of(struct sockaddr_storage *addr)
+{
+	return addr->ss_family == AF_INET6 ? &((struct sockaddr_in6 *)addr)->sin6_port
+					   : &((struct sockaddr_in *)addr)->sin_port;
+}
+
+int zb_listen(const char *spec, struct zb_listener *out, char *err, size_t err_len)
+{
 	if (parse_addr(spec, &out->addr, &out->addr_len) != 0) {
 		snprintf(err, err_len, "bad listen address '%s' (ADDRESS:PORT or [IPV6]:PORT)", spec);
 		return -1;
 	}
 	int family = out->addr.ss_family;
-	int fd = socket(family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0) {
-		snprintf(err, err_len, "%s: socket: %s", spec, strerror(errno));
-		return -1;
+	int any_port = *port_of(&out->addr) == 0;
+	/* Port 0: the kernel picks the UDP port, and TCP takes the same one; should another
+	 * program hold it for TCP, pick again. */
+	for (int attempt = 0; attempt < 16; attempt++) {
+		struct sockaddr_storage addr = out->addr;
+		out->udp_fd = bound_socket(family, SOCK_DGRAM, &addr, out->addr_len);
+		if (out->udp_fd < 0)
+			break;
+		socklen_t len = sizeof(addr);
+		getsockname(out->udp_fd, (struct sockaddr *)&addr, &len);
+		out->tcp_fd = bound_socket(family, SOCK_STREAM, &addr, out->addr_len);
+		if (out->tcp_fd >= 0) {
+			out->addr = addr;
+			return 0;
+		}
+		int saved = errno;
+		close(out->udp_fd);
+		errno = saved;
+		if (!any_port || errno != EADDRINUSE) {
+			snprintf(err, err_len, "%s: bind (tcp): %s", spec, strerror(errno));
+			return -1;
+		}
 	}
-	/* An IPv6 socket takes IPv6 only, so [::]:53 and 0.0.0.0:53 can both be listened on. */
-	if (family == AF_INET6)
-		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
-	if (bind(fd, (struct sockaddr *)&out->addr, out->addr_len) != 0) {
-		snprintf(err, err_len, "%s: bind: %s", spec, strerror(errno));
-		close(fd);
-		return -1;
-	}
-	out->addr_len = sizeof(out->addr);
-	getsockname(fd, (struct sockaddr *)&out->addr, &out->addr_len);
-	out->fd = fd;
-	return 0;
+	snprintf(err, err_len, "%s: bind: %s", spec, strerror(errno));
+	return -1;
 }
 
 void zb_format_addr(const struct zb_listener *l, char *buf, size_t len)

@@ -1,5 +1,6 @@
 /*
- * sockets.h - listen addresses: parse `ADDRESS:PORT` / `[IPV6]:PORT` and bind UDP sockets.
+ * sockets.h - listen addresses: parse `ADDRESS:PORT` / `[IPV6]:PORT`, bind a UDP socket and a
+ * TCP listening socket on the same port.
  */
 #ifndef ZB_SOCKETS_H
 #define ZB_SOCKETS_H
@@ -8,13 +9,14 @@
 #include <sys/socket.h>
 
 struct zb_listener {
-	int fd;
+	int udp_fd;
+	int tcp_fd;
 	struct sockaddr_storage addr; /* as bound: the real port when 0 was asked for */
 	socklen_t addr_len;
 };
 
-/* Parse and bind one UDP listen address. Returns 0, or -1 with a message in `err`. */
-int zb_listen_udp(const char *spec, struct zb_listener *out, char *err, size_t err_len);
+/* Parse and bind one listen address. Returns 0, or -1 with a message in `err`. */
+int zb_listen(const char *spec, struct zb_listener *out, char *err, size_t err_len);
 
 /* Format a bound address as ADDRESS:PORT or [IPV6]:PORT. */
 void zb_format_addr(const struct zb_listener *l, char *buf, size_t len);

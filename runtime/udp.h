@@ -4,10 +4,9 @@
 #ifndef ZB_UDP_H
 #define ZB_UDP_H
 
-#include "sockets.h"
 #include "zonedata.h"
 
-/* Serve queries on the listeners until a fatal error; returns only then. */
-int zb_serve_udp(const struct zb_zoneset *zs, const struct zb_listener *listeners, int n);
+/* Answer every query waiting on a UDP socket. */
+void zb_udp_drain(const struct zb_zoneset *zs, int fd);
 
 #endif

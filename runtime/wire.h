@@ -28,9 +28,11 @@ enum zb_rcode {
 	ZB_RCODE_NXDOMAIN = 3,
 	ZB_RCODE_NOTIMP = 4,
 	ZB_RCODE_REFUSED = 5,
+	ZB_RCODE_BADVERS = 16, /* extended: the upper 8 bits go in the OPT record (RFC 6891) */
 };
 enum { ZB_CLASS_IN = 1, ZB_CLASS_ANY = 255 };
 enum {
+	ZB_TYPE_OPT = 41,
 	ZB_TYPE_IXFR = 251,
 	ZB_TYPE_AXFR = 252,
 	ZB_TYPE_MAILB = 253,
@@ -52,6 +54,9 @@ static inline void zb_put16(uint8_t *p, uint16_t v)
 static inline uint16_t zb_hdr_flags(const uint8_t *h) { return zb_get16(h + 2); }
 static inline unsigned zb_hdr_opcode(const uint8_t *h) { return (h[2] >> 3) & 0xf; }
 static inline uint16_t zb_hdr_qdcount(const uint8_t *h) { return zb_get16(h + 4); }
+static inline uint16_t zb_hdr_ancount(const uint8_t *h) { return zb_get16(h + 6); }
+static inline uint16_t zb_hdr_nscount(const uint8_t *h) { return zb_get16(h + 8); }
+static inline uint16_t zb_hdr_arcount(const uint8_t *h) { return zb_get16(h + 10); }
 
 /* A parsed question: where it is in the packet, and its name lowercased for the lookup. */
 struct zb_question {
@@ -70,5 +75,26 @@ struct zb_question {
  * compression pointer has nothing to point back to in a question), or a name over 255 octets.
  */
 int zb_parse_question(const uint8_t *pkt, size_t len, struct zb_question *q);
+
+/* EDNS(0) (RFC 6891) as the query asked for it. */
+#define ZB_EDNS_OPTION_NSID 3 /* RFC 5001 */
+#define ZB_OPT_FLAG_DO 0x8000u /* RFC 3225 */
+
+struct zb_edns {
+	uint8_t present;
+	uint8_t version;
+	uint8_t nsid;       /* the NSID option was in the query */
+	uint16_t flags;     /* DO and the rest of the OPT TTL's low 16 bits */
+	uint16_t udp_size;  /* the requestor's payload size, as sent */
+};
+
+/*
+ * Parse the additional section, which starts at `off`, and check nothing follows it. Records
+ * other than OPT are skipped. Returns 0, or -1 (FORMERR) when a record runs past the end,
+ * there is more than one OPT, an OPT's owner is not the root (RFC 6891 §6.1.2), its options
+ * run past its RDATA, or bytes trail the last record.
+ */
+int zb_parse_additional(const uint8_t *pkt, size_t len, size_t off, unsigned count,
+			struct zb_edns *edns);
 
 #endif

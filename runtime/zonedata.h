@@ -32,10 +32,14 @@ enum zb_miss_kind {
 };
 
 struct zb_type_entry {
-	uint16_t qtype;
+	uint16_t qtype;          /* or ZB_KEY_ANY_OVER_TCP */
 	uint16_t reserved;
 	uint32_t answer;
 };
+
+/* The key of the answer to ANY over TCP: every RRset (over UDP, ANY gets one, RFC 8482).
+ * QTYPE 0 itself never reaches the lookup: it is answered NOTIMP. */
+#define ZB_KEY_ANY_OVER_TCP 0
 
 /* A complete response after the question, serialized once by the compiler. */
 struct zb_answer {
@@ -77,8 +81,14 @@ struct zb_zoneset {
 	uint32_t nslots;
 	uint32_t max_labels;     /* labels (root not counted) of the deepest node */
 	const char *description; /* the zones, for start-up messages */
-	const char *const *default_listen; /* from the [server] table */
+	/* From the [server] table of zonebake.toml. */
+	const char *const *default_listen;
 	uint32_t ndefault_listen;
+	uint16_t udp_size;       /* EDNS payload size we advertise and cap responses to */
+	uint16_t identity_len;
+	const uint8_t *identity; /* NSID (RFC 5001), when identity_len is not 0 */
+	uint32_t tcp_idle_timeout;     /* seconds */
+	uint32_t tcp_max_connections;  /* per worker */
 };
 
 extern const struct zb_zoneset zb_zoneset;

@@ -20,7 +20,7 @@ import pytest
 TESTS = Path(__file__).parent
 ROOT = TESTS.parent
 ZONES = TESTS / "zones"
-LISTENING = re.compile(r"serving .* on \[?([^\s\]]+?)\]?:(\d+) \(udp\)")
+LISTENING = re.compile(r"serving .* on \[?([^\s\]]+?)\]?:(\d+) \(udp, tcp\)")
 
 
 def stop_process(process: subprocess.Popen, timeout: float = 10) -> None:

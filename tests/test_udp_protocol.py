@@ -68,6 +68,22 @@ def test_formerr(server, qdcount, question):
     assert len(response) == 12
 
 
+@pytest.mark.parametrize("counts,tail", [
+    ((1, 0, 0), b""),                     # ANCOUNT in a query
+    ((0, 1, 0), b""),                     # NSCOUNT in a query
+    ((0, 0, 1), b""),                     # ARCOUNT claims a record that is not there
+    ((0, 0, 2), b"\x00\x00\x29\x04\xd0\x00\x00\x00\x00\x00\x00"),  # two claimed, one there
+    ((0, 0, 0), b"\x00"),                 # a trailing byte
+    ((0, 0, 0), b"trailing junk"),
+])
+def test_formerr_with_the_question(server, counts, tail):
+    """The question parsed, so it is echoed (as Knot does); the rest of the packet is bad."""
+    an, ns, ar = counts
+    response = server.exchange(header(id_=0x5151, an=an, ns=ns, ar=ar) + WWW_QUESTION + tail)
+    assert unpack_header(response) == (0x5151, 0x8100 | dns.rcode.FORMERR, 1, 0, 0, 0)
+    assert response[12:] == WWW_QUESTION
+
+
 def test_longest_legal_name_is_answered(server):
     # 255 octets, root included, below example.: NXDOMAIN.
     labels = [b"a" * 63, b"b" * 63, b"c" * 61, b"d" * 55, b"example"]

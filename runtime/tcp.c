@@ -1,0 +1,230 @@
+/*
+ * tcp.c - DNS over TCP, event-driven and non-blocking: one slow or silent client never holds
+ * up another. Each connection owns a read buffer of one maximal message and a write buffer
+ * of two; a connection whose client does not read its answers is not read from either
+ * (back-pressure) until they drain. No allocation after start-up.
+ */
+#define _GNU_SOURCE /* accept4 */
+#include "tcp.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "respond.h"
+#include "wire.h"
+
+#define ZB_FRAME (2 + ZB_RESPONSE_MAX)
+
+struct zb_conn {
+	int fd;               /* -1: the slot is free */
+	uint32_t last_active; /* tcp->now when it last read or wrote something */
+	uint32_t interest;    /* the epoll events registered */
+	uint32_t rlen;
+	uint32_t wstart;
+	uint32_t wlen;
+	int peer_closed;
+	uint8_t rbuf[ZB_FRAME];
+	uint8_t wbuf[2 * ZB_FRAME];
+};
+
+int zb_tcp_init(struct zb_tcp *tcp, const struct zb_zoneset *zs, int epfd,
+		uint32_t idle_timeout, uint32_t max_conns)
+{
+	*tcp = (struct zb_tcp){ .zs = zs, .epfd = epfd, .idle_timeout = idle_timeout,
+				.max_conns = max_conns };
+	/* Untouched pages cost nothing: the kernel maps them as connections use them. */
+	tcp->conns = calloc(max_conns, sizeof(struct zb_conn));
+	if (!tcp->conns)
+		return -1;
+	for (uint32_t i = 0; i < max_conns; i++)
+		tcp->conns[i].fd = -1;
+	return 0;
+}
+
+static void conn_close(struct zb_tcp *tcp, struct zb_conn *c)
+{
+	close(c->fd); /* also leaves the epoll set */
+	c->fd = -1;
+	tcp->nconns--;
+}
+
+static uint64_t conn_event_data(const struct zb_tcp *tcp, const struct zb_conn *c)
+{
+	return (uint64_t)ZB_EVENT_CONN << 32 | (uint64_t)(c - tcp->conns);
+}
+
+/* Read while the write side has room for another answer; write while there is output. */
+static void conn_update_interest(struct zb_tcp *tcp, struct zb_conn *c)
+{
+	uint32_t want = 0;
+	if (!c->peer_closed && sizeof(c->wbuf) - c->wlen >= ZB_FRAME)
+		want |= EPOLLIN;
+	if (c->wlen)
+		want |= EPOLLOUT;
+	if (want != c->interest) {
+		struct epoll_event ev = { .events = want, .data.u64 = conn_event_data(tcp, c) };
+		epoll_ctl(tcp->epfd, EPOLL_CTL_MOD, c->fd, &ev);
+		c->interest = want;
+	}
+}
+
+/* Returns -1 when the connection had to be closed. */
+static int conn_flush(struct zb_tcp *tcp, struct zb_conn *c)
+{
+	while (c->wlen) {
+		ssize_t n = send(c->fd, c->wbuf + c->wstart, c->wlen, MSG_NOSIGNAL);
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EINTR)
+				break;
+			conn_close(tcp, c);
+			return -1;
+		}
+		c->wstart += (uint32_t)n;
+		c->wlen -= (uint32_t)n;
+		c->last_active = tcp->now;
+	}
+	if (!c->wlen)
+		c->wstart = 0;
+	return 0;
+}
+
+/* Answer every complete query in the read buffer, in order, while answers fit. Returns -1
+ * when the connection had to be closed. */
+static int conn_answer(struct zb_tcp *tcp, struct zb_conn *c)
+{
+	uint32_t used = 0;
+
+	while (c->rlen - used >= 2) {
+		uint32_t msglen = zb_get16(c->rbuf + used);
+		if (msglen == 0) /* no DNS message is empty: the stream cannot be trusted */
+			goto close;
+		if (c->rlen - used < 2 + msglen)
+			break;
+		if (c->wstart) {
+			memmove(c->wbuf, c->wbuf + c->wstart, c->wlen);
+			c->wstart = 0;
+		}
+		if (sizeof(c->wbuf) - c->wlen < ZB_FRAME)
+			break; /* the client is not reading: wait for the answers to drain */
+		uint8_t *frame = c->wbuf + c->wlen;
+		size_t n = zb_respond(tcp->zs, c->rbuf + used + 2, msglen, frame + 2, ZB_TCP);
+		if (n == 0) /* not a query (a response, or shorter than a header) */
+			goto close;
+		zb_put16(frame, (uint16_t)n);
+		c->wlen += (uint32_t)(2 + n);
+		used += 2 + msglen;
+	}
+	if (used) {
+		memmove(c->rbuf, c->rbuf + used, c->rlen - used);
+		c->rlen -= used;
+	}
+	return 0;
+close:
+	conn_close(tcp, c);
+	return -1;
+}
+
+static void conn_read(struct zb_tcp *tcp, struct zb_conn *c)
+{
+	while (c->rlen < sizeof(c->rbuf)) {
+		ssize_t n = recv(c->fd, c->rbuf + c->rlen, sizeof(c->rbuf) - c->rlen, 0);
+		if (n > 0) {
+			c->rlen += (uint32_t)n;
+			c->last_active = tcp->now;
+			if (conn_answer(tcp, c) != 0)
+				return;
+			if (sizeof(c->wbuf) - c->wlen < ZB_FRAME)
+				break; /* back-pressure */
+			continue;
+		}
+		if (n == 0) {
+			c->peer_closed = 1;
+			break;
+		}
+		if (errno == EAGAIN || errno == EINTR)
+			break;
+		conn_close(tcp, c);
+		return;
+	}
+}
+
+void zb_tcp_event(struct zb_tcp *tcp, uint32_t index, uint32_t events)
+{
+	struct zb_conn *c = &tcp->conns[index];
+
+	if (c->fd < 0)
+		return; /* closed earlier in this round of events */
+	if (events & EPOLLOUT) {
+		if (conn_flush(tcp, c) != 0)
+			return;
+		/* Room again: answer what was waiting in the read buffer. */
+		if (conn_answer(tcp, c) != 0)
+			return;
+	}
+	if (events & (EPOLLIN | EPOLLHUP | EPOLLERR))
+		conn_read(tcp, c);
+	if (c->fd < 0 || conn_flush(tcp, c) != 0)
+		return;
+	if (c->peer_closed && !c->wlen) {
+		conn_close(tcp, c);
+		return;
+	}
+	conn_update_interest(tcp, c);
+}
+
+/* The connection that has been quiet longest. */
+static struct zb_conn *oldest_conn(struct zb_tcp *tcp)
+{
+	struct zb_conn *oldest = NULL;
+	for (uint32_t i = 0; i < tcp->max_conns; i++) {
+		struct zb_conn *c = &tcp->conns[i];
+		if (c->fd >= 0 && (!oldest || c->last_active < oldest->last_active))
+			oldest = c;
+	}
+	return oldest;
+}
+
+void zb_tcp_accept(struct zb_tcp *tcp, int listen_fd)
+{
+	int one = 1;
+
+	for (;;) {
+		int fd = accept4(listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0)
+			return; /* EAGAIN: all accepted; other errors: the next event retries */
+		if (tcp->nconns == tcp->max_conns)
+			conn_close(tcp, oldest_conn(tcp));
+		struct zb_conn *c = tcp->conns;
+		while (c->fd >= 0)
+			c++;
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		c->fd = fd;
+		c->last_active = tcp->now;
+		c->interest = EPOLLIN;
+		c->rlen = c->wstart = c->wlen = 0;
+		c->peer_closed = 0;
+		struct epoll_event ev = { .events = EPOLLIN, .data.u64 = conn_event_data(tcp, c) };
+		if (epoll_ctl(tcp->epfd, EPOLL_CTL_ADD, fd, &ev) != 0) {
+			close(fd);
+			c->fd = -1;
+			continue;
+		}
+		tcp->nconns++;
+	}
+}
+
+void zb_tcp_tick(struct zb_tcp *tcp, uint32_t ticks)
+{
+	tcp->now += ticks;
+	for (uint32_t i = 0; i < tcp->max_conns; i++) {
+		struct zb_conn *c = &tcp->conns[i];
+		if (c->fd >= 0 && tcp->now - c->last_active >= tcp->idle_timeout)
+			conn_close(tcp, c);
+	}
+}

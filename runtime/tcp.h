@@ -1,0 +1,41 @@
+/*
+ * tcp.h - DNS over TCP (RFC 1035 §4.2.2, RFC 7766): two-octet length framing, several and
+ * pipelined queries per connection answered in order, partial reads and writes, an idle
+ * timeout and a cap on connections (the oldest idle one makes way for a new one).
+ */
+#ifndef ZB_TCP_H
+#define ZB_TCP_H
+
+#include <stdint.h>
+
+#include "zonedata.h"
+
+struct zb_conn;
+
+struct zb_tcp {
+	const struct zb_zoneset *zs;
+	int epfd;
+	uint32_t now;          /* seconds, advanced by the server's one-second timer */
+	uint32_t idle_timeout; /* seconds */
+	uint32_t max_conns;
+	uint32_t nconns;
+	struct zb_conn *conns; /* max_conns of them, allocated once at start-up */
+};
+
+/* Allocate the connection pool. Returns 0, or -1 when memory cannot be had. */
+int zb_tcp_init(struct zb_tcp *tcp, const struct zb_zoneset *zs, int epfd,
+		uint32_t idle_timeout, uint32_t max_conns);
+
+/* The epoll data word of connection i: ZB_EVENT_CONN in the upper half. */
+#define ZB_EVENT_CONN 3u
+
+/* Accept every pending connection on a listening socket. */
+void zb_tcp_accept(struct zb_tcp *tcp, int listen_fd);
+
+/* A connection is readable, writable or closed (`events` as epoll reports them). */
+void zb_tcp_event(struct zb_tcp *tcp, uint32_t index, uint32_t events);
+
+/* One second has passed `ticks` times: close connections idle too long. */
+void zb_tcp_tick(struct zb_tcp *tcp, uint32_t ticks);
+
+#endif
