@@ -6,7 +6,12 @@ VENV := .venv
 ZONEBAKE := $(VENV)/bin/zonebake
 SOURCES := $(wildcard compiler/*.py compiler/templates/* runtime/*.c runtime/*.h)
 
-.PHONY: all run test clean
+# The end-to-end tests run a second time against a server built with ASan and UBSan.
+SANITIZED_TESTS := tests/test_udp_answers.py tests/test_udp_protocol.py \
+	tests/test_udp_resolution.py tests/test_edns.py tests/test_tcp.py tests/test_example_zones.py
+FUZZ_SECONDS ?= 60
+
+.PHONY: all run test fuzz clean
 
 all: build/zonebake-server
 
@@ -24,6 +29,11 @@ run: build/zonebake-server
 
 test: $(VENV)/.installed
 	$(VENV)/bin/python -m pytest -q
+	ZONEBAKE_SANITIZE=1 $(VENV)/bin/python -m pytest -q $(SANITIZED_TESTS)
+
+# Fuzz the request handler (clang with libFuzzer): make fuzz FUZZ_SECONDS=600
+fuzz: $(VENV)/.installed
+	PYTHON=$(VENV)/bin/python tests/fuzz/run.sh $(FUZZ_SECONDS)
 
 clean:
 	rm -rf build $(VENV)

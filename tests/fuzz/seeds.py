@@ -1,0 +1,54 @@
+"""Write the fuzz target's seed corpus (tests/fuzz/corpus): queries that reach every kind of
+answer, with and without EDNS, and the malformed packets of the protocol tests. Run it again
+after changing the list; the files are named by content, so reruns are stable."""
+
+from __future__ import annotations
+
+import hashlib
+import struct
+from pathlib import Path
+
+import dns.edns
+import dns.message
+
+CORPUS = Path(__file__).parent / "corpus"
+
+NAMES = ["example.", "www.example.", "WwW.ExAmPlE.", "nope.example.", "alias2.example.",
+         "c1.example.", "loop1.example.", "dangling.example.", "sub.example.", "a.b.sub.example.",
+         "ns1.sub.example.", "foo.wild.example.", "x.y.wild.example.", "anything.wc.example.",
+         "x.dn.example.", "no.such.dn.example.", "www.dn-out.example.", "x.deep.ent.example.",
+         "ent.example.", "www.sub.example.com.", "sub.example.com.", "www.example.org.",
+         "y" * 63 + "." + "y" * 63 + "." + "y" * 63 + "." + "y" * 50 + ".dn.example."]
+TYPES = ["A", "AAAA", "MX", "NS", "DS", "ANY", "CNAME", "TXT", "SOA", "DNAME", "SRV"]
+
+
+def seeds() -> list[bytes]:
+    out = []
+    for i, name in enumerate(NAMES):
+        for j, qtype in enumerate(TYPES):
+            if (i + j) % 3:
+                continue
+            out.append(dns.message.make_query(name, qtype, use_edns=False).to_wire())
+        out.append(dns.message.make_query(name, "A", use_edns=0, payload=4096,
+                                          want_dnssec=True).to_wire())
+    out.append(dns.message.make_query("www.example.", "A", use_edns=0, options=[
+        dns.edns.GenericOption(dns.edns.NSID, b""), dns.edns.GenericOption(65001, b"x")]).to_wire())
+    out.append(dns.message.make_query("www.example.", "A", use_edns=1).to_wire())
+    query = dns.message.make_query("www.example.", "A", use_edns=False).to_wire()
+    out += [b"", query[:11], query[:12], query + b"\x00", query[:-1],
+            b"\x12\x34\x81\x00" + query[4:],  # QR=1
+            query[:2] + b"\x28\x00" + query[4:],  # NOTIFY
+            query[:5] + b"\x02" + query[6:] + query[12:],  # QDCOUNT 2
+            query[:12] + b"\x03www\xc0\x0c\x00\x01\x00\x01",  # pointer in the question
+            query[:12] + b"\x03www\x47example\x00\x00\x01\x00\x01"]  # label type 0x40
+    return out
+
+
+def main() -> None:
+    CORPUS.mkdir(exist_ok=True)
+    for seed in seeds():
+        (CORPUS / hashlib.sha1(seed).hexdigest()).write_bytes(seed)
+
+
+if __name__ == "__main__":
+    main()
