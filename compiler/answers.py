@@ -21,8 +21,8 @@ import dns.name
 import dns.rcode
 import dns.rdatatype
 
-from .resolve import (DNAME_IMAGE, QNAME, DnameSynthesis, Entry, Exact, Response, Synthesized, ZoneView,
-                      resolve)
+from .resolve import (DNAME_IMAGE, QNAME, DnameSynthesis, Entry, Exact, Response, Synthesized,
+                      ZoneView, resolve)
 from .tree import NameTree, Node
 
 __all__ = ["Answer", "NodeAnswers", "build_answers", "Entry", "QNAME", "DNAME_IMAGE"]
@@ -77,7 +77,7 @@ def _node_answers(node: Node, views: dict, zone_types: set, minimal: bool) -> No
         every_rrset = qtype == ANY_OVER_TCP
         response = resolve(source, start, dns.rdatatype.ANY if every_rrset else qtype,
                            encloser=base, minimal=minimal, every_rrset=every_rrset)
-        return _to_answer(response, base, view, qtype)
+        return _to_answer(response, base)
 
     location = view.locate_below(base) if wildcard else view.locate(name, 0)
     data = view.rrsets(name) if isinstance(location, (Exact, Synthesized)) else None
@@ -104,7 +104,7 @@ def _node_answers(node: Node, views: dict, zone_types: set, minimal: bool) -> No
         result.miss_wildcard = below.source
     else:
         response = resolve(view, None, unused, encloser=name, minimal=minimal)
-        result.miss = _to_answer(response, name, view, unused)
+        result.miss = _to_answer(response, name)
     return result
 
 
@@ -119,7 +119,7 @@ def _parent_zone_view(node: Node, views: dict) -> ZoneView | None:
     return views[name]
 
 
-def _to_answer(response: Response, base: dns.name.Name, view: ZoneView, qtype: int) -> Answer:
+def _to_answer(response: Response, base: dns.name.Name) -> Answer:
     overflow = None
     if response.dname is not None:
         # The query name's labels in front of the DNAME target may not fit 255 octets:

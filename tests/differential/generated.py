@@ -20,7 +20,8 @@ def write_generated_zone(path: Path, origin: str, names: int, seed: int) -> None
         kind = rng.random()
         name = f"h{i}" if rng.random() < 0.7 else f"h{i}.{rng.choice(['eu', 'us', 'ap'])}.dc"
         if kind < 0.55:
-            lines.append(f"{name} {rng.choice([300, 3600, 86400])} A 198.51.{i // 250 % 256}.{i % 250 + 1}")
+            lines.append(f"{name} {rng.choice([300, 3600, 86400])} A "
+                         f"198.51.{i // 250 % 256}.{i % 250 + 1}")
             if rng.random() < 0.5:
                 lines.append(f"{name} AAAA 2001:db8:{i:x}::1")
             hosts.append(name)
