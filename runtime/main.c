@@ -1,19 +1,18 @@
 /*
  * main.c - zonebake-server: parse options, bind, serve the compiled zone set.
  *
- *   zonebake-server [--listen ADDRESS:PORT ...] [--tcp-idle-timeout S] [--tcp-max-connections N]
+ *   zonebake-server [--listen ADDRESS:PORT ...] [options]  (see usage below)
  *
  * Without an option, the value of the zonebake.toml [server] table compiled in is used.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "server.h"
 #include "sockets.h"
 #include "zonedata.h"
-
-#define ZB_MAX_LISTEN 64
 
 static void usage(FILE *to)
 {
@@ -24,8 +23,14 @@ static void usage(FILE *to)
 		fprintf(to, " %s", zb_zoneset.default_listen[i]);
 	fprintf(to, ")\n"
 		    "  --tcp-idle-timeout SECONDS  close a silent TCP connection (default: %u)\n"
-		    "  --tcp-max-connections N     TCP connections at once; the oldest idle one\n"
-		    "                              makes way for a new one (default: %u)\n"
+		    "  --tcp-max-connections N     TCP connections at once per worker; the oldest\n"
+		    "                              idle one makes way for a new one (default: %u)\n"
+		    "  --threads N                 workers, each with its own sockets (default: one\n"
+		    "                              per CPU)\n"
+		    "  --cpu-affinity              pin worker i to CPU i\n"
+		    "  --batch N                   UDP queries taken per recvmmsg (default: 64)\n"
+		    "  --udp-rcvbuf BYTES          UDP socket receive buffer (default: the system's)\n"
+		    "  --udp-sndbuf BYTES          UDP socket send buffer (default: the system's)\n"
 		    "serves: %s\n",
 		zb_zoneset.tcp_idle_timeout, zb_zoneset.tcp_max_connections,
 		zb_zoneset.description);
@@ -50,25 +55,45 @@ static int numeric_option(const char *name, const char *text, long min, long max
 int main(int argc, char **argv)
 {
 	const char *specs[ZB_MAX_LISTEN];
-	struct zb_listener listeners[ZB_MAX_LISTEN];
 	int nspecs = 0;
 	char err[256];
-	struct zb_server_options options = {
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	uint32_t threads = cpus > 0 ? (uint32_t)cpus : 1, batch = 64, rcvbuf = 0, sndbuf = 0;
+	struct zb_server server = { .options = {
 		.tcp_idle_timeout = zb_zoneset.tcp_idle_timeout,
 		.tcp_max_connections = zb_zoneset.tcp_max_connections,
-	};
+	} };
+	struct zb_server_options *options = &server.options;
 
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--tcp-idle-timeout") == 0 && i + 1 < argc) {
 			if (numeric_option(argv[i], argv[i + 1], 1, 86400,
-					   &options.tcp_idle_timeout) != 0)
+					   &options->tcp_idle_timeout) != 0)
 				return 2;
 			i++;
 		} else if (strcmp(argv[i], "--tcp-max-connections") == 0 && i + 1 < argc) {
 			if (numeric_option(argv[i], argv[i + 1], 1, 65536,
-					   &options.tcp_max_connections) != 0)
+					   &options->tcp_max_connections) != 0)
 				return 2;
 			i++;
+		} else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
+			if (numeric_option(argv[i], argv[i + 1], 1, 1024, &threads) != 0)
+				return 2;
+			i++;
+		} else if (strcmp(argv[i], "--batch") == 0 && i + 1 < argc) {
+			if (numeric_option(argv[i], argv[i + 1], 1, 1024, &batch) != 0)
+				return 2;
+			i++;
+		} else if (strcmp(argv[i], "--udp-rcvbuf") == 0 && i + 1 < argc) {
+			if (numeric_option(argv[i], argv[i + 1], 4096, 1 << 30, &rcvbuf) != 0)
+				return 2;
+			i++;
+		} else if (strcmp(argv[i], "--udp-sndbuf") == 0 && i + 1 < argc) {
+			if (numeric_option(argv[i], argv[i + 1], 4096, 1 << 30, &sndbuf) != 0)
+				return 2;
+			i++;
+		} else if (strcmp(argv[i], "--cpu-affinity") == 0) {
+			options->cpu_affinity = 1;
 		} else if (strcmp(argv[i], "--listen") == 0 && i + 1 < argc) {
 			if (nspecs == ZB_MAX_LISTEN) {
 				fprintf(stderr, "zonebake-server: at most %d --listen\n", ZB_MAX_LISTEN);
@@ -88,18 +113,23 @@ int main(int argc, char **argv)
 		for (uint32_t i = 0; i < zb_zoneset.ndefault_listen && i < ZB_MAX_LISTEN; i++)
 			specs[nspecs++] = zb_zoneset.default_listen[i];
 
-	for (int i = 0; i < nspecs; i++) {
-		if (zb_listen(specs[i], &listeners[i], err, sizeof(err)) != 0) {
-			fprintf(stderr, "zonebake-server: %s\n", err);
-			return 1;
-		}
+	options->threads = threads;
+	options->batch = batch;
+	options->sockets = (struct zb_socket_options){ .udp_rcvbuf = (int)rcvbuf,
+						       .udp_sndbuf = (int)sndbuf };
+	if (zb_server_bind(&server, &zb_zoneset, specs, nspecs, err, sizeof(err)) != 0) {
+		fprintf(stderr, "zonebake-server: %s\n", err);
+		return 1;
 	}
+	if (zb_server_start(&server) != 0)
+		return 1;
 	for (int i = 0; i < nspecs; i++) {
 		char addr[80];
-		zb_format_addr(&listeners[i], addr, sizeof(addr));
-		fprintf(stderr, "zonebake-server: serving %s on %s (udp, tcp)\n",
-			zb_zoneset.description, addr);
+		zb_format_addr(&server.workers[0].listeners[i], addr, sizeof(addr));
+		fprintf(stderr, "zonebake-server: serving %s on %s (udp, tcp), %u worker%s\n",
+			zb_zoneset.description, addr, threads, threads == 1 ? "" : "s");
 	}
 	fflush(stderr);
-	return zb_serve(&zb_zoneset, listeners, nspecs, &options) == 0 ? 0 : 1;
+	zb_server_run_first(&server); /* returns only on failure */
+	return 1;
 }

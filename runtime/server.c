@@ -1,90 +1,87 @@
 /*
- * server.c - one epoll loop for everything: UDP sockets are drained, TCP listeners accept,
- * connections read and write, and a timerfd advances the coarse clock that expires idle TCP
- * connections, so the query path itself never asks the time.
+ * server.c - start-up of the workers. The first worker's sockets fix the ports (port 0 picks
+ * one); every other worker binds the same addresses with SO_REUSEPORT, so the kernel spreads
+ * UDP queries and TCP connections over the workers.
  */
+#define _GNU_SOURCE /* pthread_setaffinity_np */
 #include "server.h"
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
-#include <sys/timerfd.h>
 #include <unistd.h>
 
-#include "tcp.h"
-#include "udp.h"
-
-enum { ZB_EVENT_UDP = 1, ZB_EVENT_LISTEN = 2, ZB_EVENT_TIMER = 4 }; /* 3 is ZB_EVENT_CONN */
-
-static int watch(int epfd, int fd, uint32_t kind, uint32_t index)
+int zb_server_bind(struct zb_server *server, const struct zb_zoneset *zs,
+		   const char *const *specs, int nspecs, char *err, size_t err_len)
 {
-	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = (uint64_t)kind << 32 | index };
-	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
-}
-
-static int one_second_timer(void)
-{
-	struct itimerspec every_second = { .it_interval = { 1, 0 }, .it_value = { 1, 0 } };
-	int fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-
-	if (fd >= 0 && timerfd_settime(fd, 0, &every_second, NULL) != 0) {
-		close(fd);
+	server->nworkers = server->options.threads;
+	server->workers = calloc(server->nworkers, sizeof(*server->workers));
+	if (!server->workers) {
+		snprintf(err, err_len, "out of memory");
 		return -1;
 	}
-	return fd;
+	for (unsigned w = 0; w < server->nworkers; w++) {
+		struct zb_worker *worker = &server->workers[w];
+		worker->index = w;
+		worker->zs = zs;
+		worker->options = &server->options;
+		worker->nlisteners = nspecs;
+		for (int i = 0; i < nspecs; i++) {
+			int failed = w == 0
+				? zb_listen(specs[i], &server->options.sockets, &worker->listeners[i],
+					    err, err_len)
+				: zb_listen_again(&server->workers[0].listeners[i],
+						  &server->options.sockets, &worker->listeners[i],
+						  err, err_len);
+			if (failed)
+				return -1;
+		}
+	}
+	return 0;
 }
 
-int zb_serve(const struct zb_zoneset *zs, const struct zb_listener *listeners, int n,
-	     const struct zb_server_options *options)
+/* A worker that fails takes the server down: half a server is worse than a clear exit. */
+static void *run_or_exit(void *worker)
 {
-	struct zb_tcp tcp;
-	int epfd = epoll_create1(EPOLL_CLOEXEC);
-	int timer = one_second_timer();
+	zb_worker_run(worker);
+	exit(1);
+}
 
-	if (epfd < 0 || timer < 0 || watch(epfd, timer, ZB_EVENT_TIMER, 0) != 0 ||
-	    zb_tcp_init(&tcp, zs, epfd, options->tcp_idle_timeout,
-			options->tcp_max_connections) != 0) {
-		fprintf(stderr, "zonebake-server: cannot set up the event loop: %s\n",
-			strerror(errno));
-		return -1;
-	}
-	for (int i = 0; i < n; i++) {
-		if (watch(epfd, listeners[i].udp_fd, ZB_EVENT_UDP, (uint32_t)i) != 0 ||
-		    watch(epfd, listeners[i].tcp_fd, ZB_EVENT_LISTEN, (uint32_t)i) != 0) {
-			fprintf(stderr, "zonebake-server: epoll: %s\n", strerror(errno));
+/* --cpu-affinity: worker i runs on CPU i (modulo the CPUs there are). */
+static int pin(pthread_t thread, unsigned cpu)
+{
+	cpu_set_t cpus;
+	CPU_ZERO(&cpus);
+	CPU_SET(cpu % CPU_SETSIZE, &cpus);
+	return pthread_setaffinity_np(thread, sizeof(cpus), &cpus);
+}
+
+int zb_server_start(struct zb_server *server)
+{
+	long ncpus = sysconf(_SC_NPROCESSORS_ONLN);
+	server->workers[0].thread = pthread_self();
+	for (unsigned w = 1; w < server->nworkers; w++) {
+		int failed = pthread_create(&server->workers[w].thread, NULL, run_or_exit,
+					    &server->workers[w]);
+		if (failed) {
+			fprintf(stderr, "zonebake-server: cannot start worker %u: %s\n", w,
+				strerror(failed));
 			return -1;
 		}
 	}
-	for (;;) {
-		struct epoll_event events[64];
-		int ready = epoll_wait(epfd, events, 64, -1);
-		if (ready < 0) {
-			if (errno == EINTR)
-				continue;
-			fprintf(stderr, "zonebake-server: epoll_wait: %s\n", strerror(errno));
+	for (unsigned w = 0; server->options.cpu_affinity && w < server->nworkers; w++) {
+		int failed = pin(server->workers[w].thread, w % (unsigned)(ncpus > 0 ? ncpus : 1));
+		if (failed) {
+			fprintf(stderr, "zonebake-server: cannot pin worker %u: %s\n", w,
+				strerror(failed));
 			return -1;
 		}
-		for (int i = 0; i < ready; i++) {
-			uint32_t kind = (uint32_t)(events[i].data.u64 >> 32);
-			uint32_t index = (uint32_t)events[i].data.u64;
-			switch (kind) {
-			case ZB_EVENT_UDP:
-				zb_udp_drain(zs, listeners[index].udp_fd);
-				break;
-			case ZB_EVENT_LISTEN:
-				zb_tcp_accept(&tcp, listeners[index].tcp_fd);
-				break;
-			case ZB_EVENT_CONN:
-				zb_tcp_event(&tcp, index, events[i].events);
-				break;
-			case ZB_EVENT_TIMER: {
-				uint64_t expirations = 0;
-				if (read(timer, &expirations, sizeof(expirations)) == sizeof(expirations))
-					zb_tcp_tick(&tcp, (uint32_t)expirations);
-				break;
-			}
-			}
-		}
 	}
+	return 0;
+}
+
+void zb_server_run_first(struct zb_server *server)
+{
+	zb_worker_run(&server->workers[0]);
 }

@@ -1,21 +1,26 @@
 /*
- * server.h - the event loop: UDP and TCP on every listen address, and a one-second timer.
+ * server.h - the workers: bind every listen address once per worker, then run them, one
+ * thread each.
  */
 #ifndef ZB_SERVER_H
 #define ZB_SERVER_H
 
-#include <stdint.h>
+#include "worker.h"
 
-#include "sockets.h"
-#include "zonedata.h"
-
-struct zb_server_options {
-	uint32_t tcp_idle_timeout;    /* seconds */
-	uint32_t tcp_max_connections;
+struct zb_server {
+	struct zb_server_options options;
+	unsigned nworkers;
+	struct zb_worker *workers;
 };
 
-/* Serve until a fatal error; returns only then. */
-int zb_serve(const struct zb_zoneset *zs, const struct zb_listener *listeners, int n,
-	     const struct zb_server_options *options);
+/* Bind the listen addresses for every worker. Returns 0, or -1 with a message in `err`. */
+int zb_server_bind(struct zb_server *server, const struct zb_zoneset *zs,
+		   const char *const *specs, int nspecs, char *err, size_t err_len);
+
+/* Start every worker but the first, each in a thread of its own. Returns 0, or -1. */
+int zb_server_start(struct zb_server *server);
+
+/* Run the first worker in the calling thread; returns only when it fails. */
+void zb_server_run_first(struct zb_server *server);
 
 #endif

@@ -59,10 +59,18 @@ static int parse_addr(const char *spec, struct sockaddr_storage *ss, socklen_t *
 		       parse_port(port, &sin->sin_port) == 0 ? 0 : -1;
 }
 
-static int bound_socket(int family, int type, const struct sockaddr_storage *addr,
-			socklen_t addr_len)
+static int is_wildcard(const struct sockaddr_storage *addr)
+{
+	if (addr->ss_family == AF_INET6)
+		return IN6_IS_ADDR_UNSPECIFIED(&((const struct sockaddr_in6 *)addr)->sin6_addr);
+	return ((const struct sockaddr_in *)addr)->sin_addr.s_addr == htonl(INADDR_ANY);
+}
+
+static int bound_socket(int type, const struct sockaddr_storage *addr, socklen_t addr_len,
+			const struct zb_socket_options *options)
 {
 	int one = 1;
+	int family = addr->ss_family;
 	int fd = socket(family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 
 	if (fd < 0)
@@ -70,8 +78,20 @@ static int bound_socket(int family, int type, const struct sockaddr_storage *add
 	/* An IPv6 socket takes IPv6 only, so [::]:53 and 0.0.0.0:53 can both be listened on. */
 	if (family == AF_INET6)
 		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	/* Every worker binds its own socket; the kernel spreads queries over them. */
+	setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
 	if (type == SOCK_STREAM)
 		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (type == SOCK_DGRAM && is_wildcard(addr)) {
+		if (family == AF_INET6)
+			setsockopt(fd, IPPROTO_IPV6, IPV6_RECVPKTINFO, &one, sizeof(one));
+		else
+			setsockopt(fd, IPPROTO_IP, IP_PKTINFO, &one, sizeof(one));
+	}
+	if (type == SOCK_DGRAM && options->udp_rcvbuf)
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &options->udp_rcvbuf, sizeof(int));
+	if (type == SOCK_DGRAM && options->udp_sndbuf)
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &options->udp_sndbuf, sizeof(int));
 	if (bind(fd, (const struct sockaddr *)addr, addr_len) != 0 ||
 	    (type == SOCK_STREAM && listen(fd, 1024) != 0)) {
 		int saved = errno;
@@ -88,24 +108,25 @@ static in_port_t *port_of(struct sockaddr_storage *addr)
 					   : &((struct sockaddr_in *)addr)->sin_port;
 }
 
-int zb_listen(const char *spec, struct zb_listener *out, char *err, size_t err_len)
+int zb_listen(const char *spec, const struct zb_socket_options *options,
+	      struct zb_listener *out, char *err, size_t err_len)
 {
 	if (parse_addr(spec, &out->addr, &out->addr_len) != 0) {
 		snprintf(err, err_len, "bad listen address '%s' (ADDRESS:PORT or [IPV6]:PORT)", spec);
 		return -1;
 	}
-	int family = out->addr.ss_family;
+	out->wildcard = is_wildcard(&out->addr);
 	int any_port = *port_of(&out->addr) == 0;
 	/* Port 0: the kernel picks the UDP port, and TCP takes the same one; should another
 	 * program hold it for TCP, pick again. */
 	for (int attempt = 0; attempt < 16; attempt++) {
 		struct sockaddr_storage addr = out->addr;
-		out->udp_fd = bound_socket(family, SOCK_DGRAM, &addr, out->addr_len);
+		out->udp_fd = bound_socket(SOCK_DGRAM, &addr, out->addr_len, options);
 		if (out->udp_fd < 0)
 			break;
 		socklen_t len = sizeof(addr);
 		getsockname(out->udp_fd, (struct sockaddr *)&addr, &len);
-		out->tcp_fd = bound_socket(family, SOCK_STREAM, &addr, out->addr_len);
+		out->tcp_fd = bound_socket(SOCK_STREAM, &addr, out->addr_len, options);
 		if (out->tcp_fd >= 0) {
 			out->addr = addr;
 			return 0;
@@ -120,6 +141,23 @@ int zb_listen(const char *spec, struct zb_listener *out, char *err, size_t err_l
 	}
 	snprintf(err, err_len, "%s: bind: %s", spec, strerror(errno));
 	return -1;
+}
+
+int zb_listen_again(const struct zb_listener *first, const struct zb_socket_options *options,
+		    struct zb_listener *out, char *err, size_t err_len)
+{
+	*out = *first;
+	out->udp_fd = bound_socket(SOCK_DGRAM, &first->addr, first->addr_len, options);
+	out->tcp_fd = out->udp_fd < 0 ? -1
+				      : bound_socket(SOCK_STREAM, &first->addr, first->addr_len,
+						     options);
+	if (out->tcp_fd < 0) {
+		snprintf(err, err_len, "bind for another worker: %s", strerror(errno));
+		if (out->udp_fd >= 0)
+			close(out->udp_fd);
+		return -1;
+	}
+	return 0;
 }
 
 void zb_format_addr(const struct zb_listener *l, char *buf, size_t len)

@@ -1,12 +1,33 @@
 /*
- * udp.h - the UDP serving loop.
+ * udp.h - UDP in batches: recvmmsg a batch of queries, answer each, sendmmsg the answers.
  */
 #ifndef ZB_UDP_H
 #define ZB_UDP_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 #include "zonedata.h"
 
-/* Answer every query waiting on a UDP socket. */
-void zb_udp_drain(const struct zb_zoneset *zs, int fd);
+#define ZB_UDP_QUERY_MAX 4096 /* a longer query is dropped (it is never a plain question) */
+
+struct zb_udp_slot;
+
+/* One worker's buffers: `batch` slots of query, answer, address and control data. */
+struct zb_udp {
+	const struct zb_zoneset *zs;
+	unsigned batch;
+	size_t answer_size;
+	struct zb_udp_slot *slots;
+	struct mmsghdr *in;
+	struct mmsghdr *out;
+};
+
+/* Allocate a worker's buffers once. Returns 0, or -1 when memory cannot be had. */
+int zb_udp_init(struct zb_udp *udp, const struct zb_zoneset *zs, unsigned batch);
+
+/* Answer every query waiting on a UDP socket. With `pktinfo` (a socket bound to a wildcard
+ * address), each answer leaves from the address its query came to. */
+void zb_udp_drain(struct zb_udp *udp, int fd, int pktinfo);
 
 #endif

@@ -173,13 +173,24 @@ def test_client_that_does_not_read_holds_up_nobody(server):
     assert server.alive()
 
 
-@pytest.fixture()
-def strict_server(testset_binary):
-    srv = Server(testset_binary, "--tcp-idle-timeout", "1", "--tcp-max-connections", "3")
+def one_worker(binary, *args):
+    """One worker, so that every connection meets the same pool and the same clock."""
+    srv = Server(binary, "--threads", "1", *args)
     yield srv
     alive = srv.alive()
     srv.stop()
     assert alive
+
+
+@pytest.fixture()
+def strict_server(testset_binary):
+    yield from one_worker(testset_binary, "--tcp-idle-timeout", "1")
+
+
+@pytest.fixture()
+def capped_server(testset_binary):
+    yield from one_worker(testset_binary, "--tcp-idle-timeout", "60",
+                          "--tcp-max-connections", "3")
 
 
 def test_idle_connection_is_closed(strict_server):
@@ -197,26 +208,29 @@ def test_length_larger_than_what_follows_waits_then_times_out(strict_server):
         assert closed_by_server(sock, LONG)
 
 
-def test_connection_cap_closes_the_oldest_idle(strict_server):
-    silent = [connect(strict_server) for _ in range(3)]
-    time.sleep(0.05)
+def test_connection_cap_closes_the_oldest_idle(capped_server):
+    silent = [connect(capped_server) for _ in range(3)]
     try:
-        with connect(strict_server) as newcomer:
+        # The three are the oldest and idle; the idle timeout (60 s) is far away.
+        silent[1].sendall(frame(query("www.example.", id_=1)))
+        assert recv_message(silent[1]).id == 1  # now silent[0] is the oldest idle one
+        with connect(capped_server) as newcomer:
             newcomer.sendall(frame(query("www.example.", id_=3)))
             newcomer.settimeout(1.0)
             assert recv_message(newcomer).id == 3
-        assert closed_by_server(silent[0], LONG)
+        assert closed_by_server(silent[0], 1.0)
+        assert not closed_by_server(silent[2], 0.2)
     finally:
         for sock in silent:
             sock.close()
 
 
-def test_many_silent_connections(strict_server):
+def test_many_silent_connections(capped_server):
     """A client opening connections and sending nothing takes no more than the cap, and
     never stops a real query from being answered."""
-    socks = [connect(strict_server) for _ in range(40)]
+    socks = [connect(capped_server) for _ in range(40)]
     try:
-        with connect(strict_server) as real:
+        with connect(capped_server) as real:
             real.sendall(frame(query("www.example.", id_=4)))
             real.settimeout(1.0)
             assert recv_message(real).id == 4

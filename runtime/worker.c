@@ -1,0 +1,95 @@
+/*
+ * worker.c - one worker's epoll loop: UDP sockets are drained in batches, TCP listeners
+ * accept, connections read and write, and a timerfd advances the coarse clock that expires
+ * idle TCP connections, so the query path itself never asks the time.
+ */
+#include "worker.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include "tcp.h"
+#include "udp.h"
+
+enum { ZB_EVENT_UDP = 1, ZB_EVENT_LISTEN = 2, ZB_EVENT_TIMER = 4 }; /* 3 is ZB_EVENT_CONN */
+
+static int watch(int epfd, int fd, uint32_t kind, uint32_t index)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = (uint64_t)kind << 32 | index };
+	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
+}
+
+static int one_second_timer(void)
+{
+	struct itimerspec every_second = { .it_interval = { 1, 0 }, .it_value = { 1, 0 } };
+	int fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+
+	if (fd >= 0 && timerfd_settime(fd, 0, &every_second, NULL) != 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static void *fail(const struct zb_worker *w, const char *what)
+{
+	fprintf(stderr, "zonebake-server: worker %u: %s: %s\n", w->index, what, strerror(errno));
+	return NULL;
+}
+
+void *zb_worker_run(void *arg)
+{
+	struct zb_worker *w = arg;
+	const struct zb_server_options *options = w->options;
+	struct zb_tcp tcp;
+	struct zb_udp udp;
+
+	int epfd = epoll_create1(EPOLL_CLOEXEC);
+	int timer = one_second_timer();
+	if (epfd < 0 || timer < 0 || watch(epfd, timer, ZB_EVENT_TIMER, 0) != 0)
+		return fail(w, "event loop");
+	if (zb_tcp_init(&tcp, w->zs, epfd, options->tcp_idle_timeout,
+			options->tcp_max_connections) != 0 ||
+	    zb_udp_init(&udp, w->zs, options->batch) != 0)
+		return fail(w, "buffers");
+	for (int i = 0; i < w->nlisteners; i++)
+		if (watch(epfd, w->listeners[i].udp_fd, ZB_EVENT_UDP, (uint32_t)i) != 0 ||
+		    watch(epfd, w->listeners[i].tcp_fd, ZB_EVENT_LISTEN, (uint32_t)i) != 0)
+			return fail(w, "epoll");
+
+	for (;;) {
+		struct epoll_event events[64];
+		int ready = epoll_wait(epfd, events, 64, -1);
+		if (ready < 0) {
+			if (errno == EINTR)
+				continue;
+			return fail(w, "epoll_wait");
+		}
+		for (int i = 0; i < ready; i++) {
+			uint32_t kind = (uint32_t)(events[i].data.u64 >> 32);
+			uint32_t index = (uint32_t)events[i].data.u64;
+			switch (kind) {
+			case ZB_EVENT_UDP:
+				zb_udp_drain(&udp, w->listeners[index].udp_fd,
+					     w->listeners[index].wildcard);
+				break;
+			case ZB_EVENT_LISTEN:
+				zb_tcp_accept(&tcp, w->listeners[index].tcp_fd);
+				break;
+			case ZB_EVENT_CONN:
+				zb_tcp_event(&tcp, index, events[i].events);
+				break;
+			case ZB_EVENT_TIMER: {
+				uint64_t expirations = 0;
+				if (read(timer, &expirations, sizeof(expirations)) == sizeof(expirations))
+					zb_tcp_tick(&tcp, (uint32_t)expirations);
+				break;
+			}
+			}
+		}
+	}
+}

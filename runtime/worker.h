@@ -1,0 +1,38 @@
+/*
+ * worker.h - one worker: an independent server with its own sockets (SO_REUSEPORT), its own
+ * epoll loop, TCP connections, UDP buffers and one-second timer. Workers share nothing
+ * mutable; the compiled zone set is read-only.
+ */
+#ifndef ZB_WORKER_H
+#define ZB_WORKER_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "sockets.h"
+#include "zonedata.h"
+
+#define ZB_MAX_LISTEN 64
+
+struct zb_server_options {
+	uint32_t tcp_idle_timeout;    /* seconds */
+	uint32_t tcp_max_connections; /* per worker */
+	unsigned threads;             /* workers */
+	unsigned batch;               /* UDP queries per recvmmsg */
+	int cpu_affinity;             /* pin worker i to CPU i */
+	struct zb_socket_options sockets;
+};
+
+struct zb_worker {
+	unsigned index;
+	const struct zb_zoneset *zs;
+	const struct zb_server_options *options;
+	struct zb_listener listeners[ZB_MAX_LISTEN];
+	int nlisteners;
+	pthread_t thread;
+};
+
+/* Run one worker's event loop; returns only on a fatal error. */
+void *zb_worker_run(void *worker);
+
+#endif
