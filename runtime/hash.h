@@ -30,23 +30,33 @@ static inline uint64_t zb_fmix64(uint64_t h)
 	return h;
 }
 
-/* Eight bytes at a time, little-endian (zonedata.h insists on it), the last word zero-padded. */
+/* The hash runs eight bytes at a time over a name, little-endian (zonedata.h insists on it),
+ * the last word zero-padded; these three steps let a caller feed it words it already has. */
+static inline uint64_t zb_hash_start(size_t len, uint64_t seed)
+{
+	return seed ^ ((uint64_t)len * ZB_HASH_M);
+}
+
+static inline uint64_t zb_hash_word(uint64_t h, uint64_t w)
+{
+	h = (h ^ w) * ZB_HASH_M;
+	return h ^ (h >> 32);
+}
+
 static inline uint64_t zb_hash(const uint8_t *key, size_t len, uint64_t seed)
 {
-	uint64_t h = seed ^ ((uint64_t)len * ZB_HASH_M);
+	uint64_t h = zb_hash_start(len, seed);
 	size_t i = 0;
 	uint64_t w;
 
 	for (; i + 8 <= len; i += 8) {
 		memcpy(&w, key + i, 8);
-		h = (h ^ w) * ZB_HASH_M;
-		h ^= h >> 32;
+		h = zb_hash_word(h, w);
 	}
 	if (i < len) {
 		w = 0;
 		memcpy(&w, key + i, len - i);
-		h = (h ^ w) * ZB_HASH_M;
-		h ^= h >> 32;
+		h = zb_hash_word(h, w);
 	}
 	return zb_fmix64(h);
 }

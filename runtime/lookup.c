@@ -14,16 +14,36 @@
 
 #include "hash.h"
 
-const struct zb_node *zb_find_node(const struct zb_zoneset *zs, const uint8_t *name, size_t len)
+/* Equal names, compared a word at a time: the compiled data and the query's scratch copy
+ * both leave room to read up to the next multiple of 8. */
+static inline int same_name(const uint8_t *a, const uint8_t *b, size_t len)
 {
-	uint64_t h = zb_hash(name, len, zs->seed);
-	uint16_t pilot = zs->pilots[zb_bucket_of(h, zs->nbuckets)];
-	uint32_t index = zs->slots[zb_slot_of(h, pilot, zs->nslots)];
+	size_t i = 0;
+	uint64_t x, y;
+
+	for (; i + 8 <= len; i += 8) {
+		memcpy(&x, a + i, 8);
+		memcpy(&y, b + i, 8);
+		if (x != y)
+			return 0;
+	}
+	if (i == len)
+		return 1;
+	memcpy(&x, a + i, 8);
+	memcpy(&y, b + i, 8);
+	return ((x ^ y) & (~0ull >> (8 * (8 - (len - i))))) == 0;
+}
+
+const struct zb_node *zb_find_node(const struct zb_zoneset *zs, const uint8_t *name, size_t len,
+				   uint64_t hash)
+{
+	uint16_t pilot = zs->pilots[zb_bucket_of(hash, zs->nbuckets)];
+	uint32_t index = zs->slots[zb_slot_of(hash, pilot, zs->nslots)];
 
 	if (index == ZB_EMPTY_SLOT)
 		return NULL;
 	const struct zb_node *node = &zs->nodes[index];
-	if (node->name_len != len || memcmp(zs->data + node->name_off, name, len) != 0)
+	if (node->name_len != len || !same_name(zs->data + node->name_off, name, len))
 		return NULL;
 	return node;
 }
@@ -50,7 +70,7 @@ static const struct zb_answer *answer_for_miss(const struct zb_zoneset *zs,
 const struct zb_answer *zb_lookup(const struct zb_zoneset *zs, const struct zb_question *q,
 				  int tcp)
 {
-	const struct zb_node *node = zb_find_node(zs, q->lower, q->name_len);
+	const struct zb_node *node = zb_find_node(zs, q->lower, q->name_len, q->hash);
 	uint16_t key = tcp && q->qtype == 255 ? ZB_KEY_ANY_OVER_TCP : q->qtype;
 
 	if (node)
@@ -62,7 +82,8 @@ const struct zb_answer *zb_lookup(const struct zb_zoneset *zs, const struct zb_q
 		first = q->nlabels - zs->max_labels;
 	for (unsigned strip = first; strip <= q->nlabels; strip++) { /* down to the root zone */
 		unsigned off = q->label_off[strip];
-		node = zb_find_node(zs, q->lower + off, q->name_len - off);
+		size_t len = q->name_len - off;
+		node = zb_find_node(zs, q->lower + off, len, zb_hash(q->lower + off, len, zs->seed));
 		if (node)
 			return answer_for_miss(zs, node, key);
 	}

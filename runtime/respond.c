@@ -126,19 +126,20 @@ size_t zb_respond(const struct zb_zoneset *zs, const uint8_t *query, size_t len,
 		  enum zb_transport transport)
 {
 	struct zb_question q;
-	struct zb_edns edns;
+	struct zb_edns edns = { 0 };
 
-	if (len < ZB_HEADER_LEN || (zb_hdr_flags(query) & ZB_FLAG_QR))
+	if (len < ZB_HEADER_LEN || (query[2] & (ZB_FLAG_QR >> 8)))
 		return 0;
-	int parsed = zb_hdr_qdcount(query) == 1 && zb_parse_question(query, len, &q) == 0;
-	if (!parsed)
+	if (zb_hdr_qdcount(query) != 1 || zb_parse_question(query, len, zs->seed, &q) != 0)
 		return error_response(zs, query, NULL, NULL,
 				      zb_hdr_opcode(query) != ZB_OPCODE_QUERY ? ZB_RCODE_NOTIMP
 									 : ZB_RCODE_FORMERR, out);
 	/* A query carries no answer or authority records; the additional section holds at most
 	 * one OPT, and nothing may follow it (Knot says FORMERR to the same). */
 	if (zb_hdr_ancount(query) || zb_hdr_nscount(query) ||
-	    zb_parse_additional(query, len, q.end, zb_hdr_arcount(query), &edns) != 0)
+	    (zb_hdr_arcount(query) ? zb_parse_additional(query, len, q.end, zb_hdr_arcount(query),
+							 &edns) != 0
+				   : q.end != len))
 		return error_response(zs, query, &q, NULL, ZB_RCODE_FORMERR, out);
 	if (zb_hdr_opcode(query) != ZB_OPCODE_QUERY)
 		return error_response(zs, query, &q, &edns, ZB_RCODE_NOTIMP, out);
@@ -174,7 +175,12 @@ size_t zb_respond(const struct zb_zoneset *zs, const uint8_t *query, size_t len,
 	size_t body_len = answer->body_len;
 	size_t end;
 	if (q.end + body_len + insert <= room) {
-		end = q.end + copy_body(zs, answer, query, &q, out + q.end, body_len);
+		if (!insert && q.name_len == answer->base_len) { /* an exact match: a plain copy */
+			memcpy(out + q.end, zs->data + answer->body_off, body_len);
+			end = q.end + body_len;
+		} else {
+			end = q.end + copy_body(zs, answer, query, &q, out + q.end, body_len);
+		}
 	} else if (q.end + answer->trunc_len + insert <= room) {
 		/* RFC 2181 §9: the optional additional records go first. */
 		end = q.end + copy_body(zs, answer, query, &q, out + q.end, answer->trunc_len);

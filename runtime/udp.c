@@ -40,6 +40,14 @@ int zb_udp_init(struct zb_udp *udp, const struct zb_zoneset *zs, unsigned batch)
 		struct zb_udp_slot *slot = &udp->slots[i];
 		slot->query_iov = (struct iovec){ slot->query, sizeof(slot->query) };
 		slot->answer_iov = (struct iovec){ answers + i * answer_size, 0 };
+		udp->in[i].msg_hdr = (struct msghdr){
+			.msg_name = &slot->peer,
+			.msg_namelen = sizeof(slot->peer),
+			.msg_iov = &slot->query_iov,
+			.msg_iovlen = 1,
+			.msg_control = slot->control,
+			.msg_controllen = sizeof(slot->control),
+		};
 	}
 	return 0;
 }
@@ -63,21 +71,18 @@ static size_t reply_control(struct msghdr *received, uint8_t *control)
 
 void zb_udp_drain(struct zb_udp *udp, int fd, int pktinfo)
 {
+	unsigned used = udp->batch; /* slots whose headers recvmmsg changed last time */
+
 	for (;;) {
-		for (unsigned i = 0; i < udp->batch; i++) {
-			struct zb_udp_slot *slot = &udp->slots[i];
-			udp->in[i].msg_hdr = (struct msghdr){
-				.msg_name = &slot->peer,
-				.msg_namelen = sizeof(slot->peer),
-				.msg_iov = &slot->query_iov,
-				.msg_iovlen = 1,
-				.msg_control = pktinfo ? slot->control : NULL,
-				.msg_controllen = pktinfo ? sizeof(slot->control) : 0,
-			};
+		/* recvmmsg shortens the address and control lengths it fills: give them back. */
+		for (unsigned i = 0; i < used; i++) {
+			udp->in[i].msg_hdr.msg_namelen = sizeof(struct sockaddr_storage);
+			udp->in[i].msg_hdr.msg_controllen = pktinfo ? ZB_CONTROL_SIZE : 0;
 		}
 		int received = recvmmsg(fd, udp->in, udp->batch, MSG_DONTWAIT, NULL);
 		if (received <= 0)
 			return; /* EAGAIN: drained; anything else: try again on the next event */
+		used = (unsigned)received;
 
 		unsigned answers = 0;
 		for (int i = 0; i < received; i++) {

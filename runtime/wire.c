@@ -4,44 +4,69 @@
  */
 #include "wire.h"
 
-static inline uint8_t zb_lower(uint8_t c)
+#include <string.h>
+
+#include "hash.h"
+
+/* ASCII letters of eight bytes at once made lowercase; other bytes, label lengths included
+ * (never above 63), stay as they are. */
+static inline uint64_t zb_lower8(uint64_t w)
 {
-	return (uint8_t)(c - 'A') < 26 ? (uint8_t)(c + ('a' - 'A')) : c;
+	uint64_t low7 = w & 0x7f7f7f7f7f7f7f7full;
+	uint64_t at_least_a = low7 + 0x3f3f3f3f3f3f3f3full; /* bit 7 set where byte >= 'A' */
+	uint64_t above_z = low7 + 0x2525252525252525ull;    /* bit 7 set where byte > 'Z' */
+	uint64_t upper = at_least_a & ~above_z & ~w & 0x8080808080808080ull;
+	return w | (upper >> 2);
 }
 
-int zb_parse_question(const uint8_t *pkt, size_t len, struct zb_question *q)
+int zb_parse_question(const uint8_t *pkt, size_t len, uint64_t seed, struct zb_question *q)
 {
 	size_t off = ZB_HEADER_LEN;
-	size_t name_len = 0;
 	unsigned nlabels = 0;
 
+	/* Walk the labels: each a plain length, all within the packet and 255 octets. */
 	for (;;) {
 		if (off >= len)
 			return -1;
-		uint8_t label = pkt[off];
+		unsigned label = pkt[off];
 		if (label == 0)
 			break;
 		if (label > 63) /* 0xC0 pointer, 0x40/0x80 extended or reserved label types */
 			return -1;
-		if (name_len + 1 + label + 1 > ZB_MAX_NAME || off + 1 + label >= len)
+		q->label_off[nlabels++] = (uint8_t)(off - ZB_HEADER_LEN);
+		off += 1 + label;
+		if (off - ZB_HEADER_LEN > ZB_MAX_NAME - 1)
 			return -1;
-		q->label_off[nlabels++] = (uint8_t)name_len;
-		q->lower[name_len] = label;
-		for (unsigned i = 1; i <= label; i++)
-			q->lower[name_len + i] = zb_lower(pkt[off + i]);
-		name_len += 1 + (size_t)label;
-		off += 1 + (size_t)label;
 	}
-	q->label_off[nlabels] = (uint8_t)name_len;
-	q->lower[name_len++] = 0;
-	off++;
-	if (off + 4 > len)
+	size_t name_len = off - ZB_HEADER_LEN + 1;
+	if (off + 5 > len)
 		return -1;
-	q->name_len = (uint16_t)name_len;
+	q->label_off[nlabels] = (uint8_t)(name_len - 1);
 	q->nlabels = (uint8_t)nlabels;
-	q->qtype = zb_get16(pkt + off);
-	q->qclass = zb_get16(pkt + off + 2);
-	q->end = (uint16_t)(off + 4);
+	q->name_len = (uint16_t)name_len;
+	q->qtype = zb_get16(pkt + off + 1);
+	q->qclass = zb_get16(pkt + off + 3);
+	q->end = (uint16_t)(off + 5);
+
+	/* Copy, lowercase and hash a word at a time; the last word is zero-padded. */
+	memcpy(q->lower, pkt + ZB_HEADER_LEN, name_len);
+	uint64_t h = zb_hash_start(name_len, seed);
+	size_t i = 0;
+	for (; i + 8 <= name_len; i += 8) {
+		uint64_t w;
+		memcpy(&w, q->lower + i, 8);
+		w = zb_lower8(w);
+		memcpy(q->lower + i, &w, 8);
+		h = zb_hash_word(h, w);
+	}
+	if (i < name_len) {
+		uint64_t w;
+		memcpy(&w, q->lower + i, 8);
+		w = zb_lower8(w & (~0ull >> (8 * (8 - (name_len - i)))));
+		memcpy(q->lower + i, &w, 8);
+		h = zb_hash_word(h, w);
+	}
+	q->hash = zb_fmix64(h);
 	return 0;
 }
 

@@ -66,15 +66,18 @@ struct zb_question {
 	uint16_t end;                   /* offset just past QCLASS */
 	uint8_t nlabels;                /* labels of QNAME, root not counted */
 	uint8_t label_off[ZB_MAX_LABELS + 1]; /* offset of each label in the name; [nlabels]: root */
-	uint8_t lower[ZB_MAX_NAME + 1]; /* QNAME, ASCII letters lowercased (RFC 4343) */
+	uint64_t hash;                  /* zb_hash of `lower` (hash.h), computed while parsing */
+	/* QNAME, ASCII letters lowercased (RFC 4343), zero-padded to a whole word */
+	uint8_t lower[ZB_MAX_NAME + 1 + 8] __attribute__((aligned(8)));
 };
 
 /*
- * Parse the question that starts at offset 12 of a packet of `len` bytes. Returns 0, or -1
- * when it is malformed: runs past the end, a label type other than a plain length (a
- * compression pointer has nothing to point back to in a question), or a name over 255 octets.
+ * Parse the question that starts at offset 12 of a packet of `len` bytes, and hash its
+ * lowercased name with `seed`. Returns 0, or -1 when it is malformed: runs past the end, a
+ * label type other than a plain length (a compression pointer has nothing to point back to
+ * in a question), or a name over 255 octets.
  */
-int zb_parse_question(const uint8_t *pkt, size_t len, struct zb_question *q);
+int zb_parse_question(const uint8_t *pkt, size_t len, uint64_t seed, struct zb_question *q);
 
 /* EDNS(0) (RFC 6891) as the query asked for it. */
 #define ZB_EDNS_OPTION_NSID 3 /* RFC 5001 */
