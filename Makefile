@@ -11,7 +11,7 @@ SANITIZED_TESTS := tests/test_udp_answers.py tests/test_udp_protocol.py \
 	tests/test_udp_resolution.py tests/test_edns.py tests/test_tcp.py tests/test_example_zones.py
 FUZZ_SECONDS ?= 60
 
-.PHONY: all run test fuzz clean
+.PHONY: all run test fuzz bench clean
 
 all: build/zonebake-server
 
@@ -34,6 +34,11 @@ test: $(VENV)/.installed
 # Fuzz the request handler (clang with libFuzzer): make fuzz FUZZ_SECONDS=600
 fuzz: $(VENV)/.installed
 	PYTHON=$(VENV)/bin/python tests/fuzz/run.sh $(FUZZ_SECONDS)
+
+# The benchmark against Knot, NSD, gdnsd and an echo reflector (tests/bench/run.py).
+bench: $(VENV)/.installed
+	tests/bench/install.sh
+	$(VENV)/bin/python tests/bench/run.py
 
 clean:
 	rm -rf build $(VENV)

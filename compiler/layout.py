@@ -1,8 +1,9 @@
 """Stage 7: pack the tree, its answers and the perfect hash into the one byte blob the
 responder reads, in the struct layouts of runtime/zonedata.h. Change both or neither.
 
-The blob holds, each table 8-byte aligned: nodes, type entries, answers, pilots, slots, then
-the byte regions (pointer fixups, names, answer bodies). Identical bodies are stored once.
+The blob holds, each table 8-byte aligned: nodes (one per hash slot), type entries, pilots,
+then every distinct answer (its record, its body, its pointer fixups, together), then the
+names. Answers are referred to by their offset in the blob.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-from .phash import PerfectHash
+from .phash import EMPTY_SLOT, PerfectHash
 from .wire import Body, NodeBodies
 
 NODE = struct.Struct("<IIIIHBB")  # struct zb_node
@@ -25,101 +26,100 @@ class Layout:
     data: bytes
     nodes_off: int
     types_off: int
-    answers_off: int
     pilots_off: int
-    slots_off: int
-    nnodes: int
+    nnodes: int  # one per hash slot: some are empty
     nanswers: int
     nbuckets: int
-    nslots: int
     seed: int
 
 
-def _align(n: int) -> int:
-    return (n + ALIGN - 1) & ~(ALIGN - 1)
-
-
-class _Region:
-    """Append-only bytes with identical pieces stored once."""
-
-    def __init__(self):
-        self.data = bytearray()
-        self.offsets: dict[bytes, int] = {}
-
-    def add(self, piece: bytes, align: int = 1) -> int:
-        if piece not in self.offsets:
-            self.data += bytes(-len(self.data) % align)
-            self.offsets[piece] = len(self.data)
-            self.data += piece
-        return self.offsets[piece]
+def _align(n: int, to: int = ALIGN) -> int:
+    return (n + to - 1) & ~(to - 1)
 
 
 def pack(nodes: list[NodeBodies], phash: PerfectHash) -> Layout:
-    """Lay out nodes in the order of the perfect hash's key indexes."""
-    answer_index: dict[Body, int] = {}
-    answer_list: list[Body] = []
+    """Nodes in the order of the perfect hash's slots (a node's slot is its index; empty
+    slots hold empty nodes), and each answer's record right before its body, so a lookup
+    touches as few cache lines as it can."""
+    answers: list[Body] = []
+    answer_number: dict[Body, int] = {}
 
-    def index_of(body: Body) -> int:
-        if body not in answer_index:
-            answer_index[body] = len(answer_list)
-            answer_list.append(body)
+    def number_of(body: Body) -> int:
+        if body not in answer_number:
+            answer_number[body] = len(answers)
+            answers.append(body)
             if body.overflow is not None:
-                index_of(body.overflow)
-        return answer_index[body]
+                number_of(body.overflow)
+        return answer_number[body]
 
-    node_index = {node.key: i for i, node in enumerate(nodes)}
-
-    type_entries: list[tuple[int, int]] = []
-    node_rows = []
-    for node in nodes:
-        types_off = len(type_entries)
-        for rdtype in sorted(node.by_type):
-            type_entries.append((rdtype, index_of(node.by_type[rdtype])))
+    slot_of_key = {nodes[index].key: slot for slot, index in enumerate(phash.slots)
+                   if index != EMPTY_SLOT}
+    rows = []  # per slot: (node, types, default, miss, miss_kind) with answer numbers
+    type_count = 0
+    for index in phash.slots:
+        if index == EMPTY_SLOT:
+            rows.append(None)
+            continue
+        node = nodes[index]
+        types = [(rdtype, number_of(node.by_type[rdtype])) for rdtype in sorted(node.by_type)]
         if node.miss_wildcard is not None:
-            miss, miss_kind = node_index[node.miss_wildcard], MISS_WILDCARD
+            miss, miss_kind = slot_of_key[node.miss_wildcard], MISS_WILDCARD
         else:
-            miss, miss_kind = index_of(node.miss), MISS_ANSWER
-        node_rows.append((types_off, len(type_entries) - types_off, index_of(node.default),
-                          miss, miss_kind))
+            miss, miss_kind = number_of(node.miss), MISS_ANSWER
+        rows.append((node, types, number_of(node.default), miss, miss_kind))
+        type_count += len(types)
 
     nodes_off = 0
-    types_off = _align(nodes_off + NODE.size * len(node_rows))
-    answers_off = _align(types_off + TYPE_ENTRY.size * len(type_entries))
-    pilots_off = _align(answers_off + ANSWER.size * len(answer_list))
-    slots_off = _align(pilots_off + 2 * len(phash.pilots))
-    bytes_off = _align(slots_off + 4 * len(phash.slots))
+    types_off = _align(NODE.size * len(rows))
+    pilots_off = _align(types_off + TYPE_ENTRY.size * type_count)
+    answers_off = _align(pilots_off + 2 * len(phash.pilots))
 
-    region = _Region()
-    answer_rows = []
-    for body in answer_list:
-        fixups_at = region.add(struct.pack(f"<{len(body.fixups)}H", *body.fixups), 2)
-        body_at = region.add(body.data)
-        overflow = answer_index[body.overflow] if body.overflow is not None else 0
-        answer_rows.append(ANSWER.pack(body.header, len(body.data), body.base_len,
-                                       len(body.fixups), body.trunc_len, body.trunc_arcount,
-                                       bytes_off + body_at, bytes_off + fixups_at,
-                                       body.dname_split, body.dname_owner_len,
-                                       body.dname_max_prefix, overflow))
-    keys = [node.key for node in nodes]
-    name_offsets = [bytes_off + region.add(key) for key in keys]
+    # Where each answer goes: its record, its body, its fixups.
+    answer_at, position = [], answers_off
+    for body in answers:
+        position = _align(position, 4)
+        answer_at.append(position)
+        position += ANSWER.size + len(body.data) + len(body.data) % 2 + 2 * len(body.fixups)
+    names_off = position
+
+    def offset(number: int) -> int:
+        return answer_at[number]
 
     out = bytearray()
-    for (t_off, ntypes, default, miss, miss_kind), key, name_off in zip(node_rows, keys,
-                                                                        name_offsets):
-        out += NODE.pack(name_off, t_off, default, miss, ntypes, len(key), miss_kind)
+    name_at = names_off
+    names = bytearray()
+    type_rows = bytearray()
+    for row in rows:
+        if row is None:
+            out += bytes(NODE.size)  # name_len 0: no query name matches
+            continue
+        node, types, default, miss, miss_kind = row
+        if miss_kind == MISS_ANSWER:
+            miss = offset(miss)
+        out += NODE.pack(name_at, len(type_rows) // TYPE_ENTRY.size, offset(default), miss,
+                         len(types), len(node.key), miss_kind)
+        for rdtype, number in types:
+            type_rows += TYPE_ENTRY.pack(rdtype, 0, offset(number))
+        names += node.key
+        name_at += len(node.key)
     out += bytes(types_off - len(out))
-    for rdtype, answer in type_entries:
-        out += TYPE_ENTRY.pack(rdtype, 0, answer)
-    out += bytes(answers_off - len(out))
-    for row in answer_rows:
-        out += row
+    out += type_rows
     out += bytes(pilots_off - len(out))
     out += struct.pack(f"<{len(phash.pilots)}H", *phash.pilots)
-    out += bytes(slots_off - len(out))
-    out += struct.pack(f"<{len(phash.slots)}I", *phash.slots)
-    out += bytes(bytes_off - len(out))
-    out += region.data
+    for body, at in zip(answers, answer_at):
+        out += bytes(at - len(out))
+        body_at = at + ANSWER.size
+        fixups_at = _align(body_at + len(body.data), 2)
+        overflow = offset(answer_number[body.overflow]) if body.overflow is not None else 0
+        out += ANSWER.pack(body.header, len(body.data), body.base_len, len(body.fixups),
+                           body.trunc_len, body.trunc_arcount, body_at, fixups_at,
+                           body.dname_split, body.dname_owner_len, body.dname_max_prefix,
+                           overflow)
+        out += body.data
+        out += bytes(fixups_at - len(out))
+        out += struct.pack(f"<{len(body.fixups)}H", *body.fixups)
+    out += bytes(names_off - len(out))
+    out += names
     out += bytes(8)  # the responder compares names a word at a time: let it read past the last
-    return Layout(bytes(out), nodes_off, types_off, answers_off, pilots_off, slots_off,
-                  len(node_rows), len(answer_list), len(phash.pilots), len(phash.slots),
-                  phash.seed)
+    return Layout(bytes(out), nodes_off, types_off, pilots_off, len(rows), len(answers),
+                  len(phash.pilots), phash.seed)

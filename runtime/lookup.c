@@ -38,11 +38,9 @@ const struct zb_node *zb_find_node(const struct zb_zoneset *zs, const uint8_t *n
 				   uint64_t hash)
 {
 	uint16_t pilot = zs->pilots[zb_bucket_of(hash, zs->nbuckets)];
-	uint32_t index = zs->slots[zb_slot_of(hash, pilot, zs->nslots)];
+	const struct zb_node *node = &zs->nodes[zb_slot_of(hash, pilot, zs->nnodes)];
 
-	if (index == ZB_EMPTY_SLOT)
-		return NULL;
-	const struct zb_node *node = &zs->nodes[index];
+	/* An empty slot's node has name_len 0, which no name has. */
 	if (node->name_len != len || !same_name(zs->data + node->name_off, name, len))
 		return NULL;
 	return node;
@@ -55,8 +53,8 @@ static const struct zb_answer *answer_for_type(const struct zb_zoneset *zs,
 
 	for (unsigned i = 0; i < node->ntypes; i++)
 		if (entry[i].qtype == key)
-			return &zs->answers[entry[i].answer];
-	return &zs->answers[node->default_answer];
+			return zb_answer_at(zs, entry[i].answer);
+	return zb_answer_at(zs, node->default_answer);
 }
 
 static const struct zb_answer *answer_for_miss(const struct zb_zoneset *zs,
@@ -64,7 +62,7 @@ static const struct zb_answer *answer_for_miss(const struct zb_zoneset *zs,
 {
 	if (encloser->miss_kind == ZB_MISS_WILDCARD)
 		return answer_for_type(zs, &zs->nodes[encloser->miss], qtype);
-	return &zs->answers[encloser->miss];
+	return zb_answer_at(zs, encloser->miss);
 }
 
 const struct zb_answer *zb_lookup(const struct zb_zoneset *zs, const struct zb_question *q,

@@ -58,7 +58,8 @@ static size_t error_response(const struct zb_zoneset *zs, const uint8_t *query,
 	memset(out + 4, 0, 8);
 	if (q) {
 		zb_put16(out + 4, 1);
-		memcpy(out + ZB_HEADER_LEN, query + ZB_HEADER_LEN, q->end - ZB_HEADER_LEN);
+		if (out != query)
+			memcpy(out + ZB_HEADER_LEN, query + ZB_HEADER_LEN, q->end - ZB_HEADER_LEN);
 		len = q->end;
 	}
 	if (edns && edns->present) {
@@ -158,17 +159,21 @@ size_t zb_respond(const struct zb_zoneset *zs, const uint8_t *query, size_t len,
 	if (answer->dname_split) {
 		insert = q.name_len - answer->dname_owner_len;
 		if (insert > answer->dname_max_prefix) {
-			answer = &zs->answers[answer->overflow]; /* YXDOMAIN (RFC 6672 §2.2) */
+			answer = zb_answer_at(zs, answer->overflow); /* YXDOMAIN (RFC 6672 §2.2) */
 			insert = 0;
 		}
 	}
 
-	/* Header: ID from the query, flags and counts from the answer, RD and CD copied. */
-	memcpy(out, query, 2);
+	/* Header: ID from the query, flags and counts from the answer, RD and CD copied. When
+	 * answering in place (out == query) the question is already where it belongs. */
+	uint8_t rd = query[2] & (ZB_FLAG_RD >> 8), cd = query[3] & ZB_FLAG_CD;
+	if (out != query) {
+		memcpy(out, query, 2);
+		memcpy(out + ZB_HEADER_LEN, query + ZB_HEADER_LEN, q.end - ZB_HEADER_LEN);
+	}
 	memcpy(out + 2, answer->header, 10);
-	out[2] |= query[2] & (ZB_FLAG_RD >> 8);
-	out[3] |= query[3] & ZB_FLAG_CD;
-	memcpy(out + ZB_HEADER_LEN, query + ZB_HEADER_LEN, q.end - ZB_HEADER_LEN);
+	out[2] |= rd;
+	out[3] |= cd;
 
 	size_t opt = opt_len(zs, &edns);
 	size_t room = size_limit(zs, &edns, transport) - opt;

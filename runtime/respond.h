@@ -15,7 +15,9 @@
 enum zb_transport { ZB_UDP, ZB_TCP };
 
 /*
- * Write the response to `query` into `out` (ZB_RESPONSE_MAX bytes). Over UDP it is no longer
+ * Write the response to `query` (in a buffer readable ZB_QUERY_SLACK bytes past `len`) into
+ * `out` (ZB_RESPONSE_MAX bytes for TCP; for UDP, the larger of the zone set's udp_size and
+ * 1024); `out` may be `query` itself, to answer in place. Over UDP it is no longer
  * than 512 octets, or with EDNS the requestor's size within [512, the server's]; what does not
  * fit is cut (RFC 2181 §9). Returns its length, or 0 when the query gets no response at all
  * (shorter than a header, or itself a response: RFC 1035 §4.1.1).

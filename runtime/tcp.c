@@ -29,7 +29,7 @@ struct zb_conn {
 	uint32_t wstart;
 	uint32_t wlen;
 	int peer_closed;
-	uint8_t rbuf[ZB_FRAME];
+	uint8_t rbuf[ZB_FRAME + ZB_QUERY_SLACK];
 	uint8_t wbuf[2 * ZB_FRAME];
 };
 
@@ -132,8 +132,8 @@ close:
 
 static void conn_read(struct zb_tcp *tcp, struct zb_conn *c)
 {
-	while (c->rlen < sizeof(c->rbuf)) {
-		ssize_t n = recv(c->fd, c->rbuf + c->rlen, sizeof(c->rbuf) - c->rlen, 0);
+	while (c->rlen < ZB_FRAME) {
+		ssize_t n = recv(c->fd, c->rbuf + c->rlen, ZB_FRAME - c->rlen, 0);
 		if (n > 0) {
 			c->rlen += (uint32_t)n;
 			c->last_active = tcp->now;

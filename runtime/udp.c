@@ -19,27 +19,30 @@
 
 struct zb_udp_slot {
 	struct sockaddr_storage peer;
-	struct iovec query_iov;
-	struct iovec answer_iov;
+	struct iovec query_iov;  /* the whole buffer, for receiving */
+	struct iovec answer_iov; /* the same buffer: each query is answered in place */
 	uint8_t control[ZB_CONTROL_SIZE] __attribute__((aligned(8)));
-	uint8_t query[ZB_UDP_QUERY_MAX];
 };
 
 int zb_udp_init(struct zb_udp *udp, const struct zb_zoneset *zs, unsigned batch)
 {
-	/* zb_respond may write up to ZB_RESPONSE_MAX before it knows a query's size limit. */
-	size_t answer_size = ZB_RESPONSE_MAX;
-	*udp = (struct zb_udp){ .zs = zs, .batch = batch, .answer_size = answer_size };
+	/* One buffer a slot, answered in place: room for the longest query taken and for the
+	 * largest answer (the server's payload size; an error's header, question and OPT with
+	 * NSID stay below 1024), rounded up to whole cache lines. */
+	size_t size = zs->udp_size > ZB_UDP_QUERY_MAX ? zs->udp_size : ZB_UDP_QUERY_MAX;
+	size = (size + ZB_QUERY_SLACK + 63) & ~(size_t)63;
+	*udp = (struct zb_udp){ .zs = zs, .batch = batch, .buffer_size = size };
 	udp->slots = calloc(batch, sizeof(*udp->slots));
 	udp->in = calloc(batch, sizeof(*udp->in));
 	udp->out = calloc(batch, sizeof(*udp->out));
-	uint8_t *answers = calloc(batch, answer_size);
-	if (!udp->slots || !udp->in || !udp->out || !answers)
+	uint8_t *buffers = calloc(batch, size);
+	if (!udp->slots || !udp->in || !udp->out || !buffers)
 		return -1;
 	for (unsigned i = 0; i < batch; i++) {
 		struct zb_udp_slot *slot = &udp->slots[i];
-		slot->query_iov = (struct iovec){ slot->query, sizeof(slot->query) };
-		slot->answer_iov = (struct iovec){ answers + i * answer_size, 0 };
+		uint8_t *buffer = buffers + i * size;
+		slot->query_iov = (struct iovec){ buffer, ZB_UDP_QUERY_MAX };
+		slot->answer_iov = (struct iovec){ buffer, 0 };
 		udp->in[i].msg_hdr = (struct msghdr){
 			.msg_name = &slot->peer,
 			.msg_namelen = sizeof(slot->peer),
@@ -90,8 +93,8 @@ void zb_udp_drain(struct zb_udp *udp, int fd, int pktinfo)
 			struct msghdr *in = &udp->in[i].msg_hdr;
 			if (in->msg_flags & MSG_TRUNC)
 				continue; /* longer than any question needs: dropped */
-			size_t len = zb_respond(udp->zs, slot->query, udp->in[i].msg_len,
-						slot->answer_iov.iov_base, ZB_UDP);
+			size_t len = zb_respond(udp->zs, slot->query_iov.iov_base,
+						udp->in[i].msg_len, slot->answer_iov.iov_base, ZB_UDP);
 			if (!len)
 				continue;
 			slot->answer_iov.iov_len = len;

@@ -9,7 +9,9 @@
 
 #include "zonedata.h"
 
-#define ZB_UDP_QUERY_MAX 4096 /* a longer query is dropped (it is never a plain question) */
+/* A longer query is dropped: a question with EDNS options (cookies, padding) is far shorter,
+ * and small buffers keep a batch's slots close together in the caches. */
+#define ZB_UDP_QUERY_MAX 2048
 
 struct zb_udp_slot;
 
@@ -17,7 +19,7 @@ struct zb_udp_slot;
 struct zb_udp {
 	const struct zb_zoneset *zs;
 	unsigned batch;
-	size_t answer_size;
+	size_t buffer_size; /* bytes of each slot's buffer */
 	struct zb_udp_slot *slots;
 	struct mmsghdr *in;
 	struct mmsghdr *out;

@@ -48,20 +48,20 @@ int zb_parse_question(const uint8_t *pkt, size_t len, uint64_t seed, struct zb_q
 	q->qclass = zb_get16(pkt + off + 3);
 	q->end = (uint16_t)(off + 5);
 
-	/* Copy, lowercase and hash a word at a time; the last word is zero-padded. */
-	memcpy(q->lower, pkt + ZB_HEADER_LEN, name_len);
+	/* Lowercase and hash a word at a time, straight from the packet (which has slack to
+	 * read a word past its end: ZB_QUERY_SLACK); the last word is zero-padded. */
+	const uint8_t *name = pkt + ZB_HEADER_LEN;
 	uint64_t h = zb_hash_start(name_len, seed);
+	uint64_t w;
 	size_t i = 0;
 	for (; i + 8 <= name_len; i += 8) {
-		uint64_t w;
-		memcpy(&w, q->lower + i, 8);
+		memcpy(&w, name + i, 8);
 		w = zb_lower8(w);
 		memcpy(q->lower + i, &w, 8);
 		h = zb_hash_word(h, w);
 	}
 	if (i < name_len) {
-		uint64_t w;
-		memcpy(&w, q->lower + i, 8);
+		memcpy(&w, name + i, 8);
 		w = zb_lower8(w & (~0ull >> (8 * (8 - (name_len - i)))));
 		memcpy(q->lower + i, &w, 8);
 		h = zb_hash_word(h, w);

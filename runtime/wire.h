@@ -71,6 +71,10 @@ struct zb_question {
 	uint8_t lower[ZB_MAX_NAME + 1 + 8] __attribute__((aligned(8)));
 };
 
+/* A query buffer must be readable this far past the query's end: the name is read a word at
+ * a time, and its last word may reach past the question. */
+#define ZB_QUERY_SLACK 8
+
 /*
  * Parse the question that starts at offset 12 of a packet of `len` bytes, and hash its
  * lowercased name with `seed`. Returns 0, or -1 when it is malformed: runs past the end, a

@@ -2,7 +2,9 @@
  * zonedata.h - the layout of a compiled zone set, as the compiler writes it into zonedata.c.
  *
  * Everything lives in one read-only byte blob (`data`): plain structs with fixed layouts,
- * little-endian, each table 8-byte aligned, referenced by offsets into the blob. The
+ * little-endian, referenced by offsets into the blob. Nodes sit in the perfect hash's slot
+ * order (a slot's node is nodes[slot]; an empty slot's node has name_len 0), and each answer's
+ * record sits right before its body, so that a lookup touches few cache lines. The
  * compiler's layout.py packs the same structs; the _Static_asserts below and the tests keep
  * the two in step. Change both or neither.
  */
@@ -19,7 +21,7 @@
 struct zb_node {
 	uint32_t name_off;       /* lowercased wire-format name, in data */
 	uint32_t types_off;      /* first of `ntypes` entries in `types`, sorted by qtype */
-	uint32_t default_answer; /* answer for a qtype not in the list (NODATA and the like) */
+	uint32_t default_answer; /* answer (offset in data) for a qtype not in the list */
 	uint32_t miss;           /* for a name below this node that is not in the tree */
 	uint16_t ntypes;
 	uint8_t name_len;
@@ -27,14 +29,14 @@ struct zb_node {
 };
 
 enum zb_miss_kind {
-	ZB_MISS_ANSWER = 0,   /* `miss` is an answer index (NXDOMAIN, referral) */
+	ZB_MISS_ANSWER = 0,   /* `miss` is an answer's offset in data (NXDOMAIN, referral...) */
 	ZB_MISS_WILDCARD = 1, /* `miss` is the node index of the '*' child to synthesize from */
 };
 
 struct zb_type_entry {
 	uint16_t qtype;          /* or ZB_KEY_ANY_OVER_TCP */
 	uint16_t reserved;
-	uint32_t answer;
+	uint32_t answer;         /* offset in data */
 };
 
 /* The key of the answer to ANY over TCP: every RRset (over UDP, ANY gets one, RFC 8482).
@@ -58,27 +60,22 @@ struct zb_answer {
 	uint16_t dname_split;
 	uint8_t dname_owner_len;
 	uint8_t dname_max_prefix;
-	uint32_t overflow;
+	uint32_t overflow;       /* offset in data */
 };
 
 _Static_assert(sizeof(struct zb_node) == 20, "zb_node layout");
 _Static_assert(sizeof(struct zb_type_entry) == 8, "zb_type_entry layout");
 _Static_assert(sizeof(struct zb_answer) == 36, "zb_answer layout");
 
-#define ZB_EMPTY_SLOT 0xffffffffu
-
 struct zb_zoneset {
 	const uint8_t *data;
-	const struct zb_node *nodes;
+	const struct zb_node *nodes; /* one per perfect hash slot */
 	const struct zb_type_entry *types;
-	const struct zb_answer *answers;
 	const uint16_t *pilots;  /* perfect hash: one per bucket */
-	const uint32_t *slots;   /* perfect hash: node index per slot, ZB_EMPTY_SLOT if none */
 	uint64_t seed;
-	uint32_t nnodes;
+	uint32_t nnodes;         /* = the perfect hash's slots */
 	uint32_t nanswers;
 	uint32_t nbuckets;
-	uint32_t nslots;
 	uint32_t max_labels;     /* labels (root not counted) of the deepest node */
 	const char *description; /* the zones, for start-up messages */
 	/* From the [server] table of zonebake.toml. */
@@ -92,5 +89,10 @@ struct zb_zoneset {
 };
 
 extern const struct zb_zoneset zb_zoneset;
+
+static inline const struct zb_answer *zb_answer_at(const struct zb_zoneset *zs, uint32_t off)
+{
+	return (const struct zb_answer *)(zs->data + off);
+}
 
 #endif

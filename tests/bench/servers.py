@@ -1,0 +1,209 @@
+"""The servers the benchmark compares, each started from a generated configuration on a
+loopback port with one worker on CPU 0, and stopped by process group. Every one serves the
+same zone file."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import dns.message
+import dns.query
+import dns.rcode
+
+ORIGIN = "bench.example."
+
+
+class BenchServer:
+    name = "?"
+
+    def __init__(self, workdir: Path, port: int):
+        self.workdir = workdir / self.name
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.port = port
+        self.process: subprocess.Popen | None = None
+
+    def command(self) -> list[str]:
+        raise NotImplementedError
+
+    def start(self) -> None:
+        if self.answers():
+            raise RuntimeError(f"port {self.port} already answers: a server left running?")
+        log = open(self.workdir / "log", "w")
+        self.process = subprocess.Popen(["taskset", "-c", "0", *self.command()],
+                                        stdout=log, stderr=log, start_new_session=True,
+                                        cwd=self.workdir)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"{self.name} exited: {(self.workdir / 'log').read_text()}")
+            if self.answers():
+                return
+            time.sleep(0.2)
+        self.stop()
+        raise RuntimeError(f"{self.name} did not answer in time")
+
+    def answers(self) -> bool:
+        query = dns.message.make_query("host1." + ORIGIN, "A", use_edns=False)
+        try:
+            response = dns.query.udp(query, "127.0.0.1", port=self.port, timeout=0.5)
+        except Exception:
+            return False
+        return response.rcode() == dns.rcode.NOERROR and bool(response.answer)
+
+    def cpu_seconds(self) -> float:
+        """User and system time of every process of the server's group (NSD forks)."""
+        ticks = 0
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                fields = stat.read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[2]) == self.process.pid:  # field 5: the process group
+                ticks += int(fields[11]) + int(fields[12])  # utime, stime
+        return ticks / os.sysconf("SC_CLK_TCK")
+
+    def stop(self) -> None:
+        if self.process and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait()
+
+
+class Zonebake(BenchServer):
+    name = "zonebake"
+
+    def __init__(self, workdir, port, binary: Path, threads: int = 1, pinned: bool = True):
+        self.binary, self.threads, self.pinned = binary, threads, pinned
+        super().__init__(workdir, port)
+
+    def command(self):
+        command = [str(self.binary), "--listen", f"127.0.0.1:{self.port}", "--threads",
+                   str(self.threads)]
+        return command + (["--cpu-affinity"] if self.pinned else [])
+
+    def start(self):
+        if self.pinned:
+            return super().start()
+        # Unpinned: no taskset either.
+        log = open(self.workdir / "log", "w")
+        self.process = subprocess.Popen(self.command(), stdout=log, stderr=log,
+                                        start_new_session=True)
+        while not self.answers():
+            time.sleep(0.1)
+
+
+class Reflector(BenchServer):
+    name = "reflector"
+
+    def __init__(self, workdir, port, binary: Path):
+        self.binary = binary
+        super().__init__(workdir, port)
+
+    def command(self):
+        return [str(self.binary), "127.0.0.1", str(self.port), "64"]
+
+    def answers(self) -> bool:
+        """It echoes: the query comes back as it went."""
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            s.settimeout(0.5)
+            s.sendto(b"ping", ("127.0.0.1", self.port))
+            try:
+                return s.recv(16) == b"ping"
+            except OSError:
+                return False
+
+
+class Knot(BenchServer):
+    name = "knot"
+
+    def __init__(self, workdir, port, zone: Path):
+        self.zone = zone
+        super().__init__(workdir, port)
+
+    def command(self):
+        config = self.workdir / "knot.conf"
+        config.write_text(f"""server:
+    rundir: "{self.workdir}"
+    listen: 127.0.0.1@{self.port}
+    udp-workers: 1
+    tcp-workers: 1
+    background-workers: 1
+log:
+  - target: stderr
+    any: error
+database:
+    storage: "{self.workdir / 'db'}"
+template:
+  - id: default
+    zonefile-load: whole
+    zonefile-sync: -1
+    journal-content: none
+    semantic-checks: off
+zone:
+  - domain: {ORIGIN}
+    file: "{self.zone}"
+""")
+        return ["knotd", "-c", str(config)]
+
+
+class Nsd(BenchServer):
+    name = "nsd"
+
+    def __init__(self, workdir, port, zone: Path):
+        self.zone = zone
+        super().__init__(workdir, port)
+
+    def command(self):
+        config = self.workdir / "nsd.conf"
+        config.write_text(f"""server:
+    ip-address: 127.0.0.1@{self.port}
+    server-count: 1
+    username: ""
+    zonesdir: "{self.workdir}"
+    database: ""
+    pidfile: "{self.workdir / 'nsd.pid'}"
+    xfrdfile: "{self.workdir / 'xfrd.state'}"
+    zonelistfile: "{self.workdir / 'zone.list'}"
+    logfile: "{self.workdir / 'nsd.log'}"
+    verbosity: 0
+    rrl-ratelimit: 0
+    rrl-whitelist-ratelimit: 0
+remote-control:
+    control-enable: no
+zone:
+    name: {ORIGIN}
+    zonefile: "{self.zone}"
+""")
+        return ["nsd", "-d", "-c", str(config)]
+
+
+class Gdnsd(BenchServer):
+    name = "gdnsd"
+
+    def __init__(self, workdir, port, zone: Path):
+        self.zone = zone
+        super().__init__(workdir, port)
+
+    def command(self):
+        (self.workdir / "zones").mkdir(exist_ok=True)
+        target = self.workdir / "zones" / ORIGIN.rstrip(".")
+        if not target.exists():
+            target.symlink_to(self.zone)
+        (self.workdir / "config").write_text(f"""options => {{
+  listen => [ 127.0.0.1 ]
+  dns_port => {self.port}
+  udp_threads => 1
+  tcp_threads => 1
+  run_dir => {self.workdir / 'run'}
+  state_dir => {self.workdir / 'state'}
+}}
+""")
+        return ["gdnsd", "-c", str(self.workdir), "-f", "start"]
