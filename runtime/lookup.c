@@ -34,8 +34,10 @@ static inline int same_name(const uint8_t *a, const uint8_t *b, size_t len)
 	return ((x ^ y) & (~0ull >> (8 * (8 - (len - i))))) == 0;
 }
 
-const struct zb_node *zb_find_node(const struct zb_zoneset *zs, const uint8_t *name, size_t len,
-				   uint64_t hash)
+/* The node whose lowercased wire name is exactly `name` (`hash` its zb_hash), or NULL.
+ * `name` must be readable up to the next multiple of 8 octets. */
+static inline const struct zb_node *zb_find_node(const struct zb_zoneset *zs, const uint8_t *name,
+						 size_t len, uint64_t hash)
 {
 	uint16_t pilot = zs->pilots[zb_bucket_of(hash, zs->nbuckets)];
 	const struct zb_node *node = &zs->nodes[zb_slot_of(hash, pilot, zs->nnodes)];
@@ -65,15 +67,11 @@ static const struct zb_answer *answer_for_miss(const struct zb_zoneset *zs,
 	return zb_answer_at(zs, encloser->miss);
 }
 
-const struct zb_answer *zb_lookup(const struct zb_zoneset *zs, const struct zb_question *q,
-				  int tcp)
+/* No node has the name: strip leftmost labels until one does, the closest encloser, and take
+ * its answer for names below it. Kept out of line: exact matches never come here. */
+static __attribute__((noinline)) const struct zb_answer *
+lookup_below(const struct zb_zoneset *zs, const struct zb_question *q, uint16_t key)
 {
-	const struct zb_node *node = zb_find_node(zs, q->lower, q->name_len, q->hash);
-	uint16_t key = tcp && q->qtype == 255 ? ZB_KEY_ANY_OVER_TCP : q->qtype;
-
-	if (node)
-		return answer_for_type(zs, node, key);
-
 	/* No node has more than max_labels labels: skip straight to suffixes that short. */
 	unsigned first = 1;
 	if (q->nlabels > zs->max_labels)
@@ -81,9 +79,19 @@ const struct zb_answer *zb_lookup(const struct zb_zoneset *zs, const struct zb_q
 	for (unsigned strip = first; strip <= q->nlabels; strip++) { /* down to the root zone */
 		unsigned off = q->label_off[strip];
 		size_t len = q->name_len - off;
-		node = zb_find_node(zs, q->lower + off, len, zb_hash(q->lower + off, len, zs->seed));
+		const struct zb_node *node =
+			zb_find_node(zs, q->lower + off, len, zb_hash(q->lower + off, len, zs->seed));
 		if (node)
 			return answer_for_miss(zs, node, key);
 	}
 	return NULL;
+}
+
+const struct zb_answer *zb_lookup(const struct zb_zoneset *zs, const struct zb_question *q,
+				  int tcp)
+{
+	uint16_t key = tcp && q->qtype == 255 ? ZB_KEY_ANY_OVER_TCP : q->qtype;
+	const struct zb_node *node = zb_find_node(zs, q->lower, q->name_len, q->hash);
+
+	return node ? answer_for_type(zs, node, key) : lookup_below(zs, q, key);
 }
