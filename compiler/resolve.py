@@ -128,6 +128,7 @@ class ZoneView:
                 name = name.parent()
         self.cuts = {n for n, t in zone.nodes.items()
                      if n != self.origin and dns.rdatatype.NS in t}
+        self._redirects: dict[dns.name.Name, Delegated | BelowDname | None] = {}
         self.dnames = {n for n, t in zone.nodes.items() if dns.rdatatype.DNAME in t}
         soa = zone.soa.rdataset
         negative = dns.rdataset.Rdataset(soa.rdclass, dns.rdatatype.SOA)
@@ -142,11 +143,10 @@ class ZoneView:
 
     def locate(self, name: dns.name.Name, qtype: int) -> Location:
         """Where a concrete name in this zone falls."""
-        for ancestor in self._ancestors(name.parent() if name != self.origin else None):
-            if ancestor in self.cuts:
-                return Delegated(ancestor)
-            if ancestor in self.dnames:
-                return BelowDname(ancestor)
+        if name != self.origin:
+            redirect = self._redirect(name.parent())
+            if redirect is not None:
+                return redirect
         # At the cut itself only DS is the parent's own data (RFC 4035 §3.1.4.1).
         if name in self.cuts and qtype != dns.rdatatype.DS:
             return Delegated(name)
@@ -159,28 +159,27 @@ class ZoneView:
 
     def locate_below(self, encloser: dns.name.Name) -> Location:
         """Where a name falls that lies below `encloser` (an existing name) and does not exist."""
-        for ancestor in self._ancestors(encloser):
-            if ancestor in self.cuts:
-                return Delegated(ancestor)
-            if ancestor in self.dnames:
-                return BelowDname(ancestor)
-        return self._below(encloser)
+        redirect = self._redirect(encloser)
+        return redirect if redirect is not None else self._below(encloser)
 
     def _below(self, encloser: dns.name.Name) -> Location:
         source = WILDCARD.concatenate(encloser)
         return Synthesized(source) if source in self.names else Missing(encloser)
 
-    def _ancestors(self, name: dns.name.Name | None):
-        """From just below the origin down to `name` (included): the order of step 3's walk."""
-        if name is None:
-            return []
-        chain = []
-        while name != self.origin:
-            chain.append(name)
-            name = name.parent()
-        # The apex may own a DNAME (RFC 6672 §2.3), never a cut.
-        chain.append(self.origin)
-        return reversed(chain)
+    def _redirect(self, name: dns.name.Name) -> Delegated | BelowDname | None:
+        """The first cut or DNAME on the way from the apex down to `name` (included), which
+        decides for every name below (step 3's walk). The apex may own a DNAME (RFC 6672
+        §2.3), never a cut. Remembered per name: every node asks for its parent's."""
+        if name in self._redirects:
+            return self._redirects[name]
+        above = self._redirect(name.parent()) if name != self.origin else None
+        if above is None:
+            if name in self.cuts:
+                above = Delegated(name)
+            elif name in self.dnames:
+                above = BelowDname(name)
+        self._redirects[name] = above
+        return above
 
     def rrsets(self, name: dns.name.Name) -> dict:
         return self.data.get(name, {})
