@@ -74,18 +74,17 @@ static size_t reply_control(struct msghdr *received, uint8_t *control)
 
 void zb_udp_drain(struct zb_udp *udp, int fd, int pktinfo)
 {
-	unsigned used = udp->batch; /* slots whose headers recvmmsg changed last time */
-
 	for (;;) {
 		/* recvmmsg shortens the address and control lengths it fills: give them back. */
-		for (unsigned i = 0; i < used; i++) {
+		for (unsigned i = 0; i < udp->dirty; i++) {
 			udp->in[i].msg_hdr.msg_namelen = sizeof(struct sockaddr_storage);
-			udp->in[i].msg_hdr.msg_controllen = pktinfo ? ZB_CONTROL_SIZE : 0;
+			udp->in[i].msg_hdr.msg_controllen = ZB_CONTROL_SIZE;
 		}
+		udp->dirty = 0;
 		int received = recvmmsg(fd, udp->in, udp->batch, MSG_DONTWAIT, NULL);
 		if (received <= 0)
 			return; /* EAGAIN: drained; anything else: try again on the next event */
-		used = (unsigned)received;
+		udp->dirty = (unsigned)received;
 
 		unsigned answers = 0;
 		for (int i = 0; i < received; i++) {

@@ -20,6 +20,7 @@ struct zb_udp {
 	const struct zb_zoneset *zs;
 	unsigned batch;
 	size_t buffer_size; /* bytes of each slot's buffer */
+	unsigned dirty;     /* slots whose header lengths the last recvmmsg changed */
 	struct zb_udp_slot *slots;
 	struct mmsghdr *in;
 	struct mmsghdr *out;

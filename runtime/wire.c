@@ -23,10 +23,13 @@ int zb_parse_question(const uint8_t *pkt, size_t len, uint64_t seed, struct zb_q
 {
 	size_t off = ZB_HEADER_LEN;
 	unsigned nlabels = 0;
+	/* The root label must lie within the packet and within 255 octets of the name's start:
+	 * one bound checks both. */
+	size_t limit = len < ZB_HEADER_LEN + ZB_MAX_NAME ? len : ZB_HEADER_LEN + ZB_MAX_NAME;
 
-	/* Walk the labels: each a plain length, all within the packet and 255 octets. */
+	/* Walk the labels: each a plain length. */
 	for (;;) {
-		if (off >= len)
+		if (off >= limit)
 			return -1;
 		unsigned label = pkt[off];
 		if (label == 0)
@@ -35,8 +38,6 @@ int zb_parse_question(const uint8_t *pkt, size_t len, uint64_t seed, struct zb_q
 			return -1;
 		q->label_off[nlabels++] = (uint8_t)(off - ZB_HEADER_LEN);
 		off += 1 + label;
-		if (off - ZB_HEADER_LEN > ZB_MAX_NAME - 1)
-			return -1;
 	}
 	size_t name_len = off - ZB_HEADER_LEN + 1;
 	if (off + 5 > len)
