@@ -1,4 +1,5 @@
-"""The `zonebake` command: `zonebake build` compiles a zone set into a static responder."""
+"""The `zonebake` command: `zonebake build` compiles a zone set into a static responder;
+`zonebake check` does everything but write it."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import sys
 from pathlib import Path
 
 from . import __version__
-from .build import build
+from .build import build, compile_zoneset
 from .config import load_toml, zones_from_args
 from .errors import CompileError, UsageError
 
@@ -19,11 +20,13 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"zonebake {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
     b = commands.add_parser("build", help="compile zones into OUTDIR/zonebake-server")
-    source = b.add_mutually_exclusive_group(required=True)
-    source.add_argument("-c", "--config", type=Path, metavar="TOML",
-                        help="zonebake.toml listing the zones and the server's defaults")
-    source.add_argument("--zone", action="append", metavar="ORIGIN=FILE",
-                        help="a zone to serve (repeat for several)")
+    c = commands.add_parser("check", help="check that zones compile; write nothing")
+    for sub in (b, c):
+        source = sub.add_mutually_exclusive_group(required=True)
+        source.add_argument("-c", "--config", type=Path, metavar="TOML",
+                            help="zonebake.toml listing the zones and the server's defaults")
+        source.add_argument("--zone", action="append", metavar="ORIGIN=FILE",
+                            help="a zone to serve (repeat for several)")
     b.add_argument("-o", "--output", type=Path, required=True, metavar="OUTDIR",
                    help="where to write zonedata.c and zonebake-server")
     return parser
@@ -33,7 +36,10 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         config = load_toml(args.config) if args.config else zones_from_args(args.zone)
-        compiled = build(config, args.output)
+        if args.command == "build":
+            compiled = build(config, args.output)
+        else:
+            compiled = compile_zoneset(config)
     except UsageError as exc:
         print(f"zonebake: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -76,3 +76,22 @@ def test_missing_zone_file(tmp_path):
     assert result.returncode == 1
     assert "/nonexistent.zone: error: cannot read zone file: No such file or directory" \
         in result.stderr
+
+
+def test_check_accepts_a_good_set_and_writes_nothing(tmp_path):
+    result = run_zonebake("check", "-c", str(ZONES / "testset.toml"), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("zone", BROKEN, ids=[z.stem for z in BROKEN])
+def test_check_reports_what_build_reports(zone, tmp_path):
+    checked = run_zonebake("check", "--zone", f"example.={zone}", cwd=tmp_path)
+    built = run_zonebake("build", "--zone", f"example.={zone}", "-o", str(tmp_path / "out"))
+    assert checked.returncode == built.returncode == 1
+    assert checked.stderr == built.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_check_usage_error_exits_2():
+    assert run_zonebake("check", "--zone", "nonsense").returncode == 2
