@@ -28,12 +28,12 @@ class Compiled:
     layout: Layout
 
 
-def compile_zoneset(config: ZoneSetConfig) -> Compiled:
+def compile_zoneset(config: ZoneSetConfig, lenient: bool = False) -> Compiled:
     """Everything up to the C source; raises CompileError with every error found."""
     zones, warnings, errors = [], [], []
     for source in config.zones:
         try:
-            zone, zone_warnings = build_zone(parse_zone(source))
+            zone, zone_warnings = build_zone(parse_zone(source), lenient)
         except CompileError as exc:
             errors += exc.diagnostics
             continue
@@ -55,9 +55,9 @@ def compile_zoneset(config: ZoneSetConfig) -> Compiled:
     return Compiled(config, warnings, tree, node_answers, bodies, phash, layout)
 
 
-def build(config: ZoneSetConfig, outdir: Path) -> Compiled:
+def build(config: ZoneSetConfig, outdir: Path, lenient: bool = False) -> Compiled:
     """Compile the zone set into OUTDIR/zonedata.c and OUTDIR/zonebake-server."""
-    compiled = compile_zoneset(config)
+    compiled = compile_zoneset(config, lenient)
     outdir.mkdir(parents=True, exist_ok=True)
     zonedata = outdir / "zonedata.c"
     emit.write_atomically(zonedata, emit.render(config, compiled.layout,

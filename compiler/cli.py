@@ -27,6 +27,9 @@ def _parser() -> argparse.ArgumentParser:
                             help="zonebake.toml listing the zones and the server's defaults")
         source.add_argument("--zone", action="append", metavar="ORIGIN=FILE",
                             help="a zone to serve (repeat for several)")
+        sub.add_argument("--lenient", action="store_true",
+                         help="integrity errors the peers let you switch off (missing glue) "
+                              "become warnings")
     b.add_argument("-o", "--output", type=Path, required=True, metavar="OUTDIR",
                    help="where to write zonedata.c and zonebake-server")
     return parser
@@ -37,9 +40,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         config = load_toml(args.config) if args.config else zones_from_args(args.zone)
         if args.command == "build":
-            compiled = build(config, args.output)
+            compiled = build(config, args.output, args.lenient)
         else:
-            compiled = compile_zoneset(config)
+            compiled = compile_zoneset(config, args.lenient)
     except UsageError as exc:
         print(f"zonebake: {exc}", file=sys.stderr)
         return EXIT_USAGE

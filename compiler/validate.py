@@ -18,8 +18,10 @@ from .zone import RRset, Zone
 CNAME_COMPANIONS = {dns.rdatatype.CNAME, dns.rdatatype.RRSIG, dns.rdatatype.NSEC}
 
 
-def build_zone(parsed: ParsedZone) -> tuple[Zone, list[Diagnostic]]:
-    """Group records into RRsets and check the zone; raise CompileError listing every error."""
+def build_zone(parsed: ParsedZone, lenient: bool = False) -> tuple[Zone, list[Diagnostic]]:
+    """Group records into RRsets and check the zone; raise CompileError listing every error.
+    `lenient` makes warnings of the integrity errors the peers let operators switch off
+    (BIND's check-integrity, Knot's semantic-checks): missing glue."""
     zone = Zone(parsed.source)
     origin = zone.origin
     errors: list[Diagnostic] = []
@@ -57,6 +59,13 @@ def build_zone(parsed: ParsedZone) -> tuple[Zone, list[Diagnostic]]:
     errors += _check_apex(zone, parsed)
     errors += _check_cname(zone)
     errors += _check_dname(zone)
+    integrity = _check_glue(zone)
+    if lenient:
+        integrity = [Diagnostic(d.position, "warning", d.message) for d in integrity]
+        warnings += integrity
+    else:
+        errors += integrity
+    warnings += _advice(zone)
     if errors:
         raise CompileError(sorted(errors, key=lambda d: d.position) + warnings)
     return zone, warnings
@@ -119,3 +128,58 @@ def _check_dname(zone: Zone) -> list[Diagnostic]:
                                          f"{dname.position.line}), which redirects every "
                                          f"name under it (RFC 6672 §2.4)"))
     return errors
+
+
+def _addresses(zone: Zone, name: dns.name.Name) -> bool:
+    data = zone.nodes.get(name, {})
+    return dns.rdatatype.A in data or dns.rdatatype.AAAA in data
+
+
+def _check_glue(zone: Zone) -> list[Diagnostic]:
+    """An NS target inside the zone needs an address there: below a cut it is glue, which
+    nobody else can supply (RFC 1034 §4.2.1, RFC 9471); named-checkzone and kzonecheck agree."""
+    errors = []
+    for name, by_type in zone.nodes.items():
+        ns = by_type.get(dns.rdatatype.NS)
+        if ns is None:
+            continue
+        for rdata in ns.rdataset:
+            target = rdata.target
+            if target.is_subdomain(zone.origin) and not _addresses(zone, target):
+                errors.append(Diagnostic(ns.position, "error",
+                                         f"{name} NS {target}: no A or AAAA record for it in "
+                                         f"the zone (glue missing)"))
+    return errors
+
+
+def _advice(zone: Zone) -> list[Diagnostic]:
+    """Legal but probably wrong: served as written, with a warning."""
+    warnings = []
+    cuts = {n for n, t in zone.nodes.items() if n != zone.origin and dns.rdatatype.NS in t}
+    targets = {rd.target for t in zone.nodes.values() if dns.rdatatype.NS in t
+               for rd in t[dns.rdatatype.NS].rdataset}
+    for name, by_type in zone.nodes.items():
+        for rdtype, field in ((dns.rdatatype.NS, "target"), (dns.rdatatype.MX, "exchange")):
+            rrset = by_type.get(rdtype)
+            for rdata in rrset.rdataset if rrset else ():
+                target = getattr(rdata, field)
+                if dns.rdatatype.CNAME in zone.nodes.get(target, {}):
+                    warnings.append(Diagnostic(rrset.position, "warning",
+                                               f"{name} {rdtype.name} {target} is an alias "
+                                               f"(CNAME); RFC 2181 §10.3 forbids that"))
+        if name.labels[0] == b"*" and dns.rdatatype.NS in by_type:
+            warnings.append(Diagnostic(by_type[dns.rdatatype.NS].position, "warning",
+                                       f"wildcard {name} has NS records (RFC 4592 §4.2: "
+                                       f"their meaning is undefined)"))
+        below_cut = any(name != cut and name.is_subdomain(cut) for cut in cuts)
+        for rdtype in (dns.rdatatype.A, dns.rdatatype.AAAA):
+            if below_cut and rdtype in by_type and name not in targets:
+                warnings.append(Diagnostic(by_type[rdtype].position, "warning",
+                                           f"{name} {rdtype.name} lies below a delegation "
+                                           f"but no NS record names it: glue nobody uses"))
+    soa = zone.get(zone.origin, dns.rdatatype.SOA)
+    if soa is not None and soa.rdataset[0].minimum > 86400:
+        warnings.append(Diagnostic(soa.position, "warning",
+                                   f"SOA MINIMUM {soa.rdataset[0].minimum} is over a day; "
+                                   f"negative answers will be cached that long (RFC 2308 §5)"))
+    return warnings

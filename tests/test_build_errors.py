@@ -95,3 +95,31 @@ def test_check_reports_what_build_reports(zone, tmp_path):
 
 def test_check_usage_error_exits_2():
     assert run_zonebake("check", "--zone", "nonsense").returncode == 2
+
+
+def test_lenient_turns_missing_glue_into_a_warning(tmp_path):
+    zone = ZONES / "broken" / "missing-glue.zone"
+    result = run_zonebake("build", "--lenient", "--zone", f"example.={zone}", "-o",
+                          str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert (f"{zone}:6: warning: sub.example. NS ns.sub.example.: no A or AAAA record for it "
+            f"in the zone (glue missing)") in result.stderr
+    assert (tmp_path / "zonebake-server").exists()
+
+
+@pytest.mark.parametrize("zone", [ZONES / "broken" / "no-soa.zone",
+                                  ZONES / "broken" / "cname-and-other.zone",
+                                  ZONES / "broken" / "out-of-zone.zone"])
+def test_lenient_keeps_the_real_errors(zone, tmp_path):
+    result = run_zonebake("check", "--lenient", "--zone", f"example.={zone}")
+    assert result.returncode == 1
+
+
+def test_warnings_are_printed_and_the_zone_served(tmp_path):
+    zone = ZONES / "warnings" / "advice.zone"
+    wanted = [line.split("warn:", 1)[1].strip() for line in zone.read_text().splitlines()
+              if line.startswith("; warn:")]
+    result = run_zonebake("build", "--zone", f"example.={zone}", "-o", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    warnings = sorted(line for line in result.stderr.splitlines() if ": warning: " in line)
+    assert warnings == sorted(f"{zone}:{w}" for w in wanted)

@@ -43,9 +43,15 @@ def zone_set(name: str, tmp_path: Path) -> list[tuple[str, Path]]:
     return spec
 
 
-def run_probes(zones, tmp_path, few=False, sample=1.0):
+# RFC 1034's EDU zone names C.ISI.EDU, below its own ISI.EDU delegation, as a server, with
+# no glue for it: zonebake refuses that unless told --lenient (BIND and Knot warn).
+LENIENT = {"rfc1034"}
+
+
+def run_probes(zones, tmp_path, few=False, sample=1.0, lenient=False):
     require_knotd()
     args = [arg for origin, path in zones for arg in ("--zone", f"{origin}={path}")]
+    args += ["--lenient"] if lenient else []
     binary = build_set(tmp_path / "zonebake", *args)
     origins = [dns.name.from_text(origin) for origin, _ in zones]
     probes = {}
@@ -87,7 +93,8 @@ def test_same_answers_as_knot(name, tmp_path):
     zones = zone_set(name, tmp_path)
     few = name == "generated"
     count, unexplained, allowed = run_probes(zones, tmp_path, few=few,
-                                             sample=0.3 if few else 1.0)
+                                             sample=0.3 if few else 1.0,
+                                             lenient=name in LENIENT)
     print(f"{name}: {count} probes, {sum(allowed.values())} allowed differences {dict(allowed)}")
     assert count > 50
     assert not unexplained, (f"{len(unexplained)} of {count} probes differ from Knot:\n\n"
