@@ -67,6 +67,7 @@ class _Collector:
         self.reader: _PositionedReader | None = None
         self.records: list[Record] = []
         self._zone_dir = os.path.dirname(source.display)
+        self.source_path = source.path
 
     def check_put_rdataset(self, check) -> None:
         """The Reader's own CNAME check has no positions; validate does it instead."""
@@ -92,6 +93,7 @@ class _PositionedReader(dns.zonefile.Reader):
     """A Reader that remembers where the record it is reading began."""
 
     def __init__(self, tok, collector: _Collector, origin: dns.name.Name):
+        self.top_path = os.path.abspath(str(collector.source_path))
         super().__init__(tok, dns.rdataclass.IN, collector, allow_include=True)
         self.top_file = tok.filename
         self.collector = collector
@@ -106,10 +108,19 @@ class _PositionedReader(dns.zonefile.Reader):
 
     @tok.setter
     def tok(self, tok: dns.tokenizer.Tokenizer) -> None:
-        # The Reader makes a plain Tokenizer for each $INCLUDE; make it track lines too.
-        if not isinstance(tok, _LineTrackingTokenizer):
-            tok.__class__ = _LineTrackingTokenizer
+        if not isinstance(tok, _LineTrackingTokenizer):  # a file $INCLUDE has just opened
+            tok.__class__ = _LineTrackingTokenizer  # track its lines too
+            self._refuse_cycle(tok.filename)
         self._tok = tok
+
+    def _refuse_cycle(self, filename: str) -> None:
+        """A file that includes itself, directly or through others, would be read until the
+        open files ran out. Raised at the $INCLUDE, while the including file is current.
+        Included names are relative to the zone's directory, the working one while reading."""
+        including = [state[0].filename for state in self.saved_state[1:]]
+        if os.path.abspath(filename) in [self.top_path, *map(os.path.abspath, including)]:
+            chain = " -> ".join([self.top_file, *including, filename])
+            raise dns.exception.SyntaxError(f"$INCLUDE cycle: {chain}")
 
     def _note_position(self) -> None:
         self.record_position = self.error_position()
@@ -135,7 +146,7 @@ def parse_zone(source: ZoneSource) -> ParsedZone:
         raise CompileError([Diagnostic(Position(source.display, 0), "error",
                                        f"cannot read zone file: {exc.strerror}")]) from None
     with f:
-        tok = dns.tokenizer.Tokenizer(f, source.display)
+        tok = _LineTrackingTokenizer(f, source.display)
         reader = _PositionedReader(tok, collector, source.origin)
         collector.reader = reader
         zone_dir = os.path.dirname(os.path.abspath(source.path))

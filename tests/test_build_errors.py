@@ -123,3 +123,20 @@ def test_warnings_are_printed_and_the_zone_served(tmp_path):
     assert result.returncode == 0, result.stderr
     warnings = sorted(line for line in result.stderr.splitlines() if ": warning: " in line)
     assert warnings == sorted(f"{zone}:{w}" for w in wanted)
+
+
+def test_include_cycle_through_two_files_is_named(tmp_path):
+    zone = ZONES / "include-cycle" / "zone"
+    result = run_zonebake("check", "--zone", f"example.={zone}")
+    assert result.returncode == 1
+    assert (f"{ZONES / 'include-cycle' / 'b.inc'}:2: error: $INCLUDE cycle: {zone} -> a.inc -> "
+            f"b.inc -> a.inc") in result.stderr
+
+
+def test_include_is_relative_to_the_zone_file(tmp_path):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "hosts.inc").write_text("extra A 192.0.2.77\n")
+    zone = tmp_path / "sub" / "zone"
+    zone.write_text((ZONES / "example.zone").read_text() + "$INCLUDE hosts.inc\n")
+    result = run_zonebake("check", "--zone", f"example.={zone}")
+    assert result.returncode == 0, result.stderr
