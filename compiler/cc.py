@@ -13,8 +13,9 @@ from .errors import UsageError
 CFLAGS = ["-std=gnu11", "-O2", "-pthread", "-fno-strict-aliasing", "-Wall", "-Wextra", "-static"]
 # ZONEBAKE_SANITIZE=1 builds the server with AddressSanitizer and UndefinedBehaviorSanitizer,
 # for the tests: any finding aborts it. Their runtimes cannot link statically.
-SANITIZE_CFLAGS = ["-std=gnu11", "-O1", "-g", "-pthread", "-fno-strict-aliasing", "-fno-omit-frame-pointer",
-                   "-fsanitize=address,undefined", "-fno-sanitize-recover=all"]
+SANITIZE_CFLAGS = ["-std=gnu11", "-O1", "-g", "-pthread", "-fno-strict-aliasing",
+                   "-fno-omit-frame-pointer", "-fsanitize=address,undefined",
+                   "-fno-sanitize-recover=all"]
 
 
 def runtime_dir() -> Path:
