@@ -44,11 +44,17 @@ def compile_zoneset(config: ZoneSetConfig, lenient: bool = False) -> Compiled:
 
     tree = build_tree(zones)
     node_answers = build_answers(tree, config.server.minimal_responses)
-    try:
-        bodies = [serialize_node(na) for na in node_answers]
-    except BodyTooLarge as exc:
-        raise CompileError([Diagnostic(Position(config.zones[0].display, 0), "error",
-                                       str(exc))]) from None
+    bodies = []
+    for na in node_answers:
+        try:
+            bodies.append(serialize_node(na))
+        except BodyTooLarge as exc:
+            # Name the node's first record, or else its zone's file.
+            positions = [rrset.position for rrset in na.node.rrsets.values()]
+            where = min(positions) if positions else Position(na.node.zone.source.display, 0)
+            errors.append(Diagnostic(where, "error", str(exc)))
+    if errors:
+        raise CompileError(errors)
     phash = build_perfect_hash([b.key for b in bodies])
     # Order nodes by their key index in the hash (identity here: keys were given in order).
     layout = pack(bodies, phash)

@@ -116,3 +116,12 @@ def test_cd_is_copied(server):
     query.flags |= dns.flags.CD
     response = dns.message.from_wire(server.exchange(query.to_wire()))
     assert response.flags & dns.flags.CD
+
+
+def test_unknown_type_in_rfc3597_form_is_carried_through(server):
+    """RFC 3597 §5: `\\#` generic RDATA in the zone file comes out as the same octets."""
+    response = server.query("unknown.example.", "TYPE65400")
+    assert response.rcode() == dns.rcode.NOERROR and len(response.answer) == 1
+    rdata = response.answer[0][0]
+    assert rdata.rdtype == 65400
+    assert rdata.to_wire() == bytes.fromhex("0a0000010203")
