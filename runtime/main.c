@@ -130,6 +130,8 @@ int main(int argc, char **argv)
 			zb_zoneset.description, addr, threads, threads == 1 ? "" : "s");
 	}
 	fflush(stderr);
-	zb_server_run_first(&server); /* returns only on failure */
-	return 1;
+	if (zb_server_run_first(&server) != 0)
+		return 1;
+	fprintf(stderr, "zonebake-server: stopped\n");
+	return 0;
 }

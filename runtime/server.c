@@ -7,14 +7,32 @@
 #include "server.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
+#include <sys/eventfd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+static int stop_fd = -1;
+
+/* SIGTERM, SIGINT: wake every worker to stop (write is async-signal-safe). */
+static void on_stop_signal(int signal)
+{
+	uint64_t one = 1;
+	(void)signal;
+	if (write(stop_fd, &one, sizeof(one)) < 0)
+		return;
+}
+
 int zb_server_bind(struct zb_server *server, const struct zb_zoneset *zs,
 		   const char *const *specs, int nspecs, char *err, size_t err_len)
 {
+	server->stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (server->stop_fd < 0) {
+		snprintf(err, err_len, "eventfd: %s", strerror(errno));
+		return -1;
+	}
 	server->nworkers = server->options.threads;
 	server->workers = calloc(server->nworkers, sizeof(*server->workers));
 	if (!server->workers) {
@@ -26,6 +44,7 @@ int zb_server_bind(struct zb_server *server, const struct zb_zoneset *zs,
 		worker->index = w;
 		worker->zs = zs;
 		worker->options = &server->options;
+		worker->stop_fd = server->stop_fd;
 		worker->nlisteners = nspecs;
 		for (int i = 0; i < nspecs; i++) {
 			int failed = w == 0
@@ -44,8 +63,9 @@ int zb_server_bind(struct zb_server *server, const struct zb_zoneset *zs,
 /* A worker that fails takes the server down: half a server is worse than a clear exit. */
 static void *run_or_exit(void *worker)
 {
-	zb_worker_run(worker);
-	exit(1);
+	if (zb_worker_run(worker) != NULL)
+		exit(1);
+	return NULL;
 }
 
 /* --cpu-affinity: worker i runs on CPU i (modulo the CPUs there are). */
@@ -60,6 +80,12 @@ static int pin(pthread_t thread, unsigned cpu)
 int zb_server_start(struct zb_server *server)
 {
 	long ncpus = sysconf(_SC_NPROCESSORS_ONLN);
+	struct sigaction stop = { .sa_handler = on_stop_signal, .sa_flags = SA_RESTART };
+
+	stop_fd = server->stop_fd;
+	sigemptyset(&stop.sa_mask);
+	sigaction(SIGTERM, &stop, NULL);
+	sigaction(SIGINT, &stop, NULL);
 	server->workers[0].thread = pthread_self();
 	for (unsigned w = 1; w < server->nworkers; w++) {
 		int failed = pthread_create(&server->workers[w].thread, NULL, run_or_exit,
@@ -81,7 +107,13 @@ int zb_server_start(struct zb_server *server)
 	return 0;
 }
 
-void zb_server_run_first(struct zb_server *server)
+int zb_server_run_first(struct zb_server *server)
 {
-	zb_worker_run(&server->workers[0]);
+	if (zb_worker_run(&server->workers[0]) != NULL)
+		return -1;
+	for (unsigned w = 1; w < server->nworkers; w++)
+		pthread_join(server->workers[w].thread, NULL);
+	free(server->workers);
+	server->workers = NULL;
+	return 0;
 }

@@ -9,6 +9,7 @@
 
 struct zb_server {
 	struct zb_server_options options;
+	int stop_fd; /* eventfd every worker watches; SIGTERM and SIGINT write to it */
 	unsigned nworkers;
 	struct zb_worker *workers;
 };
@@ -20,7 +21,8 @@ int zb_server_bind(struct zb_server *server, const struct zb_zoneset *zs,
 /* Start every worker but the first, each in a thread of its own. Returns 0, or -1. */
 int zb_server_start(struct zb_server *server);
 
-/* Run the first worker in the calling thread; returns only when it fails. */
-void zb_server_run_first(struct zb_server *server);
+/* Run the first worker in the calling thread until SIGTERM or SIGINT, then wait for the
+ * others. Returns 0 after a stop as asked, -1 when a worker failed. */
+int zb_server_run_first(struct zb_server *server);
 
 #endif

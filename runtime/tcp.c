@@ -228,3 +228,16 @@ void zb_tcp_tick(struct zb_tcp *tcp, uint32_t ticks)
 			conn_close(tcp, c);
 	}
 }
+
+void zb_tcp_finish(struct zb_tcp *tcp)
+{
+	for (uint32_t i = 0; i < tcp->max_conns; i++) {
+		struct zb_conn *c = &tcp->conns[i];
+		if (c->fd < 0)
+			continue;
+		if (conn_flush(tcp, c) == 0)
+			conn_close(tcp, c);
+	}
+	free(tcp->conns);
+	tcp->conns = NULL;
+}

@@ -38,4 +38,8 @@ void zb_tcp_event(struct zb_tcp *tcp, uint32_t index, uint32_t events);
 /* One second has passed `ticks` times: close connections idle too long. */
 void zb_tcp_tick(struct zb_tcp *tcp, uint32_t ticks);
 
+/* The server is stopping: send what each connection has ready, close them all, and free
+ * the pool. */
+void zb_tcp_finish(struct zb_tcp *tcp);
+
 #endif

@@ -35,7 +35,7 @@ int zb_udp_init(struct zb_udp *udp, const struct zb_zoneset *zs, unsigned batch)
 	udp->slots = calloc(batch, sizeof(*udp->slots));
 	udp->in = calloc(batch, sizeof(*udp->in));
 	udp->out = calloc(batch, sizeof(*udp->out));
-	uint8_t *buffers = calloc(batch, size);
+	uint8_t *buffers = udp->buffers = calloc(batch, size);
 	if (!udp->slots || !udp->in || !udp->out || !buffers)
 		return -1;
 	for (unsigned i = 0; i < batch; i++) {
@@ -53,6 +53,15 @@ int zb_udp_init(struct zb_udp *udp, const struct zb_zoneset *zs, unsigned batch)
 		};
 	}
 	return 0;
+}
+
+void zb_udp_free(struct zb_udp *udp)
+{
+	free(udp->slots);
+	free(udp->in);
+	free(udp->out);
+	free(udp->buffers);
+	*udp = (struct zb_udp){ 0 };
 }
 
 /* Turn the packet info a query came with into the one its answer leaves with. */

@@ -24,10 +24,14 @@ struct zb_udp {
 	struct zb_udp_slot *slots;
 	struct mmsghdr *in;
 	struct mmsghdr *out;
+	uint8_t *buffers;   /* every slot's buffer, in one allocation */
 };
 
 /* Allocate a worker's buffers once. Returns 0, or -1 when memory cannot be had. */
 int zb_udp_init(struct zb_udp *udp, const struct zb_zoneset *zs, unsigned batch);
+
+/* Free a worker's buffers (when the server stops). */
+void zb_udp_free(struct zb_udp *udp);
 
 /* Answer every query waiting on a UDP socket. With `pktinfo` (a socket bound to a wildcard
  * address), each answer leaves from the address its query came to. */

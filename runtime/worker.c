@@ -15,7 +15,8 @@
 #include "tcp.h"
 #include "udp.h"
 
-enum { ZB_EVENT_UDP = 1, ZB_EVENT_LISTEN = 2, ZB_EVENT_TIMER = 4 }; /* 3 is ZB_EVENT_CONN */
+enum { ZB_EVENT_UDP = 1, ZB_EVENT_LISTEN = 2, ZB_EVENT_TIMER = 4, ZB_EVENT_STOP = 5 };
+/* 3 is ZB_EVENT_CONN */
 
 static int watch(int epfd, int fd, uint32_t kind, uint32_t index)
 {
@@ -38,7 +39,7 @@ static int one_second_timer(void)
 static void *fail(const struct zb_worker *w, const char *what)
 {
 	fprintf(stderr, "zonebake-server: worker %u: %s: %s\n", w->index, what, strerror(errno));
-	return NULL;
+	return (void *)1;
 }
 
 void *zb_worker_run(void *arg)
@@ -50,7 +51,8 @@ void *zb_worker_run(void *arg)
 
 	int epfd = epoll_create1(EPOLL_CLOEXEC);
 	int timer = one_second_timer();
-	if (epfd < 0 || timer < 0 || watch(epfd, timer, ZB_EVENT_TIMER, 0) != 0)
+	if (epfd < 0 || timer < 0 || watch(epfd, timer, ZB_EVENT_TIMER, 0) != 0 ||
+	    watch(epfd, w->stop_fd, ZB_EVENT_STOP, 0) != 0)
 		return fail(w, "event loop");
 	if (zb_tcp_init(&tcp, w->zs, epfd, options->tcp_idle_timeout,
 			options->tcp_max_connections) != 0 ||
@@ -61,7 +63,7 @@ void *zb_worker_run(void *arg)
 		    watch(epfd, w->listeners[i].tcp_fd, ZB_EVENT_LISTEN, (uint32_t)i) != 0)
 			return fail(w, "epoll");
 
-	for (;;) {
+	for (int stopping = 0; !stopping;) {
 		struct epoll_event events[64];
 		int ready = epoll_wait(epfd, events, 64, -1);
 		if (ready < 0) {
@@ -83,6 +85,10 @@ void *zb_worker_run(void *arg)
 			case ZB_EVENT_CONN:
 				zb_tcp_event(&tcp, index, events[i].events);
 				break;
+			case ZB_EVENT_STOP:
+				/* Every event of this round is handled; then no more reading. */
+				stopping = 1;
+				break;
 			case ZB_EVENT_TIMER: {
 				uint64_t expirations = 0;
 				if (read(timer, &expirations, sizeof(expirations)) == sizeof(expirations))
@@ -92,4 +98,9 @@ void *zb_worker_run(void *arg)
 			}
 		}
 	}
+	zb_tcp_finish(&tcp);
+	zb_udp_free(&udp);
+	close(timer);
+	close(epfd);
+	return NULL;
 }

@@ -27,12 +27,15 @@ struct zb_worker {
 	unsigned index;
 	const struct zb_zoneset *zs;
 	const struct zb_server_options *options;
+	int stop_fd; /* an eventfd: readable once the server is to stop */
 	struct zb_listener listeners[ZB_MAX_LISTEN];
 	int nlisteners;
 	pthread_t thread;
 };
 
-/* Run one worker's event loop; returns only on a fatal error. */
+/* Run one worker's event loop. Returns NULL when told to stop (stop_fd readable: it has
+ * answered every UDP query it took and sent what its TCP connections had ready), or
+ * (void *)1 on a fatal error. */
 void *zb_worker_run(void *worker);
 
 #endif
