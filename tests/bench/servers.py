@@ -8,12 +8,16 @@ import os
 import signal
 import socket
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 import dns.message
 import dns.query
 import dns.rcode
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the shared helpers
+from knotconf import knot_config  # noqa: E402
 
 ORIGIN = "bench.example."
 
@@ -130,27 +134,9 @@ class Knot(BenchServer):
 
     def command(self):
         config = self.workdir / "knot.conf"
-        config.write_text(f"""server:
-    rundir: "{self.workdir}"
-    listen: 127.0.0.1@{self.port}
-    udp-workers: 1
-    tcp-workers: 1
-    background-workers: 1
-log:
-  - target: stderr
-    any: error
-database:
-    storage: "{self.workdir / 'db'}"
-template:
-  - id: default
-    zonefile-load: whole
-    zonefile-sync: -1
-    journal-content: none
-    semantic-checks: off
-zone:
-  - domain: {ORIGIN}
-    file: "{self.zone}"
-""")
+        config.write_text(knot_config(self.workdir, self.port, [(ORIGIN, self.zone)],
+                                      "    udp-workers: 1\n    tcp-workers: 1\n"
+                                      "    background-workers: 1\n"))
         return ["knotd", "-c", str(config)]
 
 

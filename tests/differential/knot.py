@@ -16,6 +16,7 @@ import dns.rcode
 import pytest
 
 from conftest import stop_process
+from knotconf import knot_config
 
 
 def knotd_path() -> str | None:
@@ -44,25 +45,8 @@ class Knot:
         knotd = require_knotd()
         workdir.mkdir(parents=True, exist_ok=True)
         self.port = _free_port()
-        zone_lines = "".join(f'  - domain: "{origin}"\n    file: "{path.resolve()}"\n'
-                             for origin, path in zones)
         config = workdir / "knot.conf"
-        config.write_text(f"""server:
-    rundir: "{workdir}"
-    listen: 127.0.0.1@{self.port}
-log:
-  - target: stderr
-    any: error
-database:
-    storage: "{workdir / 'db'}"
-template:
-  - id: default
-    zonefile-load: whole
-    zonefile-sync: -1
-    journal-content: none
-    semantic-checks: off
-zone:
-{zone_lines}""")
+        config.write_text(knot_config(workdir, self.port, zones))
         self.log = open(workdir / "knotd.log", "w")
         self.process = subprocess.Popen([knotd, "-c", str(config)], stdout=self.log,
                                         stderr=subprocess.STDOUT)
