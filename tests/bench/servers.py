@@ -24,6 +24,7 @@ ORIGIN = "bench.example."
 
 class BenchServer:
     name = "?"
+    pinned = True  # started under taskset on CPU 0
 
     def __init__(self, workdir: Path, port: int):
         self.workdir = workdir / self.name
@@ -38,7 +39,8 @@ class BenchServer:
         if self.answers():
             raise RuntimeError(f"port {self.port} already answers: a server left running?")
         log = open(self.workdir / "log", "w")
-        self.process = subprocess.Popen(["taskset", "-c", "0", *self.command()],
+        pin = ["taskset", "-c", "0"] if self.pinned else []
+        self.process = subprocess.Popen([*pin, *self.command()],
                                         stdout=log, stderr=log, start_new_session=True,
                                         cwd=self.workdir)
         deadline = time.monotonic() + 120
@@ -93,16 +95,6 @@ class Zonebake(BenchServer):
                    str(self.threads)]
         return command + (["--cpu-affinity"] if self.pinned else [])
 
-    def start(self):
-        if self.pinned:
-            return super().start()
-        # Unpinned: no taskset either.
-        log = open(self.workdir / "log", "w")
-        self.process = subprocess.Popen(self.command(), stdout=log, stderr=log,
-                                        start_new_session=True)
-        while not self.answers():
-            time.sleep(0.1)
-
 
 class Reflector(BenchServer):
     name = "reflector"
@@ -125,12 +117,16 @@ class Reflector(BenchServer):
                 return False
 
 
-class Knot(BenchServer):
-    name = "knot"
+class Peer(BenchServer):
+    """A peer serving the benchmark's zone file."""
 
     def __init__(self, workdir, port, zone: Path):
         self.zone = zone
         super().__init__(workdir, port)
+
+
+class Knot(Peer):
+    name = "knot"
 
     def command(self):
         config = self.workdir / "knot.conf"
@@ -140,12 +136,8 @@ class Knot(BenchServer):
         return ["knotd", "-c", str(config)]
 
 
-class Nsd(BenchServer):
+class Nsd(Peer):
     name = "nsd"
-
-    def __init__(self, workdir, port, zone: Path):
-        self.zone = zone
-        super().__init__(workdir, port)
 
     def command(self):
         config = self.workdir / "nsd.conf"
@@ -171,12 +163,8 @@ zone:
         return ["nsd", "-d", "-c", str(config)]
 
 
-class Gdnsd(BenchServer):
+class Gdnsd(Peer):
     name = "gdnsd"
-
-    def __init__(self, workdir, port, zone: Path):
-        self.zone = zone
-        super().__init__(workdir, port)
 
     def command(self):
         (self.workdir / "zones").mkdir(exist_ok=True)
