@@ -7,6 +7,7 @@
 
 #include <string.h>
 
+#include "chaos.h"
 #include "lookup.h"
 #include "wire.h"
 
@@ -146,13 +147,16 @@ size_t zb_respond(const struct zb_zoneset *zs, const uint8_t *query, size_t len,
 		return error_response(zs, query, &q, &edns, ZB_RCODE_NOTIMP, out);
 	if (edns.present && edns.version != 0)
 		return error_response(zs, query, &q, &edns, ZB_RCODE_BADVERS, out); /* §6.1.3 */
-	/* Class ANY matches our class IN data (RFC 1035 §3.2.5; Knot and NSD answer it). */
-	if (q.qclass != ZB_CLASS_IN && q.qclass != ZB_CLASS_ANY)
-		return error_response(zs, query, &q, &edns, ZB_RCODE_REFUSED, out);
-	if (is_unimplemented_qtype(q.qtype))
-		return error_response(zs, query, &q, &edns, ZB_RCODE_NOTIMP, out);
-
-	const struct zb_answer *answer = zb_lookup(zs, &q, transport == ZB_TCP);
+	const struct zb_answer *answer;
+	/* Class ANY matches our class IN data (RFC 1035 §3.2.5; Knot and NSD answer it). Of the
+	 * other classes, CH gets a few names about the server itself; the rest is REFUSED. */
+	if (q.qclass == ZB_CLASS_IN || q.qclass == ZB_CLASS_ANY) {
+		if (is_unimplemented_qtype(q.qtype))
+			return error_response(zs, query, &q, &edns, ZB_RCODE_NOTIMP, out);
+		answer = zb_lookup(zs, &q, transport == ZB_TCP);
+	} else {
+		answer = zb_chaos_lookup(zs, &q);
+	}
 	if (!answer)
 		return error_response(zs, query, &q, &edns, ZB_RCODE_REFUSED, out);
 	size_t insert = 0;
