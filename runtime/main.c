@@ -132,6 +132,7 @@ int main(int argc, char **argv)
 	fflush(stderr);
 	if (zb_server_run_first(&server) != 0)
 		return 1;
+	zb_server_free(&server);
 	fprintf(stderr, "zonebake-server: stopped\n");
 	return 0;
 }

@@ -54,9 +54,9 @@ void *zb_worker_run(void *arg)
 	if (epfd < 0 || timer < 0 || watch(epfd, timer, ZB_EVENT_TIMER, 0) != 0 ||
 	    watch(epfd, w->stop_fd, ZB_EVENT_STOP, 0) != 0)
 		return fail(w, "event loop");
-	if (zb_tcp_init(&tcp, w->zs, epfd, options->tcp_idle_timeout,
+	if (zb_tcp_init(&tcp, w->zs, &w->stats, epfd, options->tcp_idle_timeout,
 			options->tcp_max_connections) != 0 ||
-	    zb_udp_init(&udp, w->zs, options->batch) != 0)
+	    zb_udp_init(&udp, w->zs, &w->stats, options->batch) != 0)
 		return fail(w, "buffers");
 	for (int i = 0; i < w->nlisteners; i++)
 		if (watch(epfd, w->listeners[i].udp_fd, ZB_EVENT_UDP, (uint32_t)i) != 0 ||
