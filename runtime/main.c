@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "metrics.h"
 #include "server.h"
 #include "sockets.h"
 #include "zonedata.h"
@@ -31,6 +32,8 @@ static void usage(FILE *to)
 		    "  --batch N                   UDP queries taken per recvmmsg (default: 64)\n"
 		    "  --udp-rcvbuf BYTES          UDP socket receive buffer (default: the system's)\n"
 		    "  --udp-sndbuf BYTES          UDP socket send buffer (default: the system's)\n"
+		    "  --metrics ADDRESS:PORT      serve statistics over HTTP there: GET /metrics\n"
+		    "                              (Prometheus), GET /stats.json (default: none)\n"
 		    "serves: %s\n",
 		zb_zoneset.tcp_idle_timeout, zb_zoneset.tcp_max_connections,
 		zb_zoneset.description);
@@ -56,6 +59,8 @@ int main(int argc, char **argv)
 {
 	const char *specs[ZB_MAX_LISTEN];
 	int nspecs = 0;
+	const char *metrics_spec = NULL;
+	struct zb_metrics metrics = { .listen_fd = -1 };
 	char err[256];
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	uint32_t threads = cpus > 0 ? (uint32_t)cpus : 1, batch = 64, rcvbuf = 0, sndbuf = 0;
@@ -92,6 +97,8 @@ int main(int argc, char **argv)
 			if (numeric_option(argv[i], argv[i + 1], 4096, 1 << 30, &sndbuf) != 0)
 				return 2;
 			i++;
+		} else if (strcmp(argv[i], "--metrics") == 0 && i + 1 < argc) {
+			metrics_spec = argv[++i];
 		} else if (strcmp(argv[i], "--cpu-affinity") == 0) {
 			options->cpu_affinity = 1;
 		} else if (strcmp(argv[i], "--listen") == 0 && i + 1 < argc) {
@@ -117,11 +124,13 @@ int main(int argc, char **argv)
 	options->batch = batch;
 	options->sockets = (struct zb_socket_options){ .udp_rcvbuf = (int)rcvbuf,
 						       .udp_sndbuf = (int)sndbuf };
-	if (zb_server_bind(&server, &zb_zoneset, specs, nspecs, err, sizeof(err)) != 0) {
+	if (zb_server_bind(&server, &zb_zoneset, specs, nspecs, err, sizeof(err)) != 0 ||
+	    (metrics_spec && zb_metrics_bind(&metrics, metrics_spec, err, sizeof(err)) != 0)) {
 		fprintf(stderr, "zonebake-server: %s\n", err);
 		return 1;
 	}
-	if (zb_server_start(&server) != 0)
+	if (zb_server_start(&server) != 0 ||
+	    (metrics_spec && zb_metrics_start(&metrics, &server) != 0))
 		return 1;
 	for (int i = 0; i < nspecs; i++) {
 		char addr[80];
@@ -129,9 +138,15 @@ int main(int argc, char **argv)
 		fprintf(stderr, "zonebake-server: serving %s on %s (udp, tcp), %u worker%s\n",
 			zb_zoneset.description, addr, threads, threads == 1 ? "" : "s");
 	}
+	if (metrics_spec) {
+		char addr[80];
+		zb_format_sockaddr(&metrics.addr, addr, sizeof(addr));
+		fprintf(stderr, "zonebake-server: statistics on http://%s/metrics\n", addr);
+	}
 	fflush(stderr);
 	if (zb_server_run_first(&server) != 0)
 		return 1;
+	zb_metrics_stop(&metrics); /* before the workers' counters go */
 	zb_server_free(&server);
 	fprintf(stderr, "zonebake-server: stopped\n");
 	return 0;

@@ -27,7 +27,7 @@ static int parse_port(const char *text, in_port_t *port)
 	return 0;
 }
 
-static int parse_addr(const char *spec, struct sockaddr_storage *ss, socklen_t *len)
+int zb_parse_addr(const char *spec, struct sockaddr_storage *ss, socklen_t *len)
 {
 	char host[64];
 	const char *port;
@@ -111,7 +111,7 @@ static in_port_t *port_of(struct sockaddr_storage *addr)
 int zb_listen(const char *spec, const struct zb_socket_options *options,
 	      struct zb_listener *out, char *err, size_t err_len)
 {
-	if (parse_addr(spec, &out->addr, &out->addr_len) != 0) {
+	if (zb_parse_addr(spec, &out->addr, &out->addr_len) != 0) {
 		snprintf(err, err_len, "bad listen address '%s' (ADDRESS:PORT or [IPV6]:PORT)", spec);
 		return -1;
 	}
@@ -162,14 +162,19 @@ int zb_listen_again(const struct zb_listener *first, const struct zb_socket_opti
 
 void zb_format_addr(const struct zb_listener *l, char *buf, size_t len)
 {
+	zb_format_sockaddr(&l->addr, buf, len);
+}
+
+void zb_format_sockaddr(const struct sockaddr_storage *addr, char *buf, size_t len)
+{
 	char host[INET6_ADDRSTRLEN];
 
-	if (l->addr.ss_family == AF_INET6) {
-		const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)&l->addr;
+	if (addr->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)addr;
 		inet_ntop(AF_INET6, &sin6->sin6_addr, host, sizeof(host));
 		snprintf(buf, len, "[%s]:%u", host, ntohs(sin6->sin6_port));
 	} else {
-		const struct sockaddr_in *sin = (const struct sockaddr_in *)&l->addr;
+		const struct sockaddr_in *sin = (const struct sockaddr_in *)addr;
 		inet_ntop(AF_INET, &sin->sin_addr, host, sizeof(host));
 		snprintf(buf, len, "%s:%u", host, ntohs(sin->sin_port));
 	}

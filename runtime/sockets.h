@@ -30,7 +30,11 @@ int zb_listen(const char *spec, const struct zb_socket_options *options,
 int zb_listen_again(const struct zb_listener *first, const struct zb_socket_options *options,
 		    struct zb_listener *out, char *err, size_t err_len);
 
+/* Parse ADDRESS:PORT or [IPV6]:PORT. Returns 0, or -1 when it is not one. */
+int zb_parse_addr(const char *spec, struct sockaddr_storage *ss, socklen_t *len);
+
 /* Format a bound address as ADDRESS:PORT or [IPV6]:PORT. */
 void zb_format_addr(const struct zb_listener *l, char *buf, size_t len);
+void zb_format_sockaddr(const struct sockaddr_storage *addr, char *buf, size_t len);
 
 #endif
