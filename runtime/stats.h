@@ -3,10 +3,10 @@
  * Prometheus text) by whoever asks, from another thread.
  *
  * Each worker owns its struct zb_stats, on cache lines of its own: only that worker writes it,
- * with a plain load and a relaxed atomic store (no lock, no read-modify-write instruction), so
- * the hot path pays a few instructions per query and no cache line bounces between cores.
- * Readers load each counter with a relaxed atomic load: every value is one the writer stored,
- * though counters of one snapshot may be from slightly different moments.
+ * with plain adds (no lock, no atomic read-modify-write), so the hot path pays a few
+ * instructions per counter and no cache line bounces between cores. Readers load each counter
+ * with a relaxed atomic load: every value is one the writer stored, though counters of one
+ * snapshot may be from slightly different moments.
  */
 #ifndef ZB_STATS_H
 #define ZB_STATS_H
@@ -49,28 +49,32 @@ struct zb_stats {
 	uint64_t tcp_closed[ZB_CLOSE_NREASONS];
 } __attribute__((aligned(64)));
 
-/* Add to a counter of the calling worker's own stats: a plain load and a store, both relaxed
- * atomics so a reader in another thread never sees a torn value. */
+/* Add to a counter of the calling worker's own stats: a plain add, one instruction on
+ * x86-64 (`add` to memory; no lock prefix). Readers load it with __atomic_load_n: an aligned
+ * 64-bit store is single-copy atomic on every target zonebake builds for (x86-64, aarch64),
+ * so they never see a torn value. (The strictly C11 race-free alternative, a relaxed load
+ * and __atomic_store_n, cannot fold into one `add`: callgrind counted 15 more instructions per
+ * query with it.) */
 static inline void zb_stat_add(uint64_t *counter, uint64_t n)
 {
-	__atomic_store_n(counter, __atomic_load_n(counter, __ATOMIC_RELAXED) + n,
-			 __ATOMIC_RELAXED);
+	*counter += n;
 }
 
 /* Index of each counted query type, by type number (CAA is 257); others ZB_STAT_QTYPE_OTHER. */
 #define ZB_STAT_QTYPE_TABLE 258
 extern const uint8_t zb_stat_qtype_slot[ZB_STAT_QTYPE_TABLE];
-/* Index of each counted RCODE, extended bits included, by number (BADVERS is 16). */
-#define ZB_STAT_RCODE_TABLE 17
+/* Index of each counted RCODE, extended bits included, by number (BADVERS is 16); 32 of them
+ * so that masking, not a comparison, keeps the index in the table (zb_respond sends none
+ * above 16). */
+#define ZB_STAT_RCODE_TABLE 32
 extern const uint8_t zb_stat_rcode_slot[ZB_STAT_RCODE_TABLE];
 
 /* Count one response (TC read from its header) with what zb_respond found out. */
 static inline void zb_stats_count_response(struct zb_stats *s, const uint8_t *response,
 					   const struct zb_query_facts *facts)
 {
-	uint16_t rcode = facts->rcode, qtype = facts->qtype;
-	zb_stat_add(&s->responses[rcode < ZB_STAT_RCODE_TABLE ? zb_stat_rcode_slot[rcode]
-							       : ZB_STAT_RCODE_OTHER], 1);
+	uint16_t qtype = facts->qtype;
+	zb_stat_add(&s->responses[zb_stat_rcode_slot[facts->rcode & (ZB_STAT_RCODE_TABLE - 1)]], 1);
 	if (facts->question)
 		zb_stat_add(&s->qtypes[qtype < ZB_STAT_QTYPE_TABLE ? zb_stat_qtype_slot[qtype]
 								   : ZB_STAT_QTYPE_OTHER], 1);
