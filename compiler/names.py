@@ -30,13 +30,19 @@ def _ne(self: dns.name.Name, other: object) -> bool:
     return not _eq(self, other)
 
 
+def from_labels(labels: tuple[bytes, ...]) -> dns.name.Name:
+    """A name from labels the caller has checked (lengths, 255 octets in all): dnspython's
+    constructor checks them again, and costs more than the rest of a lookup."""
+    name = object.__new__(dns.name.Name)
+    object.__setattr__(name, "labels", labels)
+    return name
+
+
 def _parent(self: dns.name.Name) -> dns.name.Name:
-    """dnspython's parent() validates the labels again; a valid name's parent is valid."""
+    """A valid name's parent is valid: no need to check it again."""
     if self.labels == (b"",) or not self.labels:  # the root, or the empty name
         raise dns.name.NoParent
-    parent = object.__new__(dns.name.Name)
-    object.__setattr__(parent, "labels", self.labels[1:])
-    return parent
+    return from_labels(self.labels[1:])
 
 
 def canonical_key(name: dns.name.Name) -> tuple[bytes, ...]:

@@ -23,6 +23,7 @@ import dns.zonefile
 
 from .config import ZoneSource
 from .errors import CompileError, Diagnostic, Position
+from .fastparse import parse_plain
 
 
 @dataclass(frozen=True)
@@ -140,9 +141,16 @@ class _PositionedReader(dns.zonefile.Reader):
         return Position(self.collector.display(self.tok.filename), self.tok.token_line)
 
 
-def parse_zone(source: ZoneSource, on_record: Callable[[], None] = lambda: None) -> ParsedZone:
+def parse_zone(source: ZoneSource, on_record: Callable[[], None] = lambda: None,
+               plain: bool = True) -> ParsedZone:
     """Read one zone file; raise CompileError naming file:line on the first syntax error.
-    `on_record` is called after each record (progress reports count them)."""
+    `on_record` is called after each record (progress reports count them). A plain file is
+    read by the quick path (fastparse.py) unless `plain` is false."""
+    records = parse_plain(source, on_record) if plain else None
+    if records is not None:
+        display = source.display
+        return ParsedZone(source, tuple(Record(name, ttl, rdata, Position(display, line))
+                                        for name, ttl, rdata, line in records))
     collector = _Collector(source, on_record)
     try:
         f = open(source.path, encoding="utf-8")
