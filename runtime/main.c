@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "server.h"
 #include "sockets.h"
 #include "zonedata.h"
@@ -118,20 +119,14 @@ int main(int argc, char **argv)
 	options->sockets = (struct zb_socket_options){ .udp_rcvbuf = (int)rcvbuf,
 						       .udp_sndbuf = (int)sndbuf };
 	if (zb_server_bind(&server, &zb_zoneset, specs, nspecs, err, sizeof(err)) != 0) {
-		fprintf(stderr, "zonebake-server: %s\n", err);
+		zb_log("%s", err);
 		return 1;
 	}
 	if (zb_server_start(&server) != 0)
 		return 1;
-	for (int i = 0; i < nspecs; i++) {
-		char addr[80];
-		zb_format_addr(&server.workers[0].listeners[i], addr, sizeof(addr));
-		fprintf(stderr, "zonebake-server: serving %s on %s (udp, tcp), %u worker%s\n",
-			zb_zoneset.description, addr, threads, threads == 1 ? "" : "s");
-	}
-	fflush(stderr);
+	zb_server_log_serving(&server, zb_zoneset.description);
 	if (zb_server_run_first(&server) != 0)
 		return 1;
-	fprintf(stderr, "zonebake-server: stopped\n");
+	zb_log("stopped");
 	return 0;
 }

@@ -1,6 +1,6 @@
 /*
- * server.h - the workers: bind every listen address once per worker, then run them, one
- * thread each.
+ * server.h - the workers: bind every listen address once per worker, or adopt sockets handed
+ * over (a takeover, systemd) and share them out; then run the workers, one thread each.
  */
 #ifndef ZB_SERVER_H
 #define ZB_SERVER_H
@@ -9,19 +9,39 @@
 
 struct zb_server {
 	struct zb_server_options options;
-	int stop_fd; /* eventfd every worker watches; SIGTERM and SIGINT write to it */
+	int stop_fd;  /* eventfd every worker watches; SIGTERM, SIGINT and stop-reading write it */
+	int ready_fd; /* eventfd each worker adds 1 to once it reads all its sockets */
 	unsigned nworkers;
 	struct zb_worker *workers;
+	unsigned nsockets;
+	struct zb_socket *sockets; /* every listening socket, in the order of their workers */
 };
 
-/* Bind the listen addresses for every worker. Returns 0, or -1 with a message in `err`. */
+/* Bind the listen addresses for each of options.threads workers. Returns 0, or -1 with a
+ * message in `err`. */
 int zb_server_bind(struct zb_server *server, const struct zb_zoneset *zs,
 		   const char *const *specs, int nspecs, char *err, size_t err_len);
+
+/* Serve sockets bound elsewhere (the server takes the array, from malloc). Every one is read:
+ * the k-th socket of each kind and address goes to worker k mod N, where N is
+ * options.threads, or fewer when fewer sockets per address were handed over (no fresh
+ * socket is bound beside them). Returns 0, or -1 with a message in `err`. */
+int zb_server_adopt(struct zb_server *server, const struct zb_zoneset *zs,
+		    struct zb_socket *sockets, unsigned nsockets, char *err, size_t err_len);
+
+/* Log one start-up line per address served. */
+void zb_server_log_serving(const struct zb_server *server, const char *description);
 
 /* Start every worker but the first, each in a thread of its own. Returns 0, or -1. */
 int zb_server_start(struct zb_server *server);
 
-/* Run the first worker in the calling thread until SIGTERM or SIGINT, then wait for the
+/* Wait up to `timeout_ms` until every worker reads all its sockets. Returns 0, or -1. */
+int zb_server_wait_ready(const struct zb_server *server, int timeout_ms);
+
+/* Ask every worker to stop reading (as SIGTERM does). */
+void zb_server_stop(const struct zb_server *server);
+
+/* Run the first worker in the calling thread until it is told to stop, then wait for the
  * others. Returns 0 after a stop as asked, -1 when a worker failed. */
 int zb_server_run_first(struct zb_server *server);
 

@@ -6,12 +6,12 @@
 #include "worker.h"
 
 #include <errno.h>
-#include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "tcp.h"
 #include "udp.h"
 
@@ -38,7 +38,7 @@ static int one_second_timer(void)
 
 static void *fail(const struct zb_worker *w, const char *what)
 {
-	fprintf(stderr, "zonebake-server: worker %u: %s: %s\n", w->index, what, strerror(errno));
+	zb_log("worker %u: %s: %s", w->index, what, strerror(errno));
 	return (void *)1;
 }
 
@@ -58,10 +58,16 @@ void *zb_worker_run(void *arg)
 			options->tcp_max_connections) != 0 ||
 	    zb_udp_init(&udp, w->zs, options->batch) != 0)
 		return fail(w, "buffers");
-	for (int i = 0; i < w->nlisteners; i++)
-		if (watch(epfd, w->listeners[i].udp_fd, ZB_EVENT_UDP, (uint32_t)i) != 0 ||
-		    watch(epfd, w->listeners[i].tcp_fd, ZB_EVENT_LISTEN, (uint32_t)i) != 0)
+	for (unsigned i = 0; i < w->nsockets; i++) {
+		uint32_t kind = w->sockets[i].kind == ZB_SOCKET_UDP ? ZB_EVENT_UDP : ZB_EVENT_LISTEN;
+		if (watch(epfd, w->sockets[i].fd, kind, i) != 0)
 			return fail(w, "epoll");
+	}
+	/* From here on every socket of this worker is read: a takeover may tell the old
+	 * process to stop reading once all workers said so. */
+	uint64_t one = 1;
+	if (write(w->ready_fd, &one, sizeof(one)) != sizeof(one))
+		return fail(w, "ready");
 
 	for (int stopping = 0; !stopping;) {
 		struct epoll_event events[64];
@@ -76,11 +82,10 @@ void *zb_worker_run(void *arg)
 			uint32_t index = (uint32_t)events[i].data.u64;
 			switch (kind) {
 			case ZB_EVENT_UDP:
-				zb_udp_drain(&udp, w->listeners[index].udp_fd,
-					     w->listeners[index].wildcard);
+				zb_udp_drain(&udp, w->sockets[index].fd, w->sockets[index].wildcard);
 				break;
 			case ZB_EVENT_LISTEN:
-				zb_tcp_accept(&tcp, w->listeners[index].tcp_fd);
+				zb_tcp_accept(&tcp, w->sockets[index].fd);
 				break;
 			case ZB_EVENT_CONN:
 				zb_tcp_event(&tcp, index, events[i].events);

@@ -20,6 +20,8 @@ import pytest
 TESTS = Path(__file__).parent
 ROOT = TESTS.parent
 ZONES = TESTS / "zones"
+# Every line the server logs: an ISO-8601 UTC time stamp, the program's name, the message.
+LOG_LINE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ zonebake-server: (.*)$")
 LISTENING = re.compile(r"serving .* on \[?([^\s\]]+?)\]?:(\d+) \(udp, tcp\)")
 
 
@@ -57,7 +59,8 @@ class Server:
         self.addresses = []
         for _ in range(max(1, len(listen))):
             banner = self._read_line(timeout=5)
-            match = LISTENING.search(banner)
+            logged = LOG_LINE.match(banner)
+            match = logged and LISTENING.match(logged.group(1))
             if not match:
                 self.stop()
                 raise AssertionError(f"server did not start: {banner!r}")
