@@ -25,8 +25,9 @@ $(VENV)/.installed: pyproject.toml
 build/zonebake-server: $(VENV)/.installed zonebake.toml $(wildcard zones/*) $(SOURCES)
 	$(ZONEBAKE) build -c zonebake.toml -o build
 
+# As root, the server needs --allow-root to go on as root (see README, Privileges).
 run: build/zonebake-server
-	exec build/zonebake-server
+	exec build/zonebake-server $(if $(filter 0,$(shell id -u)),--allow-root)
 
 test: $(VENV)/.installed
 	$(VENV)/bin/python -m pytest -q

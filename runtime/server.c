@@ -204,6 +204,12 @@ void zb_server_stop(const struct zb_server *server)
 		return; /* cannot fail: the counter is far from overflowing */
 }
 
+int zb_server_stopping(const struct zb_server *server)
+{
+	struct pollfd pfd = { .fd = server->stop_fd, .events = POLLIN };
+	return poll(&pfd, 1, 0) == 1; /* nobody reads stop_fd: once written, it stays readable */
+}
+
 int zb_server_run_first(struct zb_server *server)
 {
 	if (zb_worker_run(&server->workers[0]) != NULL)

@@ -41,6 +41,9 @@ int zb_server_wait_ready(const struct zb_server *server, int timeout_ms);
 /* Ask every worker to stop reading (as SIGTERM does). */
 void zb_server_stop(const struct zb_server *server);
 
+/* Whether the workers have been asked to stop. */
+int zb_server_stopping(const struct zb_server *server);
+
 /* Run the first worker in the calling thread until it is told to stop, then wait for the
  * others. Returns 0 after a stop as asked, -1 when a worker failed. */
 int zb_server_run_first(struct zb_server *server);

@@ -23,6 +23,9 @@ ZONES = TESTS / "zones"
 # Every line the server logs: an ISO-8601 UTC time stamp, the program's name, the message.
 LOG_LINE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ zonebake-server: (.*)$")
 LISTENING = re.compile(r"serving .* on \[?([^\s\]]+?)\]?:(\d+) \(udp, tcp\)")
+# The server refuses to go on as root without a user to become; the tests run as whoever
+# runs them (root in CI), and say so.
+AS_ROOT = ["--allow-root"] if os.geteuid() == 0 else []
 
 
 def stop_process(process: subprocess.Popen, timeout: float = 10) -> None:
@@ -53,7 +56,7 @@ class Server:
 
     def __init__(self, binary: Path, *args: str, listen=("127.0.0.1:0",)):
         listen_args = [arg for address in listen for arg in ("--listen", address)]
-        self.process = subprocess.Popen([str(binary), *listen_args, *args],
+        self.process = subprocess.Popen([str(binary), *listen_args, *AS_ROOT, *args],
                                         stderr=subprocess.PIPE)
         self._stderr = b""
         self.addresses = []
