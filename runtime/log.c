@@ -13,8 +13,9 @@ void zb_log(const char *format, ...)
 	char line[512];
 	struct tm utc;
 	time_t now = time(NULL);
-	size_t len = strftime(line, sizeof(line), "%Y-%m-%dT%H:%M:%SZ zonebake-server: ",
-			      gmtime_r(&now, &utc));
+	size_t len = strftime(line, sizeof(line), "%Y-%m-%dT%H:%M:%SZ ", gmtime_r(&now, &utc));
+	len += (size_t)snprintf(line + len, sizeof(line) - len, "zonebake-server[%d]: ",
+				(int)getpid());
 	va_list args;
 
 	va_start(args, format);

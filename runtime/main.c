@@ -59,7 +59,7 @@ int main(int argc, char **argv)
 	server.options = o.server;
 	zb_control_init(&control);
 	if (take_sockets(&o, &server, &control.takeover, err, sizeof(err)) != 0) {
-		zb_log("%s", err);
+		zb_log("%s%s", o.takeover ? "cannot take over: " : "", err);
 		return 1;
 	}
 	/* The control socket is created before the privileges go: its directory may be
@@ -79,6 +79,7 @@ int main(int argc, char **argv)
 	if (zb_server_run_first(&server) != 0)
 		return 1;
 	zb_control_finish(&control);
+	zb_server_free(&server);
 	if (control.successor)
 		zb_log("stopped; pid %d serves in its place", (int)control.successor);
 	else

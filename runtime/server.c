@@ -163,6 +163,9 @@ int zb_server_start(struct zb_server *server)
 	sigemptyset(&stop.sa_mask);
 	sigaction(SIGTERM, &stop, NULL);
 	sigaction(SIGINT, &stop, NULL);
+	/* A log line to a closed pipe (a deploy's stderr, long gone) must not kill the server;
+	 * the write fails with EPIPE instead, and the line is lost. */
+	signal(SIGPIPE, SIG_IGN);
 	server->workers[0].thread = pthread_self();
 	for (unsigned w = 1; w < server->nworkers; w++) {
 		int failed = pthread_create(&server->workers[w].thread, NULL, run_or_exit,
@@ -216,7 +219,12 @@ int zb_server_run_first(struct zb_server *server)
 		return -1;
 	for (unsigned w = 1; w < server->nworkers; w++)
 		pthread_join(server->workers[w].thread, NULL);
-	free(server->workers);
-	server->workers = NULL;
 	return 0;
+}
+
+void zb_server_free(struct zb_server *server)
+{
+	free(server->workers);
+	free(server->sockets);
+	*server = (struct zb_server){ .stop_fd = -1, .ready_fd = -1 };
 }

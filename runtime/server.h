@@ -48,4 +48,8 @@ int zb_server_stopping(const struct zb_server *server);
  * others. Returns 0 after a stop as asked, -1 when a worker failed. */
 int zb_server_run_first(struct zb_server *server);
 
+/* Free the workers and the socket list, once nothing uses them (the control thread may hand
+ * the sockets over until it has finished). The sockets stay open until the process exits. */
+void zb_server_free(struct zb_server *server);
+
 #endif

@@ -141,7 +141,14 @@ enum zb_takeover_result zb_takeover_complete(struct zb_takeover *takeover, char 
 		/* It never said it stops: if it is alive it still serves, and two servers must
 		 * not both think they are the one. */
 		snprintf(err, err_len, "stop-reading: %s", refused);
-		result = process_gone(takeover->old_pid) ? ZB_TAKEOVER_ORPHAN : ZB_TAKEOVER_BROKEN;
+		result = ZB_TAKEOVER_BROKEN;
+		/* A process that closed the connection on its way out may take a moment to go. */
+		for (int tries = 0; tries < 20 && result == ZB_TAKEOVER_BROKEN; tries++) {
+			if (process_gone(takeover->old_pid))
+				result = ZB_TAKEOVER_ORPHAN;
+			else if (tries < 19)
+				usleep(100000);
+		}
 	} else {
 		/* It stops. Finishing what it has in hand takes it milliseconds; the limit is for
 		 * a process that hangs, which must not keep the control socket from moving. */

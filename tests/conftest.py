@@ -20,8 +20,9 @@ import pytest
 TESTS = Path(__file__).parent
 ROOT = TESTS.parent
 ZONES = TESTS / "zones"
-# Every line the server logs: an ISO-8601 UTC time stamp, the program's name, the message.
-LOG_LINE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ zonebake-server: (.*)$")
+# Every line the server logs: an ISO-8601 UTC time stamp, the program's name and pid, the
+# message.
+LOG_LINE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ zonebake-server\[(\d+)\]: (.*)$")
 LISTENING = re.compile(r"serving .* on \[?([^\s\]]+?)\]?:(\d+) \(udp, tcp\)")
 # The server refuses to go on as root without a user to become; the tests run as whoever
 # runs them (root in CI), and say so.
@@ -63,7 +64,8 @@ class Server:
         for _ in range(max(1, len(listen))):
             banner = self._read_line(timeout=5)
             logged = LOG_LINE.match(banner)
-            match = logged and LISTENING.match(logged.group(1))
+            match = logged and int(logged.group(1)) == self.process.pid and \
+                LISTENING.match(logged.group(2))
             if not match:
                 self.stop()
                 raise AssertionError(f"server did not start: {banner!r}")
