@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .answers import NodeAnswers, build_answers
+from .chaos import chaos_answers
 from .config import ZoneSetConfig
 from .errors import CompileError, Diagnostic, Position
 from .layout import Layout, pack
@@ -57,7 +58,7 @@ def compile_zoneset(config: ZoneSetConfig, lenient: bool = False) -> Compiled:
         raise CompileError(errors)
     phash = build_perfect_hash([b.key for b in bodies])
     # Order nodes by their key index in the hash (identity here: keys were given in order).
-    layout = pack(bodies, phash)
+    layout = pack(bodies, phash, chaos_answers(config.server))
     return Compiled(config, warnings, tree, node_answers, bodies, phash, layout)
 
 

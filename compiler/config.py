@@ -6,7 +6,8 @@ Read from `--zone ORIGIN=FILE` arguments or from a zonebake.toml file:
     listen = ["127.0.0.1:5300"]
     minimal-responses = false          # true: no additional addresses in answers
     udp-size = 1232                    # EDNS payload size advertised and used
-    identity = "ns1.example"           # NSID (RFC 5001)
+    identity = "ns1.example"           # NSID (RFC 5001), CH TXT id.server and hostname.bind
+    version = "zonebake"               # CH TXT version.bind and version.server; none if unset
     tcp-idle-timeout = 10              # seconds
     tcp-max-connections = 128          # per worker
 
@@ -47,8 +48,11 @@ class ServerDefaults:
     # The EDNS payload size advertised, and the most sent over UDP (RFC 6891 §6.2.5; 1232
     # is the DNS Flag Day 2020 value: no IP fragmentation on common paths).
     udp_size: int = 1232
-    # Returned to NSID requests (RFC 5001); empty: none.
+    # Returned to NSID requests (RFC 5001) and to CH TXT id.server and hostname.bind; empty:
+    # none (and those get REFUSED).
     identity: str = ""
+    # Returned to CH TXT version.bind and version.server; empty: hidden (REFUSED).
+    version: str = ""
     tcp_idle_timeout: int = 10  # seconds a TCP connection may stay silent (RFC 7766 §6.2.3)
     tcp_max_connections: int = 128  # per worker; the oldest idle one is closed for a new one
 
@@ -131,6 +135,7 @@ def load_toml(path: Path) -> ZoneSetConfig:
         raise UsageError(f"{path}: [server] must be a table")
     known = {"listen": None, "minimal-responses": ("minimal_responses", bool, None),
              "udp-size": ("udp_size", int, (512, 65535)), "identity": ("identity", str, None),
+             "version": ("version", str, None),
              "tcp-idle-timeout": ("tcp_idle_timeout", int, (1, 86400)),
              "tcp-max-connections": ("tcp_max_connections", int, (1, 65536))}
     extra = set(server) - set(known)
@@ -152,8 +157,10 @@ def load_toml(path: Path) -> ZoneSetConfig:
         if bounds and not bounds[0] <= value <= bounds[1]:
             raise UsageError(f"{path}: [server] {key} must be from {bounds[0]} to {bounds[1]}")
         settings[field_name] = value
-    if len(settings.get("identity", "").encode()) > 255:
-        raise UsageError(f"{path}: [server] identity is longer than 255 octets")
+    # Each is sent as one TXT character-string (and NSID option): at most 255 octets.
+    for key in ("identity", "version"):
+        if len(settings.get(key, "").encode()) > 255:
+            raise UsageError(f"{path}: [server] {key} is longer than 255 octets")
     defaults = ServerDefaults(**settings)
     return _checked(ZoneSetConfig(tuple(zones), defaults), str(path))
 

@@ -31,14 +31,18 @@ def _c_escape_table() -> list[str]:
 _ESCAPE = _c_escape_table()
 
 
+def c_bytes(data: bytes) -> str:
+    """The contents of a C string literal holding these bytes (quotes not included)."""
+    return "".join(_ESCAPE[b] for b in data)
+
+
 def c_string(text: str) -> str:
     """The contents of a C string literal holding text (quotes not included)."""
-    return "".join(_ESCAPE[b] for b in text.encode())
+    return c_bytes(text.encode())
 
 
 def c_string_lines(data: bytes) -> list[str]:
-    return ["".join(_ESCAPE[b] for b in data[i:i + BYTES_PER_LINE])
-            for i in range(0, len(data), BYTES_PER_LINE)]
+    return [c_bytes(data[i:i + BYTES_PER_LINE]) for i in range(0, len(data), BYTES_PER_LINE)]
 
 
 def render(config: ZoneSetConfig, layout: Layout, max_labels: int) -> str:
@@ -51,6 +55,7 @@ def render(config: ZoneSetConfig, layout: Layout, max_labels: int) -> str:
         autoescape=False,
     )
     env.filters["c_string"] = c_string
+    env.filters["c_bytes"] = c_bytes
     template = env.get_template("zonedata.c.j2")
     return template.render(
         version=__version__,

@@ -31,16 +31,20 @@ class Layout:
     nanswers: int
     nbuckets: int
     seed: int
+    # CH-class names answered with a TXT (compiler/chaos.py): (lowercased wire name, answer
+    # offset), for the zoneset's `chaos` table.
+    chaos: tuple[tuple[bytes, int], ...] = ()
 
 
 def _align(n: int, to: int = ALIGN) -> int:
     return (n + to - 1) & ~(to - 1)
 
 
-def pack(nodes: list[NodeBodies], phash: PerfectHash) -> Layout:
+def pack(nodes: list[NodeBodies], phash: PerfectHash,
+         chaos: list[tuple[bytes, Body]] = ()) -> Layout:
     """Nodes in the order of the perfect hash's slots (a node's slot is its index; empty
     slots hold empty nodes), and each answer's record right before its body, so a lookup
-    touches as few cache lines as it can."""
+    touches as few cache lines as it can. The CH answers go after the zones' answers."""
     answers: list[Body] = []
     answer_number: dict[Body, int] = {}
 
@@ -68,6 +72,7 @@ def pack(nodes: list[NodeBodies], phash: PerfectHash) -> Layout:
             miss, miss_kind = number_of(node.miss), MISS_ANSWER
         rows.append((node, types, number_of(node.default), miss, miss_kind))
         type_count += len(types)
+    chaos_numbers = [(key, number_of(body)) for key, body in chaos]
 
     nodes_off = 0
     types_off = _align(NODE.size * len(rows))
@@ -122,4 +127,5 @@ def pack(nodes: list[NodeBodies], phash: PerfectHash) -> Layout:
     out += names
     out += bytes(8)  # the responder compares names a word at a time: let it read past the last
     return Layout(bytes(out), nodes_off, types_off, pilots_off, len(rows), len(answers),
-                  len(phash.pilots), phash.seed)
+                  len(phash.pilots), phash.seed,
+                  tuple((key, offset(number)) for key, number in chaos_numbers))

@@ -90,7 +90,7 @@ lookup_below(const struct zb_zoneset *zs, const struct zb_question *q, uint16_t 
 const struct zb_answer *zb_lookup(const struct zb_zoneset *zs, const struct zb_question *q,
 				  int tcp)
 {
-	uint16_t key = tcp && q->qtype == 255 ? ZB_KEY_ANY_OVER_TCP : q->qtype;
+	uint16_t key = tcp && q->qtype == ZB_TYPE_ANY ? ZB_KEY_ANY_OVER_TCP : q->qtype;
 	const struct zb_node *node = zb_find_node(zs, q->lower, q->name_len, q->hash);
 
 	return node ? answer_for_type(zs, node, key) : lookup_below(zs, q, key);

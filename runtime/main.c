@@ -10,6 +10,7 @@
 #include "activation.h"
 #include "control.h"
 #include "log.h"
+#include "metrics.h"
 #include "options.h"
 #include "server.h"
 #include "takeover.h"
@@ -47,6 +48,7 @@ int main(int argc, char **argv)
 	struct zb_options o;
 	struct zb_server server = { 0 };
 	struct zb_control control;
+	struct zb_metrics metrics = { .listen_fd = -1 };
 	char err[300];
 
 	int status = zb_options_parse(&o, argc, argv);
@@ -67,18 +69,26 @@ int main(int argc, char **argv)
 	 * the old process, seeing the connection close, goes on serving. */
 	if ((o.control && zb_control_bind(&control, o.control, o.privileges.uid,
 					  o.privileges.gid, err, sizeof(err)) != 0) ||
+	    (o.metrics && zb_metrics_bind(&metrics, o.metrics, err, sizeof(err)) != 0) ||
 	    zb_privileges_drop(&o.privileges, err, sizeof(err)) != 0) {
 		zb_log("%s", err);
 		return 1;
 	}
-	if (zb_server_start(&server) != 0)
+	if (zb_server_start(&server) != 0 ||
+	    (o.metrics && zb_metrics_start(&metrics, &server) != 0))
 		return 1;
 	zb_server_log_serving(&server, zb_zoneset.description);
+	if (o.metrics) {
+		char addr[80];
+		zb_format_sockaddr(&metrics.addr, addr, sizeof(addr));
+		zb_log("statistics on http://%s/metrics", addr);
+	}
 	if (zb_control_start(&control, &server) != 0)
 		return 1;
 	if (zb_server_run_first(&server) != 0)
 		return 1;
 	zb_control_finish(&control);
+	zb_metrics_stop(&metrics); /* before the workers' counters go */
 	zb_server_free(&server);
 	if (control.successor)
 		zb_log("stopped; pid %d serves in its place", (int)control.successor);

@@ -27,6 +27,8 @@ static void usage(FILE *to)
 		    "  --batch N                   UDP queries taken per recvmmsg (default: 64)\n"
 		    "  --udp-rcvbuf BYTES          UDP socket receive buffer (default: the system's)\n"
 		    "  --udp-sndbuf BYTES          UDP socket send buffer (default: the system's)\n"
+		    "  --metrics ADDRESS:PORT      serve statistics over HTTP there: GET /metrics\n"
+		    "                              (Prometheus), GET /stats.json (default: none)\n"
 		    "  --control PATH              serve the control socket (swaps) at PATH\n"
 		    "  --takeover PATH             take the listening sockets over from the server\n"
 		    "                              at control socket PATH (not with --listen)\n"
@@ -75,6 +77,7 @@ static const struct text {
 } texts[] = {
 	{ "--control", offsetof(struct zb_options, control) },
 	{ "--takeover", offsetof(struct zb_options, takeover) },
+	{ "--metrics", offsetof(struct zb_options, metrics) },
 	{ "--user", offsetof(struct zb_options, privileges.user) },
 	{ "--chroot", offsetof(struct zb_options, privileges.chroot_dir) },
 };

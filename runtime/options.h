@@ -13,6 +13,7 @@ struct zb_options {
 	int listen_given;        /* --listen was on the command line */
 	const char *control;     /* --control PATH */
 	const char *takeover;    /* --takeover PATH */
+	const char *metrics;     /* --metrics ADDRESS:PORT */
 	struct zb_privileges privileges;
 	struct zb_server_options server;
 };

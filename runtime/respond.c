@@ -7,6 +7,7 @@
 
 #include <string.h>
 
+#include "chaos.h"
 #include "lookup.h"
 #include "wire.h"
 
@@ -46,11 +47,13 @@ static size_t write_opt(const struct zb_zoneset *zs, const struct zb_edns *edns,
  * query had a good one (RFC 6891 §7). */
 static size_t error_response(const struct zb_zoneset *zs, const uint8_t *query,
 			     const struct zb_question *q, const struct zb_edns *edns,
-			     unsigned rcode, uint8_t *out)
+			     unsigned rcode, uint8_t *out, struct zb_query_facts *facts)
 {
 	uint16_t flags = zb_hdr_flags(query);
 	size_t len = ZB_HEADER_LEN;
 
+	*facts = (struct zb_query_facts){ .qtype = q ? q->qtype : 0, .rcode = (uint16_t)rcode,
+					  .question = q != NULL, .edns = edns && edns->present };
 	memcpy(out, query, 2); /* ID */
 	/* Keep OPCODE and RD (RFC 1035 §4.1.1); AA, TC, RA, Z, AD clear; CD kept (RFC 6840). */
 	zb_put16(out + 2, (uint16_t)(ZB_FLAG_QR | (flags & (0x7800u | ZB_FLAG_RD | ZB_FLAG_CD)) |
@@ -124,7 +127,7 @@ static size_t size_limit(const struct zb_zoneset *zs, const struct zb_edns *edns
 }
 
 size_t zb_respond(const struct zb_zoneset *zs, const uint8_t *query, size_t len, uint8_t *out,
-		  enum zb_transport transport)
+		  enum zb_transport transport, struct zb_query_facts *facts)
 {
 	struct zb_question q;
 	struct zb_edns edns = { 0 };
@@ -134,27 +137,30 @@ size_t zb_respond(const struct zb_zoneset *zs, const uint8_t *query, size_t len,
 	if (zb_hdr_qdcount(query) != 1 || zb_parse_question(query, len, zs->seed, &q) != 0)
 		return error_response(zs, query, NULL, NULL,
 				      zb_hdr_opcode(query) != ZB_OPCODE_QUERY ? ZB_RCODE_NOTIMP
-									 : ZB_RCODE_FORMERR, out);
+									 : ZB_RCODE_FORMERR, out, facts);
 	/* A query carries no answer or authority records; the additional section holds at most
 	 * one OPT, and nothing may follow it (Knot says FORMERR to the same). */
 	if (zb_hdr_ancount(query) || zb_hdr_nscount(query) ||
 	    (zb_hdr_arcount(query) ? zb_parse_additional(query, len, q.end, zb_hdr_arcount(query),
 							 &edns) != 0
 				   : q.end != len))
-		return error_response(zs, query, &q, NULL, ZB_RCODE_FORMERR, out);
+		return error_response(zs, query, &q, NULL, ZB_RCODE_FORMERR, out, facts);
 	if (zb_hdr_opcode(query) != ZB_OPCODE_QUERY)
-		return error_response(zs, query, &q, &edns, ZB_RCODE_NOTIMP, out);
+		return error_response(zs, query, &q, &edns, ZB_RCODE_NOTIMP, out, facts);
 	if (edns.present && edns.version != 0)
-		return error_response(zs, query, &q, &edns, ZB_RCODE_BADVERS, out); /* §6.1.3 */
-	/* Class ANY matches our class IN data (RFC 1035 §3.2.5; Knot and NSD answer it). */
-	if (q.qclass != ZB_CLASS_IN && q.qclass != ZB_CLASS_ANY)
-		return error_response(zs, query, &q, &edns, ZB_RCODE_REFUSED, out);
-	if (is_unimplemented_qtype(q.qtype))
-		return error_response(zs, query, &q, &edns, ZB_RCODE_NOTIMP, out);
-
-	const struct zb_answer *answer = zb_lookup(zs, &q, transport == ZB_TCP);
+		return error_response(zs, query, &q, &edns, ZB_RCODE_BADVERS, out, facts); /* §6.1.3 */
+	const struct zb_answer *answer;
+	/* Class ANY matches our class IN data (RFC 1035 §3.2.5; Knot and NSD answer it). Of the
+	 * other classes, CH gets a few names about the server itself; the rest is REFUSED. */
+	if (q.qclass == ZB_CLASS_IN || q.qclass == ZB_CLASS_ANY) {
+		if (is_unimplemented_qtype(q.qtype))
+			return error_response(zs, query, &q, &edns, ZB_RCODE_NOTIMP, out, facts);
+		answer = zb_lookup(zs, &q, transport == ZB_TCP);
+	} else {
+		answer = zb_chaos_lookup(zs, &q);
+	}
 	if (!answer)
-		return error_response(zs, query, &q, &edns, ZB_RCODE_REFUSED, out);
+		return error_response(zs, query, &q, &edns, ZB_RCODE_REFUSED, out, facts);
 	size_t insert = 0;
 	if (answer->dname_split) {
 		insert = q.name_len - answer->dname_owner_len;
@@ -172,6 +178,8 @@ size_t zb_respond(const struct zb_zoneset *zs, const uint8_t *query, size_t len,
 		memcpy(out + ZB_HEADER_LEN, query + ZB_HEADER_LEN, q.end - ZB_HEADER_LEN);
 	}
 	memcpy(out + 2, answer->header, 10);
+	*facts = (struct zb_query_facts){ .qtype = q.qtype, .rcode = answer->header[1] & 0xf,
+					  .question = 1, .edns = edns.present };
 	out[2] |= rd;
 	out[3] |= cd;
 

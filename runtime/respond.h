@@ -14,15 +14,24 @@
 
 enum zb_transport { ZB_UDP, ZB_TCP };
 
+/* What zb_respond found out about a query that its response does not say plainly, for the
+ * statistics (stats.h). Set whenever it returns a response. */
+struct zb_query_facts {
+	uint16_t qtype;   /* when `question` is 1 */
+	uint16_t rcode;   /* the response's, extended bits included (BADVERS is 16) */
+	uint8_t question; /* the question could be read */
+	uint8_t edns;     /* the query had a good OPT record */
+};
+
 /*
  * Write the response to `query` (in a buffer readable ZB_QUERY_SLACK bytes past `len`) into
  * `out` (ZB_RESPONSE_MAX bytes for TCP; for UDP, the larger of the zone set's udp_size and
  * 1024); `out` may be `query` itself, to answer in place. Over UDP it is no longer
  * than 512 octets, or with EDNS the requestor's size within [512, the server's]; what does not
- * fit is cut (RFC 2181 §9). Returns its length, or 0 when the query gets no response at all
+ * fit is cut (RFC 2181 §9). `facts` says what it was. Returns its length, or 0 when the query gets no response at all
  * (shorter than a header, or itself a response: RFC 1035 §4.1.1).
  */
 size_t zb_respond(const struct zb_zoneset *zs, const uint8_t *query, size_t len, uint8_t *out,
-		  enum zb_transport transport);
+		  enum zb_transport transport, struct zb_query_facts *facts);
 
 #endif

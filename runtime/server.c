@@ -39,8 +39,11 @@ static int share_out(struct zb_server *server, const struct zb_zoneset *zs, unsi
 	server->stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	server->ready_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	server->nworkers = nworkers;
-	server->workers = calloc(nworkers, sizeof(*server->workers));
-	if (server->stop_fd < 0 || server->ready_fd < 0 || !sorted || !server->workers) {
+	/* Aligned as struct zb_worker asks (its counters have cache lines of their own), which
+	 * calloc does not promise. */
+	if (server->stop_fd < 0 || server->ready_fd < 0 || !sorted ||
+	    posix_memalign((void **)&server->workers, _Alignof(struct zb_worker),
+			   nworkers * sizeof(*server->workers)) != 0) {
 		snprintf(err, err_len, "start-up: %s", strerror(errno));
 		free(sorted);
 		return -1;

@@ -5,6 +5,8 @@
 #ifndef ZB_SERVER_H
 #define ZB_SERVER_H
 
+#include <stdint.h>
+
 #include "worker.h"
 
 struct zb_server {
@@ -12,9 +14,12 @@ struct zb_server {
 	int stop_fd;  /* eventfd every worker watches; SIGTERM, SIGINT and stop-reading write it */
 	int ready_fd; /* eventfd each worker adds 1 to once it reads all its sockets */
 	unsigned nworkers;
-	struct zb_worker *workers;
+	struct zb_worker *workers; /* 64-byte aligned: each has its struct zb_stats */
 	unsigned nsockets;
 	struct zb_socket *sockets; /* every listening socket, in the order of their workers */
+	/* Binary swaps this server took part in: bumped with an atomic add by the swap, outside
+	 * the query path; read with a relaxed load (stats.c). */
+	uint64_t swaps;
 };
 
 /* Bind the listen addresses for each of options.threads workers. Returns 0, or -1 with a
@@ -48,8 +53,9 @@ int zb_server_stopping(const struct zb_server *server);
  * others. Returns 0 after a stop as asked, -1 when a worker failed. */
 int zb_server_run_first(struct zb_server *server);
 
-/* Free the workers and the socket list, once nothing uses them (the control thread may hand
- * the sockets over until it has finished). The sockets stay open until the process exits. */
+/* Free the workers and the socket list, once nothing uses them any more (the control
+ * thread may hand the sockets over, and the statistics threads read the workers' counters,
+ * until they have finished). The sockets stay open until the process exits. */
 void zb_server_free(struct zb_server *server);
 
 #endif

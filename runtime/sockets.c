@@ -28,7 +28,7 @@ static int parse_port(const char *text, in_port_t *port)
 	return 0;
 }
 
-static int parse_addr(const char *spec, struct sockaddr_storage *ss, socklen_t *len)
+int zb_parse_addr(const char *spec, struct sockaddr_storage *ss, socklen_t *len)
 {
 	char host[64];
 	const char *port;
@@ -138,7 +138,7 @@ int zb_listen(const char *spec, const struct zb_socket_options *options,
 	struct sockaddr_storage asked;
 	socklen_t addr_len;
 
-	if (parse_addr(spec, &asked, &addr_len) != 0) {
+	if (zb_parse_addr(spec, &asked, &addr_len) != 0) {
 		snprintf(err, err_len, "bad listen address '%s' (ADDRESS:PORT or [IPV6]:PORT)", spec);
 		return -1;
 	}
@@ -238,14 +238,19 @@ int zb_same_address(const struct zb_socket *a, const struct zb_socket *b)
 
 void zb_format_addr(const struct zb_socket *s, char *buf, size_t len)
 {
+	zb_format_sockaddr(&s->addr, buf, len);
+}
+
+void zb_format_sockaddr(const struct sockaddr_storage *addr, char *buf, size_t len)
+{
 	char host[INET6_ADDRSTRLEN];
 
-	if (s->addr.ss_family == AF_INET6) {
-		const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)&s->addr;
+	if (addr->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)addr;
 		inet_ntop(AF_INET6, &sin6->sin6_addr, host, sizeof(host));
 		snprintf(buf, len, "[%s]:%u", host, ntohs(sin6->sin6_port));
 	} else {
-		const struct sockaddr_in *sin = (const struct sockaddr_in *)&s->addr;
+		const struct sockaddr_in *sin = (const struct sockaddr_in *)addr;
 		inet_ntop(AF_INET, &sin->sin_addr, host, sizeof(host));
 		snprintf(buf, len, "%s:%u", host, ntohs(sin->sin_port));
 	}

@@ -46,8 +46,12 @@ int zb_adopt(int fd, const struct zb_socket_options *options, struct zb_socket *
 /* Whether two sockets are bound to the same address and port. */
 int zb_same_address(const struct zb_socket *a, const struct zb_socket *b);
 
+/* Parse ADDRESS:PORT or [IPV6]:PORT. Returns 0, or -1 when it is not one. */
+int zb_parse_addr(const char *spec, struct sockaddr_storage *ss, socklen_t *len);
+
 /* Format a bound address as ADDRESS:PORT or [IPV6]:PORT. */
 void zb_format_addr(const struct zb_socket *s, char *buf, size_t len);
+void zb_format_sockaddr(const struct sockaddr_storage *addr, char *buf, size_t len);
 
 /* "udp" or "tcp". */
 const char *zb_kind_name(int kind);

@@ -33,11 +33,11 @@ struct zb_conn {
 	uint8_t wbuf[2 * ZB_FRAME];
 };
 
-int zb_tcp_init(struct zb_tcp *tcp, const struct zb_zoneset *zs, int epfd,
-		uint32_t idle_timeout, uint32_t max_conns)
+int zb_tcp_init(struct zb_tcp *tcp, const struct zb_zoneset *zs, struct zb_stats *stats,
+		int epfd, uint32_t idle_timeout, uint32_t max_conns)
 {
-	*tcp = (struct zb_tcp){ .zs = zs, .epfd = epfd, .idle_timeout = idle_timeout,
-				.max_conns = max_conns };
+	*tcp = (struct zb_tcp){ .zs = zs, .stats = stats, .epfd = epfd,
+				.idle_timeout = idle_timeout, .max_conns = max_conns };
 	/* Untouched pages cost nothing: the kernel maps them as connections use them. */
 	tcp->conns = calloc(max_conns, sizeof(struct zb_conn));
 	if (!tcp->conns)
@@ -47,11 +47,12 @@ int zb_tcp_init(struct zb_tcp *tcp, const struct zb_zoneset *zs, int epfd,
 	return 0;
 }
 
-static void conn_close(struct zb_tcp *tcp, struct zb_conn *c)
+static void conn_close(struct zb_tcp *tcp, struct zb_conn *c, enum zb_stat_close why)
 {
 	close(c->fd); /* also leaves the epoll set */
 	c->fd = -1;
 	tcp->nconns--;
+	zb_stat_add(&tcp->stats->tcp_closed[why], 1);
 }
 
 static uint64_t conn_event_data(const struct zb_tcp *tcp, const struct zb_conn *c)
@@ -82,7 +83,7 @@ static int conn_flush(struct zb_tcp *tcp, struct zb_conn *c)
 		if (n < 0) {
 			if (errno == EAGAIN || errno == EINTR)
 				break;
-			conn_close(tcp, c);
+			conn_close(tcp, c, ZB_CLOSE_OTHER);
 			return -1;
 		}
 		c->wstart += (uint32_t)n;
@@ -113,9 +114,15 @@ static int conn_answer(struct zb_tcp *tcp, struct zb_conn *c)
 		if (sizeof(c->wbuf) - c->wlen < ZB_FRAME)
 			break; /* the client is not reading: wait for the answers to drain */
 		uint8_t *frame = c->wbuf + c->wlen;
-		size_t n = zb_respond(tcp->zs, c->rbuf + used + 2, msglen, frame + 2, ZB_TCP);
-		if (n == 0) /* not a query (a response, or shorter than a header) */
+		struct zb_query_facts facts;
+		zb_stat_add(&tcp->stats->queries[ZB_TCP], 1);
+		size_t n = zb_respond(tcp->zs, c->rbuf + used + 2, msglen, frame + 2, ZB_TCP,
+				      &facts);
+		if (n == 0) { /* not a query (a response, or shorter than a header) */
+			zb_stat_add(&tcp->stats->dropped, 1);
 			goto close;
+		}
+		zb_stats_count_response(tcp->stats, frame + 2, &facts);
 		zb_put16(frame, (uint16_t)n);
 		c->wlen += (uint32_t)(2 + n);
 		used += 2 + msglen;
@@ -126,7 +133,7 @@ static int conn_answer(struct zb_tcp *tcp, struct zb_conn *c)
 	}
 	return 0;
 close:
-	conn_close(tcp, c);
+	conn_close(tcp, c, ZB_CLOSE_OTHER);
 	return -1;
 }
 
@@ -149,7 +156,7 @@ static void conn_read(struct zb_tcp *tcp, struct zb_conn *c)
 		}
 		if (errno == EAGAIN || errno == EINTR)
 			break;
-		conn_close(tcp, c);
+		conn_close(tcp, c, ZB_CLOSE_OTHER);
 		return;
 	}
 }
@@ -172,7 +179,7 @@ void zb_tcp_event(struct zb_tcp *tcp, uint32_t index, uint32_t events)
 	if (c->fd < 0 || conn_flush(tcp, c) != 0)
 		return;
 	if (c->peer_closed && !c->wlen) {
-		conn_close(tcp, c);
+		conn_close(tcp, c, ZB_CLOSE_OTHER);
 		return;
 	}
 	conn_update_interest(tcp, c);
@@ -199,7 +206,7 @@ void zb_tcp_accept(struct zb_tcp *tcp, int listen_fd)
 		if (fd < 0)
 			return; /* EAGAIN: all accepted; other errors: the next event retries */
 		if (tcp->nconns == tcp->max_conns)
-			conn_close(tcp, oldest_conn(tcp));
+			conn_close(tcp, oldest_conn(tcp), ZB_CLOSE_CAPPED);
 		struct zb_conn *c = tcp->conns;
 		while (c->fd >= 0)
 			c++;
@@ -216,6 +223,7 @@ void zb_tcp_accept(struct zb_tcp *tcp, int listen_fd)
 			continue;
 		}
 		tcp->nconns++;
+		zb_stat_add(&tcp->stats->tcp_accepted, 1);
 	}
 }
 
@@ -225,7 +233,7 @@ void zb_tcp_tick(struct zb_tcp *tcp, uint32_t ticks)
 	for (uint32_t i = 0; i < tcp->max_conns; i++) {
 		struct zb_conn *c = &tcp->conns[i];
 		if (c->fd >= 0 && tcp->now - c->last_active >= tcp->idle_timeout)
-			conn_close(tcp, c);
+			conn_close(tcp, c, ZB_CLOSE_IDLE);
 	}
 }
 
@@ -236,7 +244,7 @@ void zb_tcp_finish(struct zb_tcp *tcp)
 		if (c->fd < 0)
 			continue;
 		if (conn_flush(tcp, c) == 0)
-			conn_close(tcp, c);
+			conn_close(tcp, c, ZB_CLOSE_OTHER);
 	}
 	free(tcp->conns);
 	tcp->conns = NULL;

@@ -8,12 +8,14 @@
 
 #include <stdint.h>
 
+#include "stats.h"
 #include "zonedata.h"
 
 struct zb_conn;
 
 struct zb_tcp {
 	const struct zb_zoneset *zs;
+	struct zb_stats *stats; /* the worker's */
 	int epfd;
 	uint32_t now;          /* seconds, advanced by the server's one-second timer */
 	uint32_t idle_timeout; /* seconds */
@@ -23,8 +25,8 @@ struct zb_tcp {
 };
 
 /* Allocate the connection pool. Returns 0, or -1 when memory cannot be had. */
-int zb_tcp_init(struct zb_tcp *tcp, const struct zb_zoneset *zs, int epfd,
-		uint32_t idle_timeout, uint32_t max_conns);
+int zb_tcp_init(struct zb_tcp *tcp, const struct zb_zoneset *zs, struct zb_stats *stats,
+		int epfd, uint32_t idle_timeout, uint32_t max_conns);
 
 /* The epoll data word of connection i: ZB_EVENT_CONN in the upper half. */
 #define ZB_EVENT_CONN 3u

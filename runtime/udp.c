@@ -24,14 +24,15 @@ struct zb_udp_slot {
 	uint8_t control[ZB_CONTROL_SIZE] __attribute__((aligned(8)));
 };
 
-int zb_udp_init(struct zb_udp *udp, const struct zb_zoneset *zs, unsigned batch)
+int zb_udp_init(struct zb_udp *udp, const struct zb_zoneset *zs, struct zb_stats *stats,
+		unsigned batch)
 {
 	/* One buffer a slot, answered in place: room for the longest query taken and for the
 	 * largest answer (the server's payload size; an error's header, question and OPT with
 	 * NSID stay below 1024), rounded up to whole cache lines. */
 	size_t size = zs->udp_size > ZB_UDP_QUERY_MAX ? zs->udp_size : ZB_UDP_QUERY_MAX;
 	size = (size + ZB_QUERY_SLACK + 63) & ~(size_t)63;
-	*udp = (struct zb_udp){ .zs = zs, .batch = batch, .buffer_size = size };
+	*udp = (struct zb_udp){ .zs = zs, .stats = stats, .batch = batch, .buffer_size = size };
 	udp->slots = calloc(batch, sizeof(*udp->slots));
 	udp->in = calloc(batch, sizeof(*udp->in));
 	udp->out = calloc(batch, sizeof(*udp->out));
@@ -94,17 +95,23 @@ void zb_udp_drain(struct zb_udp *udp, int fd, int pktinfo)
 		if (received <= 0)
 			return; /* EAGAIN: drained; anything else: try again on the next event */
 		udp->dirty = (unsigned)received;
+		zb_stat_add(&udp->stats->queries[ZB_UDP], (unsigned)received);
 
 		unsigned answers = 0;
 		for (int i = 0; i < received; i++) {
 			struct zb_udp_slot *slot = &udp->slots[i];
 			struct msghdr *in = &udp->in[i].msg_hdr;
-			if (in->msg_flags & MSG_TRUNC)
-				continue; /* longer than any question needs: dropped */
-			size_t len = zb_respond(udp->zs, slot->query_iov.iov_base,
-						udp->in[i].msg_len, slot->answer_iov.iov_base, ZB_UDP);
-			if (!len)
+			struct zb_query_facts facts;
+			size_t len = 0;
+			/* Longer than any question needs (MSG_TRUNC): dropped unanswered. */
+			if (!(in->msg_flags & MSG_TRUNC))
+				len = zb_respond(udp->zs, slot->query_iov.iov_base, udp->in[i].msg_len,
+						 slot->answer_iov.iov_base, ZB_UDP, &facts);
+			if (!len) {
+				zb_stat_add(&udp->stats->dropped, 1);
 				continue;
+			}
+			zb_stats_count_response(udp->stats, slot->answer_iov.iov_base, &facts);
 			slot->answer_iov.iov_len = len;
 			udp->out[answers].msg_hdr = (struct msghdr){
 				.msg_name = &slot->peer,

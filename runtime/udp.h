@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "stats.h"
 #include "zonedata.h"
 
 /* A longer query is dropped: a question with EDNS options (cookies, padding) is far shorter,
@@ -18,6 +19,7 @@ struct zb_udp_slot;
 /* One worker's buffers: `batch` slots of query, answer, address and control data. */
 struct zb_udp {
 	const struct zb_zoneset *zs;
+	struct zb_stats *stats; /* the worker's */
 	unsigned batch;
 	size_t buffer_size; /* bytes of each slot's buffer */
 	unsigned dirty;     /* slots whose header lengths the last recvmmsg changed */
@@ -28,7 +30,8 @@ struct zb_udp {
 };
 
 /* Allocate a worker's buffers once. Returns 0, or -1 when memory cannot be had. */
-int zb_udp_init(struct zb_udp *udp, const struct zb_zoneset *zs, unsigned batch);
+int zb_udp_init(struct zb_udp *udp, const struct zb_zoneset *zs, struct zb_stats *stats,
+		unsigned batch);
 
 /* Free a worker's buffers (when the server stops). */
 void zb_udp_free(struct zb_udp *udp);

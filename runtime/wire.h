@@ -30,13 +30,15 @@ enum zb_rcode {
 	ZB_RCODE_REFUSED = 5,
 	ZB_RCODE_BADVERS = 16, /* extended: the upper 8 bits go in the OPT record (RFC 6891) */
 };
-enum { ZB_CLASS_IN = 1, ZB_CLASS_ANY = 255 };
+enum { ZB_CLASS_IN = 1, ZB_CLASS_CH = 3, ZB_CLASS_ANY = 255 };
 enum {
+	ZB_TYPE_TXT = 16,
 	ZB_TYPE_OPT = 41,
 	ZB_TYPE_IXFR = 251,
 	ZB_TYPE_AXFR = 252,
 	ZB_TYPE_MAILB = 253,
 	ZB_TYPE_MAILA = 254,
+	ZB_TYPE_ANY = 255,
 };
 
 static inline uint16_t zb_get16(const uint8_t *p)

@@ -54,9 +54,9 @@ void *zb_worker_run(void *arg)
 	if (epfd < 0 || timer < 0 || watch(epfd, timer, ZB_EVENT_TIMER, 0) != 0 ||
 	    watch(epfd, w->stop_fd, ZB_EVENT_STOP, 0) != 0)
 		return fail(w, "event loop");
-	if (zb_tcp_init(&tcp, w->zs, epfd, options->tcp_idle_timeout,
+	if (zb_tcp_init(&tcp, w->zs, &w->stats, epfd, options->tcp_idle_timeout,
 			options->tcp_max_connections) != 0 ||
-	    zb_udp_init(&udp, w->zs, options->batch) != 0)
+	    zb_udp_init(&udp, w->zs, &w->stats, options->batch) != 0)
 		return fail(w, "buffers");
 	for (unsigned i = 0; i < w->nsockets; i++) {
 		uint32_t kind = w->sockets[i].kind == ZB_SOCKET_UDP ? ZB_EVENT_UDP : ZB_EVENT_LISTEN;

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "sockets.h"
+#include "stats.h"
 #include "zonedata.h"
 
 #define ZB_MAX_LISTEN 64
@@ -32,6 +33,7 @@ struct zb_worker {
 	struct zb_socket *sockets; /* the sockets this worker reads, a slice of the server's */
 	unsigned nsockets;
 	pthread_t thread;
+	struct zb_stats stats; /* written by this worker only; read by anyone (stats.h) */
 };
 
 /* Run one worker's event loop. Returns NULL when told to stop (stop_fd readable: it has

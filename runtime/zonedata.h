@@ -63,6 +63,14 @@ struct zb_answer {
 	uint32_t overflow;       /* offset in data */
 };
 
+/* A CH-class name the server answers with a TXT record about itself (id.server and the like,
+ * compiler/chaos.py). The table ends with a name_len of 0. */
+struct zb_chaos_name {
+	const uint8_t *name;     /* lowercased wire format */
+	uint32_t name_len;
+	uint32_t answer;         /* offset in data: the answer to TXT and ANY */
+};
+
 _Static_assert(sizeof(struct zb_node) == 20, "zb_node layout");
 _Static_assert(sizeof(struct zb_type_entry) == 8, "zb_type_entry layout");
 _Static_assert(sizeof(struct zb_answer) == 36, "zb_answer layout");
@@ -84,6 +92,7 @@ struct zb_zoneset {
 	uint16_t udp_size;       /* EDNS payload size we advertise and cap responses to */
 	uint16_t identity_len;
 	const uint8_t *identity; /* NSID (RFC 5001), when identity_len is not 0 */
+	const struct zb_chaos_name *chaos;
 	uint32_t tcp_idle_timeout;     /* seconds */
 	uint32_t tcp_max_connections;  /* per worker */
 };

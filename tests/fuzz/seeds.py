@@ -34,6 +34,12 @@ def seeds() -> list[bytes]:
     out.append(dns.message.make_query("www.example.", "A", use_edns=0, options=[
         dns.edns.GenericOption(dns.edns.NSID, b""), dns.edns.GenericOption(65001, b"x")]).to_wire())
     out.append(dns.message.make_query("www.example.", "A", use_edns=1).to_wire())
+    # Class CH: the server's own names (TXT, ANY, another type) and one it does not answer.
+    for name, qtype in [("id.server.", "TXT"), ("Version.Bind.", "ANY"),
+                        ("hostname.bind.", "A"), ("authors.bind.", "TXT")]:
+        out.append(dns.message.make_query(name, qtype, "CH", use_edns=False).to_wire())
+    out.append(dns.message.make_query("version.server.", "TXT", "CH", use_edns=0, options=[
+        dns.edns.GenericOption(dns.edns.NSID, b"")]).to_wire())
     query = dns.message.make_query("www.example.", "A", use_edns=False).to_wire()
     out += [b"", query[:11], query[:12], query + b"\x00", query[:-1],
             b"\x12\x34\x81\x00" + query[4:],  # QR=1

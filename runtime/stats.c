@@ -1,0 +1,182 @@
+/*
+ * stats.c - sum the workers' counters and format them: a JSON object and the Prometheus text
+ * exposition format 0.0.4. Not on the query path: it may format; it never allocates, so any
+ * thread can call it with a buffer of its own.
+ */
+#include "stats.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "server.h"
+#include "wire.h"
+
+/* Every entry "other", then the ones counted apart: a later initializer overrides an earlier
+ * one, as intended here. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Woverride-init"
+const uint8_t zb_stat_qtype_slot[ZB_STAT_QTYPE_TABLE] = {
+	[0 ... ZB_STAT_QTYPE_TABLE - 1] = ZB_STAT_QTYPE_OTHER,
+	[1] = ZB_STAT_A, [2] = ZB_STAT_NS, [5] = ZB_STAT_CNAME, [6] = ZB_STAT_SOA,
+	[12] = ZB_STAT_PTR, [15] = ZB_STAT_MX, [16] = ZB_STAT_TXT, [28] = ZB_STAT_AAAA,
+	[33] = ZB_STAT_SRV, [43] = ZB_STAT_DS, [48] = ZB_STAT_DNSKEY, [64] = ZB_STAT_SVCB,
+	[65] = ZB_STAT_HTTPS, [255] = ZB_STAT_ANY, [257] = ZB_STAT_CAA,
+};
+
+const uint8_t zb_stat_rcode_slot[ZB_STAT_RCODE_TABLE] = {
+	[0 ... ZB_STAT_RCODE_TABLE - 1] = ZB_STAT_RCODE_OTHER,
+	[0] = ZB_STAT_NOERROR, [1] = ZB_STAT_FORMERR, [2] = ZB_STAT_SERVFAIL,
+	[3] = ZB_STAT_NXDOMAIN, [4] = ZB_STAT_NOTIMP, [5] = ZB_STAT_REFUSED, [6] = ZB_STAT_YXDOMAIN,
+	[9] = ZB_STAT_NOTAUTH, [ZB_RCODE_BADVERS] = ZB_STAT_BADVERS,
+};
+#pragma GCC diagnostic pop
+
+static const char *const transport_names[] = { "udp", "tcp" };
+static const char *const rcode_names[ZB_STAT_NRCODES] = {
+	"NOERROR", "FORMERR", "SERVFAIL", "NXDOMAIN", "NOTIMP", "REFUSED", "YXDOMAIN", "NOTAUTH",
+	"BADVERS", "other",
+};
+static const char *const qtype_names[ZB_STAT_NQTYPES] = {
+	"A", "NS", "CNAME", "SOA", "PTR", "MX", "TXT", "AAAA", "SRV", "DS", "DNSKEY", "HTTPS",
+	"SVCB", "CAA", "ANY", "other",
+};
+static const char *const close_names[ZB_CLOSE_NREASONS] = { "other", "idle", "capped" };
+
+/* One counter or array of counters of struct zb_stats, as both formats name it. */
+struct zb_stat_group {
+	const char *key;      /* JSON key */
+	const char *metric;   /* Prometheus metric name */
+	const char *label;    /* Prometheus label of an array's elements; NULL: a single counter */
+	const char *help;
+	size_t offset;
+	unsigned n;
+	const char *const *names; /* the label values, and the JSON keys of the elements */
+};
+
+#define ZB_GROUP(key, metric, label, help, field, names)                                   \
+	{ key, metric, label, help, offsetof(struct zb_stats, field),                       \
+	  sizeof(((struct zb_stats *)0)->field) / sizeof(uint64_t), names }
+
+static const struct zb_stat_group groups[] = {
+	ZB_GROUP("queries", "zonebake_queries_total", "transport",
+		 "DNS messages received, by transport.", queries, transport_names),
+	ZB_GROUP("responses", "zonebake_responses_total", "rcode",
+		 "Responses sent, by RCODE.", responses, rcode_names),
+	ZB_GROUP("qtypes", "zonebake_query_types_total", "qtype",
+		 "Queries whose question could be read, by QTYPE.", qtypes, qtype_names),
+	ZB_GROUP("truncated", "zonebake_truncated_total", NULL,
+		 "Responses sent with TC set.", truncated, NULL),
+	ZB_GROUP("dropped", "zonebake_dropped_total", NULL,
+		 "Messages given no response: shorter than a header, a response, over 2048 "
+		 "octets over UDP.", dropped, NULL),
+	ZB_GROUP("edns", "zonebake_edns_queries_total", NULL,
+		 "Queries with a good EDNS OPT record.", edns, NULL),
+	ZB_GROUP("tcp_accepted", "zonebake_tcp_accepted_total", NULL,
+		 "TCP connections accepted.", tcp_accepted, NULL),
+	ZB_GROUP("tcp_closed", "zonebake_tcp_closed_total", "reason",
+		 "TCP connections closed: idle too long, the oldest at the connection cap, or "
+		 "otherwise.", tcp_closed, close_names),
+};
+
+#define ZB_NGROUPS (sizeof(groups) / sizeof(groups[0]))
+
+static const uint64_t *group_values(const struct zb_stats *s, const struct zb_stat_group *g)
+{
+	return (const uint64_t *)((const char *)s + g->offset);
+}
+
+/* A buffer filled snprintf-style: `len` counts everything formatted, fitting or not. */
+struct zb_text {
+	char *buf;
+	size_t cap;
+	size_t len;
+};
+
+static __attribute__((format(printf, 2, 3))) void put(struct zb_text *t, const char *fmt, ...)
+{
+	size_t room = t->len < t->cap ? t->cap - t->len : 0;
+	va_list ap;
+
+	va_start(ap, fmt);
+	int n = vsnprintf(room ? t->buf + t->len : NULL, room, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		t->len += (size_t)n;
+}
+
+/* Each counter is read with a relaxed atomic load: its writer is another thread. */
+static void load(struct zb_stats *into, const struct zb_stats *from, int add)
+{
+	uint64_t *to = (uint64_t *)into;
+	const uint64_t *src = (const uint64_t *)from;
+	for (size_t i = 0; i < sizeof(*into) / sizeof(uint64_t); i++)
+		to[i] = (add ? to[i] : 0) + __atomic_load_n(&src[i], __ATOMIC_RELAXED);
+}
+
+void zb_stats_sum(const struct zb_server *server, struct zb_stats *total)
+{
+	memset(total, 0, sizeof(*total));
+	for (unsigned w = 0; w < server->nworkers; w++)
+		load(total, &server->workers[w].stats, 1);
+}
+
+static void json_counters(struct zb_text *t, const struct zb_stats *s)
+{
+	for (size_t i = 0; i < ZB_NGROUPS; i++) {
+		const struct zb_stat_group *g = &groups[i];
+		const uint64_t *v = group_values(s, g);
+		put(t, "%s\"%s\":", i ? "," : "", g->key);
+		if (!g->names) {
+			put(t, "%llu", (unsigned long long)v[0]);
+			continue;
+		}
+		for (unsigned j = 0; j < g->n; j++)
+			put(t, "%s\"%s\":%llu", j ? "," : "{", g->names[j], (unsigned long long)v[j]);
+		put(t, "}");
+	}
+}
+
+size_t zb_stats_json(const struct zb_server *server, char *buf, size_t cap)
+{
+	struct zb_text t = { buf, cap, 0 };
+	struct zb_stats s;
+
+	zb_stats_sum(server, &s);
+	put(&t, "{");
+	json_counters(&t, &s);
+	put(&t, ",\"swaps\":%llu,\"workers\":[",
+	    (unsigned long long)__atomic_load_n(&server->swaps, __ATOMIC_RELAXED));
+	for (unsigned w = 0; w < server->nworkers; w++) {
+		load(&s, &server->workers[w].stats, 0);
+		put(&t, "%s{", w ? "," : "");
+		json_counters(&t, &s);
+		put(&t, "}");
+	}
+	put(&t, "]}\n");
+	return t.len;
+}
+
+size_t zb_stats_prometheus(const struct zb_server *server, char *buf, size_t cap)
+{
+	struct zb_text t = { buf, cap, 0 };
+	struct zb_stats s;
+
+	zb_stats_sum(server, &s);
+	for (size_t i = 0; i < ZB_NGROUPS; i++) {
+		const struct zb_stat_group *g = &groups[i];
+		const uint64_t *v = group_values(&s, g);
+		put(&t, "# HELP %s %s\n# TYPE %s counter\n", g->metric, g->help, g->metric);
+		if (!g->label)
+			put(&t, "%s %llu\n", g->metric, (unsigned long long)v[0]);
+		for (unsigned j = 0; g->label && j < g->n; j++)
+			put(&t, "%s{%s=\"%s\"} %llu\n", g->metric, g->label, g->names[j],
+			    (unsigned long long)v[j]);
+	}
+	put(&t, "# HELP zonebake_swaps_total Binary swaps this server has taken part in.\n"
+		"# TYPE zonebake_swaps_total counter\nzonebake_swaps_total %llu\n",
+	    (unsigned long long)__atomic_load_n(&server->swaps, __ATOMIC_RELAXED));
+	put(&t, "# HELP zonebake_workers Workers serving queries.\n"
+		"# TYPE zonebake_workers gauge\nzonebake_workers %u\n", server->nworkers);
+	return t.len;
+}
