@@ -9,8 +9,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -19,6 +21,7 @@
 
 #include "ctlio.h"
 #include "log.h"
+#include "stats.h"
 
 /* A silent control client is dropped after this long, so that a stuck one cannot keep a
  * swap (or a stop) waiting for ever. */
@@ -27,7 +30,7 @@
 void zb_control_init(struct zb_control *c)
 {
 	*c = (struct zb_control){ .listen_fd = -1, .dir_fd = -1, .finished_fd = -1,
-				  .takeover = { .conn = -1 } };
+				  .metrics_fd = -1, .takeover = { .conn = -1, .metrics_fd = -1 } };
 }
 
 int zb_control_bind(struct zb_control *c, const char *path, uid_t owner, gid_t group,
@@ -106,10 +109,44 @@ static int command_status(struct zb_control *c, struct conversation *v)
 	return ZB_GO_ON;
 }
 
+/* The statistics (stats.c) as one line of JSON after "ok ". */
+static int command_stats(struct zb_control *c, struct conversation *v)
+{
+	/* Counters grow between the measuring and the writing: leave room for more digits. */
+	size_t cap = zb_stats_json(c->server, NULL, 0) + 256;
+	char *reply = malloc(cap + 3);
+
+	if (reply && zb_stats_json(c->server, reply + 3, cap) < cap) {
+		memcpy(reply, "ok ", 3);
+		zb_ctl_send(v->conn, reply, -1);
+	} else {
+		zb_ctl_sendf(v->conn, "error statistics: out of memory");
+	}
+	free(reply);
+	return ZB_GO_ON;
+}
+
+/* Bump the swaps counter the statistics show (read with a relaxed load there). */
+static void count_swap(struct zb_server *server)
+{
+	__atomic_fetch_add(&server->swaps, 1, __ATOMIC_RELAXED);
+}
+
 static int command_takeover(struct zb_control *c, struct conversation *v)
 {
 	const struct zb_server *server = c->server;
 
+	/* The statistics listener goes too, so that scrapes do not fail for the swap; it is not
+	 * one of the DNS sockets counted in the reply. */
+	if (c->metrics_fd >= 0) {
+		char addr[80], line[128];
+		struct zb_socket metrics = { .addr_len = sizeof(metrics.addr) };
+		getsockname(c->metrics_fd, (struct sockaddr *)&metrics.addr, &metrics.addr_len);
+		zb_format_addr(&metrics, addr, sizeof(addr));
+		snprintf(line, sizeof(line), "socket metrics %s\n", addr);
+		if (zb_ctl_send(v->conn, line, c->metrics_fd) != 0)
+			return ZB_HANG_UP;
+	}
 	for (unsigned i = 0; i < server->nsockets; i++) {
 		char addr[80], line[128];
 		zb_format_addr(&server->sockets[i], addr, sizeof(addr));
@@ -142,6 +179,7 @@ static int command_stop_reading(struct zb_control *c, struct conversation *v)
 	c->listen_fd = -1;
 	c->successor = v->peer;
 	zb_log("pid %d reads every socket; stopping reading", (int)v->peer);
+	count_swap(c->server);
 	zb_server_stop(c->server);
 	zb_ctl_sendf(v->conn, "ok stopping");
 	if (read(c->finished_fd, &finished, sizeof(finished)) == sizeof(finished))
@@ -154,6 +192,7 @@ static const struct command {
 	int (*run)(struct zb_control *c, struct conversation *v);
 } commands[] = {
 	{ "status", command_status },
+	{ "stats", command_stats },
 	{ "takeover", command_takeover },
 	{ "stop-reading", command_stop_reading },
 };
@@ -233,12 +272,14 @@ static int complete_takeover(struct zb_control *c)
 	}
 	switch (zb_takeover_complete(&c->takeover, err, sizeof(err))) {
 	case ZB_TAKEOVER_DONE:
+		count_swap(c->server);
 		if (*err)
 			zb_log("pid %d stopped reading, but %s", (int)old, err);
 		else
 			zb_log("pid %d has stopped; the swap is complete", (int)old);
 		return 0;
 	case ZB_TAKEOVER_ORPHAN:
+		count_swap(c->server);
 		zb_log("pid %d is gone (%s); serving its sockets alone", (int)old, err);
 		return 0;
 	case ZB_TAKEOVER_BROKEN:
@@ -273,7 +314,13 @@ int zb_control_start(struct zb_control *c, struct zb_server *server)
 		zb_log("control thread: %s", strerror(errno));
 		return -1;
 	}
+	/* SIGTERM and SIGINT go to the workers' threads, never to this one (a signal would cut
+	 * its waits short). */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
 	int failed = pthread_create(&c->thread, NULL, control_thread, c);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (failed) {
 		zb_log("cannot start the control thread: %s", strerror(failed));
 		return -1;

@@ -23,6 +23,7 @@ struct zb_control {
 	char temp_name[sizeof(((struct sockaddr_un *)0)->sun_path)]; /* bound here first */
 	int published;     /* renamed over PATH: served there */
 	int finished_fd;   /* eventfd: every worker has stopped */
+	int metrics_fd;    /* the --metrics listener, handed over with the rest; -1: none */
 	struct zb_takeover takeover; /* conn >= 0: a takeover to complete before serving */
 	pid_t successor;   /* the process that took the sockets over, once it did */
 	int failed;        /* the takeover broke: this process stopped, the old one serves */

@@ -6,9 +6,12 @@
  * The protocol (version 1), each line ending in "\n":
  *   client: zonebake-control 1             server: ok zonebake-control 1 | error ...
  *   client: status                         server: ok pid=P workers=N sockets=S
+ *   client: stats                          server: ok {JSON: the statistics, stats.c}
  *   client: takeover                       server: socket udp|tcp ADDRESS:PORT  (one per
  *                                                  listening socket, its descriptor attached)
- *                                          server: ok sockets=S
+ *                                          server: socket metrics ADDRESS:PORT  (the --metrics
+ *                                                  listener, if any, likewise)
+ *                                          server: ok sockets=S  (S: the udp and tcp ones)
  *   client: stop-reading (only after takeover, once the client reads every socket)
  *                                          server: ok stopping
  *                                          server: done  (its workers have finished)

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "activation.h"
+#include "ask.h"
 #include "control.h"
 #include "log.h"
 #include "metrics.h"
@@ -43,6 +44,21 @@ static int take_sockets(const struct zb_options *o, struct zb_server *server,
 	return zb_server_bind(server, &zb_zoneset, o->specs, o->nspecs, err, err_len);
 }
 
+/* --metrics: the listener a takeover brought, if it fits, else a new one. The control thread
+ * hands it on at the next swap. */
+static int bind_metrics(struct zb_metrics *metrics, const char *spec,
+			struct zb_control *control, char *err, size_t err_len)
+{
+	int handed = control->takeover.metrics_fd;
+
+	control->takeover.metrics_fd = -1;
+	if ((handed >= 0 ? zb_metrics_adopt(metrics, handed, spec, err, err_len)
+			 : zb_metrics_bind(metrics, spec, err, err_len)) != 0)
+		return -1;
+	control->metrics_fd = metrics->listen_fd;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct zb_options o;
@@ -51,6 +67,8 @@ int main(int argc, char **argv)
 	struct zb_metrics metrics = { .listen_fd = -1 };
 	char err[300];
 
+	if (argc > 1 && argv[1][0] != '-')
+		return zb_ask(argc, argv); /* zonebake-server stats --control PATH */
 	int status = zb_options_parse(&o, argc, argv);
 	if (status >= 0)
 		return status;
@@ -69,10 +87,14 @@ int main(int argc, char **argv)
 	 * the old process, seeing the connection close, goes on serving. */
 	if ((o.control && zb_control_bind(&control, o.control, o.privileges.uid,
 					  o.privileges.gid, err, sizeof(err)) != 0) ||
-	    (o.metrics && zb_metrics_bind(&metrics, o.metrics, err, sizeof(err)) != 0) ||
+	    (o.metrics && bind_metrics(&metrics, o.metrics, &control, err, sizeof(err)) != 0) ||
 	    zb_privileges_drop(&o.privileges, err, sizeof(err)) != 0) {
 		zb_log("%s", err);
 		return 1;
+	}
+	if (control.takeover.metrics_fd >= 0) { /* no --metrics here: statistics end with the swap */
+		close(control.takeover.metrics_fd);
+		control.takeover.metrics_fd = -1;
 	}
 	if (zb_server_start(&server) != 0 ||
 	    (o.metrics && zb_metrics_start(&metrics, &server) != 0))

@@ -76,6 +76,12 @@ int zb_takeover_receive(const char *path, const struct zb_socket_options *option
 		}
 		if (sscanf(line, "ok sockets=%u", &announced) == 1 && fd < 0)
 			break;
+		if (strncmp(line, "socket metrics ", 15) == 0 && fd >= 0) {
+			if (takeover->metrics_fd >= 0)
+				close(takeover->metrics_fd);
+			takeover->metrics_fd = fd;
+			continue;
+		}
 		if (n == ZB_TAKEOVER_MAX_SOCKETS) {
 			snprintf(err, err_len, "pid %d: more than %d sockets", (int)peer.pid,
 				 ZB_TAKEOVER_MAX_SOCKETS);
@@ -167,5 +173,7 @@ void zb_takeover_abandon(struct zb_takeover *takeover)
 {
 	if (takeover->conn >= 0)
 		close(takeover->conn);
-	takeover->conn = -1;
+	if (takeover->metrics_fd >= 0)
+		close(takeover->metrics_fd);
+	takeover->conn = takeover->metrics_fd = -1;
 }

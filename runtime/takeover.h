@@ -15,6 +15,7 @@
 struct zb_takeover {
 	int conn;     /* the control connection to the old process, kept until it is done */
 	pid_t old_pid;
+	int metrics_fd; /* the old process's --metrics listener, if it had one; else -1 */
 };
 
 /* Connect to the control socket at `path` and take the listening sockets. Returns 0 with

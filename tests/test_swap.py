@@ -4,6 +4,7 @@ fails leaves the old server serving, and both say why."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -179,6 +180,45 @@ def test_new_binary_that_exits_leaves_the_old_serving(sets, paths):
         assert answer_octet(server.port) == OLD_OCTET
     finally:
         server.stop_all()
+
+
+def ask(binary_dir, command: str, control) -> subprocess.CompletedProcess:
+    return subprocess.run([str(binary_dir / "zonebake-server"), command, "--control",
+                           str(control)], capture_output=True, text=True, timeout=10)
+
+
+def test_stats_over_the_control_socket_and_metrics_survive_a_swap(sets, paths):
+    control, log = paths
+    server = ControlledServer(sets[0], control, log, "--metrics", "127.0.0.1:0")
+    metrics = r"statistics on http://127\.0\.0\.1:(\d+)/metrics"
+    port = wait_for_log(log, server.process.pid, metrics).group(1)
+    try:
+        for _ in range(3):
+            answer_octet(server.port)
+        result = ask(sets[0], "stats", control)
+        assert result.returncode == 0, result.stderr
+        stats = json.loads(result.stdout)
+        assert (stats["queries"]["udp"], stats["swaps"], len(stats["workers"])) == (3, 0, 2)
+        assert deploy(sets[1], control, log, "--metrics", "127.0.0.1:0").returncode == 0
+        new = server.serving_pid()
+        # The statistics listener came with the takeover: same port, no failed scrape.
+        assert wait_for_log(log, new, metrics).group(1) == port
+        for _ in range(2):
+            answer_octet(server.port)
+        stats = json.loads(ask(sets[1], "stats", control).stdout)
+        assert (stats["queries"]["udp"], stats["swaps"], len(stats["workers"])) == (2, 1, 2)
+        with socket.create_connection(("127.0.0.1", int(port)), timeout=5) as http:
+            http.sendall(b"GET /stats.json HTTP/1.0\r\n\r\n")
+            body = b""
+            while chunk := http.recv(65536):
+                body += chunk
+        assert json.loads(body.partition(b"\r\n\r\n")[2])["swaps"] == 1
+        assert ask(sets[1], "status", control).stdout == f"pid={new} workers=2 sockets=4\n"
+    finally:
+        server.stop_all()
+    result = ask(sets[1], "stats", control)
+    assert result.returncode == 1
+    assert f"cannot connect to {control}" in result.stderr
 
 
 class ControlClient:
