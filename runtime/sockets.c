@@ -82,9 +82,13 @@ static void set_serving_options(int fd, int type, const struct sockaddr_storage 
 		else
 			setsockopt(fd, IPPROTO_IP, IP_PKTINFO, &one, sizeof(one));
 	}
-	if (options->udp_rcvbuf)
+	/* The FORCE forms pass the system's limit (net.core.rmem_max, often 208 KiB) when the
+	 * server may (CAP_NET_ADMIN, before the privileges go); else the size is capped there. */
+	if (options->udp_rcvbuf &&
+	    setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &options->udp_rcvbuf, sizeof(int)) != 0)
 		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &options->udp_rcvbuf, sizeof(int));
-	if (options->udp_sndbuf)
+	if (options->udp_sndbuf &&
+	    setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &options->udp_sndbuf, sizeof(int)) != 0)
 		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &options->udp_sndbuf, sizeof(int));
 }
 

@@ -118,6 +118,21 @@ def deploy(outdir: Path, control: Path, log: Path, *server_args: str,
                         "--", "--threads", str(threads), *AS_ROOT, *server_args)
 
 
+def udp_drops(port: int) -> tuple[int, int]:
+    """Datagrams the kernel dropped because a receive buffer was full (/proc/net/udp's last
+    column): on the server's sockets (local port `port`; the same sockets across swaps), and
+    on the load generator's (connected to it). A loss these do not explain is the server's."""
+    server = client = 0
+    for line in Path("/proc/net/udp").read_text().splitlines()[1:]:
+        fields = line.split()
+        local, remote, drops = fields[1], fields[2], int(fields[-1])
+        if int(local.split(":")[1], 16) == port:
+            server += drops
+        elif int(remote.split(":")[1], 16) == port:
+            client += drops
+    return server, client
+
+
 def answer_octet(port: int) -> int:
     """The last octet of v.swap.test.'s address, as the server on `port` answers it."""
     response = dns.query.udp(dns.message.make_query(QNAME, "A", use_edns=False), "127.0.0.1",

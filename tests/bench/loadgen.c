@@ -175,8 +175,11 @@ int main(int argc, char **argv)
 	for (long s = 0; s < nsockets; s++) {
 		int fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0);
 		int size = 4 << 20;
-		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
-		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof(size));
+		/* Past net.core.rmem_max when allowed (root): answers must not be lost here. */
+		if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size)) != 0)
+			setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
+		if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &size, sizeof(size)) != 0)
+			setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof(size));
 		if (fd < 0 || connect(fd, (struct sockaddr *)&server, sizeof(server)) != 0) {
 			perror("loadgen: socket");
 			return 1;
