@@ -45,6 +45,12 @@ int zb_control_bind(struct zb_control *c, const char *path, uid_t owner, gid_t g
 		snprintf(err, err_len, "--control %s: path too long for a Unix socket", path);
 		return -1;
 	}
+	struct stat there;
+	if (lstat(path, &there) == 0 && !S_ISSOCK(there.st_mode)) {
+		/* It is renamed over later: never over something that is not a socket. */
+		snprintf(err, err_len, "--control %s: exists and is not a socket", path);
+		return -1;
+	}
 	if (c->takeover.conn < 0) {
 		int other = zb_ctl_connect(path, err, err_len);
 		if (other >= 0) {

@@ -90,6 +90,7 @@ int main(int argc, char **argv)
 	    (o.metrics && bind_metrics(&metrics, o.metrics, &control, err, sizeof(err)) != 0) ||
 	    zb_privileges_drop(&o.privileges, err, sizeof(err)) != 0) {
 		zb_log("%s", err);
+		zb_control_finish(&control); /* removes its temporary socket, if it had one */
 		return 1;
 	}
 	if (control.takeover.metrics_fd >= 0) { /* no --metrics here: statistics end with the swap */

@@ -10,6 +10,7 @@ import re
 import signal
 import socket
 import subprocess
+import sys
 import time
 
 import pytest
@@ -170,6 +171,17 @@ def test_a_second_server_may_not_take_the_control_path(sets, paths):
         assert control_status(control)["pid"] == server.process.pid
     finally:
         server.stop_all()
+
+
+def test_control_path_that_is_not_a_socket_is_left_alone(sets, paths):
+    control, _ = paths
+    control.write_text("precious\n")
+    result = subprocess.run([str(sets[0] / "zonebake-server"), *AS_ROOT, "--listen",
+                             "127.0.0.1:0", "--control", str(control)], capture_output=True,
+                            text=True, timeout=10)
+    assert result.returncode == 1
+    assert f"--control {control}: exists and is not a socket" in result.stderr
+    assert control.read_text() == "precious\n"
 
 
 def test_new_binary_that_exits_leaves_the_old_serving(sets, paths):
@@ -356,7 +368,7 @@ f.readline()
 """
 
     def __init__(self, path, way):
-        self.process = subprocess.Popen(["python3", "-c", self.SCRIPT, str(path), way],
+        self.process = subprocess.Popen([sys.executable, "-c", self.SCRIPT, str(path), way],
                                         stdout=subprocess.PIPE, text=True)
         self.port = int(self.process.stdout.readline())
 
