@@ -347,7 +347,7 @@ class FakeOldServer:
     chosen way: `exit` (it dies at stop-reading) or `refuse` (it stays, answering an error)."""
 
     SCRIPT = r"""
-import os, socket, sys
+import os, socket, sys, time
 path, way = sys.argv[1], sys.argv[2]
 udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); udp.bind(("127.0.0.1", 0))
 tcp = socket.socket(); tcp.bind(udp.getsockname()); tcp.listen()
@@ -364,7 +364,7 @@ assert f.readline() == b"stop-reading\n"
 if way == "exit":
     os._exit(0)
 conn.sendall(b"error not today\n")
-f.readline()
+time.sleep(30)  # still alive, still "serving", until the test kills it
 """
 
     def __init__(self, path, way):
