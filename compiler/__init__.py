@@ -5,3 +5,5 @@ config -> parse -> validate -> tree -> answers -> wire -> phash -> layout -> emi
 """
 
 __version__ = "0.1.0"
+
+from . import names as _names  # noqa: E402,F401  (installs faster name hashing first)

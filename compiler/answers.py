@@ -16,13 +16,14 @@ name is.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable, Iterable
 
 import dns.name
 import dns.rcode
 import dns.rdatatype
 
-from .resolve import (DNAME_IMAGE, QNAME, DnameSynthesis, Entry, Exact, Response, Synthesized,
-                      ZoneView, resolve)
+from .resolve import (DNAME_IMAGE, QNAME, Delegated, DnameSynthesis, Entry, Exact, Response,
+                      Synthesized, ZoneView, resolve)
 from .tree import NameTree, Node
 
 __all__ = ["Answer", "NodeAnswers", "build_answers", "Entry", "QNAME", "DNAME_IMAGE"]
@@ -55,14 +56,16 @@ class NodeAnswers:
     miss_wildcard: dns.name.Name | None = None
 
 
-def build_answers(tree: NameTree, minimal: bool = False) -> list[NodeAnswers]:
+def build_answers(tree: NameTree, minimal: bool = False,
+                  each: Callable[[Iterable[Node]], Iterable[Node]] = iter) -> list[NodeAnswers]:
+    """Every node's answers; `each` wraps the walk over the nodes (progress reports)."""
     views = {zone.origin: ZoneView(zone) for zone in tree.zones}
     for view in views.values():
         view.zone_set = views
     zone_types = {origin: {t for data in view.data.values() for t in data}
                   for origin, view in views.items()}
     return [_node_answers(node, views, zone_types[node.zone.origin], minimal)
-            for node in tree.nodes.values()]
+            for node in each(tree.nodes.values())]
 
 
 def _node_answers(node: Node, views: dict, zone_types: set, minimal: bool) -> NodeAnswers:
@@ -83,8 +86,11 @@ def _node_answers(node: Node, views: dict, zone_types: set, minimal: bool) -> No
     data = view.rrsets(name) if isinstance(location, (Exact, Synthesized)) else None
     if data is not None and dns.rdatatype.CNAME not in data:
         qtypes = set(data) | {dns.rdatatype.ANY, ANY_OVER_TCP}
+    elif isinstance(location, Delegated):
+        # One referral answers every type, but DS at the cut itself (RFC 4035 §3.1.4.1).
+        qtypes = {dns.rdatatype.DS} if location.cut == name and not wildcard else set()
     else:
-        # Chains and referrals reach anything.
+        # Chains reach anything.
         qtypes = zone_types | set(ALWAYS_DISTINCT) | {ANY_OVER_TCP}
     unused = next(t for t in range(65280, 65535) if t not in zone_types)
     result = NodeAnswers(node, default=answer(unused))

@@ -12,6 +12,7 @@ from .errors import CompileError, Diagnostic, Position
 from .layout import Layout, pack
 from .parse import parse_zone
 from .phash import PerfectHash, build_perfect_hash
+from .progress import Progress
 from .tree import NameTree, build_tree
 from .validate import build_zone
 from .wire import BodyTooLarge, NodeBodies, serialize_node
@@ -29,45 +30,55 @@ class Compiled:
     layout: Layout
 
 
-def compile_zoneset(config: ZoneSetConfig, lenient: bool = False) -> Compiled:
+def compile_zoneset(config: ZoneSetConfig, lenient: bool = False,
+                    progress: Progress | None = None) -> Compiled:
     """Everything up to the C source; raises CompileError with every error found."""
+    progress = progress or Progress(out=None)
     zones, warnings, errors = [], [], []
-    for source in config.zones:
-        try:
-            zone, zone_warnings = build_zone(parse_zone(source), lenient)
-        except CompileError as exc:
-            errors += exc.diagnostics
-            continue
-        zones.append(zone)
-        warnings += zone_warnings
+    with progress.stage("parse and check", "records"):
+        for source in config.zones:
+            try:
+                zone, zone_warnings = build_zone(parse_zone(source, progress.tick), lenient)
+            except CompileError as exc:
+                errors += exc.diagnostics
+                continue
+            zones.append(zone)
+            warnings += zone_warnings
     if errors:
         raise CompileError(errors)
 
-    tree = build_tree(zones)
-    node_answers = build_answers(tree, config.server.minimal_responses)
+    with progress.stage("tree"):
+        tree = build_tree(zones)
+    with progress.stage("answers", "names"):
+        node_answers = build_answers(tree, config.server.minimal_responses,
+                                     lambda nodes: progress.each(nodes, len(tree.nodes)))
     bodies = []
-    for na in node_answers:
-        try:
-            bodies.append(serialize_node(na))
-        except BodyTooLarge as exc:
-            # Name the node's first record, or else its zone's file.
-            positions = [rrset.position for rrset in na.node.rrsets.values()]
-            where = min(positions) if positions else Position(na.node.zone.source.display, 0)
-            errors.append(Diagnostic(where, "error", str(exc)))
+    with progress.stage("wire", "names"):
+        for na in progress.each(node_answers, len(node_answers)):
+            try:
+                bodies.append(serialize_node(na))
+            except BodyTooLarge as exc:
+                # Name the node's first record, or else its zone's file.
+                positions = [rrset.position for rrset in na.node.rrsets.values()]
+                where = min(positions) if positions else Position(na.node.zone.source.display, 0)
+                errors.append(Diagnostic(where, "error", str(exc)))
     if errors:
         raise CompileError(errors)
-    phash = build_perfect_hash([b.key for b in bodies])
-    # Order nodes by their key index in the hash (identity here: keys were given in order).
-    layout = pack(bodies, phash, chaos_answers(config.server))
+    with progress.stage("perfect hash"):
+        phash = build_perfect_hash([b.key for b in bodies])
+    with progress.stage("layout"):
+        layout = pack(bodies, phash, chaos_answers(config.server))
     return Compiled(config, warnings, tree, node_answers, bodies, phash, layout)
 
 
-def build(config: ZoneSetConfig, outdir: Path, lenient: bool = False) -> Compiled:
-    """Compile the zone set into OUTDIR/zonedata.c and OUTDIR/zonebake-server."""
-    compiled = compile_zoneset(config, lenient)
+def build(config: ZoneSetConfig, outdir: Path, lenient: bool = False,
+          progress: Progress | None = None) -> Compiled:
+    """Compile the zone set into OUTDIR/zonedata.{bin,c} and OUTDIR/zonebake-server."""
+    progress = progress or Progress(out=None)
+    compiled = compile_zoneset(config, lenient, progress)
     outdir.mkdir(parents=True, exist_ok=True)
-    zonedata = outdir / "zonedata.c"
-    emit.write_atomically(zonedata, emit.render(config, compiled.layout,
-                                                compiled.tree.max_labels))
-    cc.compile_server(zonedata, outdir / "zonebake-server")
+    with progress.stage("emit"):
+        zonedata = emit.write(outdir, config, compiled.layout, compiled.tree.max_labels)
+    with progress.stage("cc"):
+        cc.compile_server(zonedata, outdir / "zonebake-server")
     return compiled

@@ -33,7 +33,9 @@ def compile_server(zonedata_c: Path, output: Path) -> None:
     sources = sorted(str(p) for p in runtime.glob("*.c"))
     temporary = output.with_name(f".{output.name}.tmp")
     flags = SANITIZE_CFLAGS if os.environ.get("ZONEBAKE_SANITIZE") else CFLAGS
-    command = [*cc, *flags, f"-I{runtime}", *sources, str(zonedata_c), "-o", str(temporary)]
+    # -Wa,-I: the assembler finds zonedata.bin beside zonedata.c (.incbin).
+    command = [*cc, *flags, f"-I{runtime}", f"-Wa,-I{zonedata_c.parent}", *sources,
+               str(zonedata_c), "-o", str(temporary)]
     try:
         result = subprocess.run(command, capture_output=True, text=True)
     except OSError as exc:

@@ -13,6 +13,7 @@ from .build import build, compile_zoneset
 from .config import load_toml, zones_from_args
 from .deploy import DeployError, deploy
 from .errors import CompileError, UsageError
+from .progress import Progress
 
 EXIT_OK, EXIT_ZONE_ERROR, EXIT_USAGE = 0, 1, 2
 EXIT_DEPLOY_FAILED = 1  # the old server still serves
@@ -30,11 +31,13 @@ def _parser() -> argparse.ArgumentParser:
                             help="zonebake.toml listing the zones and the server's defaults")
         source.add_argument("--zone", action="append", metavar="ORIGIN=FILE",
                             help="a zone to serve (repeat for several)")
+        sub.add_argument("-q", "--quiet", action="store_true",
+                         help="no progress report on stderr (warnings and errors still)")
         sub.add_argument("--lenient", action="store_true",
                          help="integrity errors the peers let you switch off (missing glue) "
                               "become warnings")
     b.add_argument("-o", "--output", type=Path, required=True, metavar="OUTDIR",
-                   help="where to write zonedata.c and zonebake-server")
+                   help="where to write zonedata.c, zonedata.bin and zonebake-server")
     d = commands.add_parser("deploy", help="swap OUTDIR/zonebake-server in for the server "
                                            "running at the control socket; lose no query")
     d.add_argument("outdir", type=Path, metavar="OUTDIR", help="where zonebake build wrote it")
@@ -61,10 +64,11 @@ def main(argv: list[str] | None = None) -> int:
         return _deploy(args, server_args)
     try:
         config = load_toml(args.config) if args.config else zones_from_args(args.zone)
+        progress = Progress(out=None if args.quiet else sys.stderr)
         if args.command == "build":
-            compiled = build(config, args.output, args.lenient)
+            compiled = build(config, args.output, args.lenient, progress)
         else:
-            compiled = compile_zoneset(config, args.lenient)
+            compiled = compile_zoneset(config, args.lenient, progress)
     except UsageError as exc:
         print(f"zonebake: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -76,6 +80,7 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_ZONE_ERROR
     for warning in compiled.warnings:
         print(warning, file=sys.stderr)
+    progress.finish()
     return EXIT_OK
 
 

@@ -1,5 +1,6 @@
-"""Stage 8: write zonedata.c from the Jinja2 template: the layout's byte blob as a string
-literal, and the zoneset struct that points into it. Same input, same bytes out."""
+"""Stage 8: write zonedata.bin, the layout's byte blob, and zonedata.c from the Jinja2
+template: the zoneset struct that points into the blob, which the assembler includes
+(.incbin). Same input, same bytes out."""
 
 from __future__ import annotations
 
@@ -11,8 +12,6 @@ import jinja2
 from . import __version__
 from .config import ZoneSetConfig
 from .layout import Layout
-
-BYTES_PER_LINE = 32
 
 
 def _c_escape_table() -> list[str]:
@@ -66,11 +65,21 @@ def render(config: ZoneSetConfig, layout: Layout, max_labels: int) -> str:
         identity=config.server.identity,
         layout=layout,
         max_labels=max_labels,
-        data_lines=c_string_lines(layout.data),
     )
 
 
-def write_atomically(path: Path, text: str) -> None:
+DATA_FILE = "zonedata.bin"  # the name zonedata.c.j2 includes
+
+
+def write(outdir: Path, config: ZoneSetConfig, layout: Layout, max_labels: int) -> Path:
+    """Write OUTDIR/zonedata.bin and OUTDIR/zonedata.c; return the latter."""
+    write_atomically(outdir / DATA_FILE, layout.data)
+    zonedata = outdir / "zonedata.c"
+    write_atomically(zonedata, render(config, layout, max_labels).encode("ascii"))
+    return zonedata
+
+
+def write_atomically(path: Path, data: bytes) -> None:
     temporary = path.with_name(f".{path.name}.tmp")
-    temporary.write_text(text, encoding="ascii")
+    temporary.write_bytes(data)
     os.replace(temporary, path)

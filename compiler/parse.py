@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 from dataclasses import dataclass
+from typing import Callable
 
 import dns.exception
 import dns.name
@@ -62,8 +63,9 @@ class _RootManager:
 class _Collector:
     """Receives each record from the Reader, with the position the Reader was at."""
 
-    def __init__(self, source: ZoneSource):
+    def __init__(self, source: ZoneSource, on_record: Callable[[], None]):
         self.manager = _RootManager()
+        self.on_record = on_record
         self.reader: _PositionedReader | None = None
         self.records: list[Record] = []
         self._zone_dir = os.path.dirname(source.display)
@@ -81,6 +83,7 @@ class _Collector:
     def add(self, name, ttl, rdata) -> None:
         assert self.reader is not None
         self.records.append(Record(name, ttl, rdata, self.reader.record_position))
+        self.on_record()
 
     def display(self, filename: str) -> str:
         """Included files are opened relative to the zone file's directory; say so in messages."""
@@ -137,9 +140,10 @@ class _PositionedReader(dns.zonefile.Reader):
         return Position(self.collector.display(self.tok.filename), self.tok.token_line)
 
 
-def parse_zone(source: ZoneSource) -> ParsedZone:
-    """Read one zone file; raise CompileError naming file:line on the first syntax error."""
-    collector = _Collector(source)
+def parse_zone(source: ZoneSource, on_record: Callable[[], None] = lambda: None) -> ParsedZone:
+    """Read one zone file; raise CompileError naming file:line on the first syntax error.
+    `on_record` is called after each record (progress reports count them)."""
+    collector = _Collector(source, on_record)
     try:
         f = open(source.path, encoding="utf-8")
     except OSError as exc:

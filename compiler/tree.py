@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import dns.name
 import dns.rdatatype
 
+from .names import canonical_key
 from .zone import RRset, Zone
 
 
@@ -56,7 +57,7 @@ def build_tree(zones: list[Zone]) -> NameTree:
 
     images = _dname_images(zones, names)
     nodes = {}
-    for name in sorted(names | set(images)):
+    for name in sorted(names | set(images), key=canonical_key):
         zone = _deepest_zone(name, origins)
         nodes[name] = Node(name, zone, dict(zone.nodes.get(name, {})), images.get(name))
     return NameTree(tuple(zones), nodes)

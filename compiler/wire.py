@@ -76,34 +76,44 @@ def serialize_node(answers: NodeAnswers) -> NodeBodies:
                       key_of(answers.miss_wildcard) if answers.miss_wildcard else None)
 
 
-class _CompressionTable(dict):
-    """dnspython's compression table, noting where each pointer goes and refusing targets a
-    shift could push past the 14-bit pointer range.
+class _CompressionTable:
+    """Where each name suffix already written starts (RFC 1035 §4.1.4), keyed by its lowercased
+    labels, noting where each pointer goes and refusing targets a shift could push past the
+    14-bit pointer range. (Tuples of labels, not dnspython names: building a dnspython name per
+    suffix was most of this stage's time.)
 
     Names in the question carry the client's letter case. Owner names may point there (they
     compare case-insensitively, and the answer's owner then reads as the client wrote it);
     names inside rdata may not, so they keep the zone's case, as BIND and Knot keep it."""
 
     def __init__(self, out: io.BytesIO, question_end: int, limit: int):
-        super().__init__()
         self.out = out
         self.question_end = question_end
         self.limit = limit
-        self.writing_owner = False
         self.frozen = False
+        self.positions: dict[tuple[bytes, ...], int] = {}
         self.pointers: list[int] = []
 
-    def get(self, key, default=None):
-        pos = super().get(key, default)
-        if pos is not None and pos < self.question_end and not self.writing_owner:
-            return None
-        if pos is not None:
-            self.pointers.append(self.out.tell())  # dnspython writes the pointer here
-        return pos
-
-    def __setitem__(self, key, pos):
+    def add(self, suffix: tuple[bytes, ...], pos: int) -> None:
         if pos <= self.limit and not self.frozen:
-            super().__setitem__(key, pos)
+            self.positions[suffix] = pos
+
+    def write_name(self, name: dns.name.Name, owner: bool = False) -> None:
+        """Write an absolute name, ending in a pointer to the longest suffix already written."""
+        out = self.out
+        labels = name.labels
+        lowered = [label.lower() for label in labels]
+        for i in range(len(labels) - 1):  # the root label is never a pointer target
+            suffix = tuple(lowered[i:])
+            pos = self.positions.get(suffix)
+            if pos is not None and (owner or pos >= self.question_end):
+                self.pointers.append(out.tell())
+                out.write(struct.pack("!H", 0xC000 | pos))
+                return
+            self.add(suffix, out.tell())
+            out.write(bytes((len(labels[i]),)))
+            out.write(labels[i])
+        out.write(b"\0")
 
 
 def serialize(answer: Answer) -> Body:
@@ -169,8 +179,9 @@ def _write_dname_cname(out: io.BytesIO, table: _CompressionTable, answer: Answer
 def _seed_question(table: _CompressionTable, base: dns.name.Name, offset: int) -> None:
     """Make every suffix of the question name a compression target (the root is never one)."""
     labels = base.labels
+    lowered = [label.lower() for label in labels]
     for i in range(len(labels) - 1):
-        table[dns.name.Name(labels[i:])] = offset
+        table.add(tuple(lowered[i:]), offset)
         offset += 1 + len(labels[i])
 
 
@@ -178,6 +189,7 @@ def _write_entry(out: io.BytesIO, table: _CompressionTable, entry: Entry,
                  dname_split: int = 0) -> int:
     """Write one RRset; return how many records it holds."""
     rdataset = entry.rdataset
+    fixed = struct.pack("!HHI", rdataset.rdtype, rdataset.rdclass, rdataset.ttl)
     for rdata in rdataset:
         if entry.owner is QNAME:
             out.write(b"\xc0\x0c")  # the question's name, whatever it is: never shifted
@@ -185,15 +197,39 @@ def _write_entry(out: io.BytesIO, table: _CompressionTable, entry: Entry,
             table.pointers.append(out.tell())  # the synthesized CNAME's target, as completed
             out.write(struct.pack("!H", 0xC000 | dname_split))
         else:
-            table.writing_owner = True
-            entry.owner.to_wire(out, table)
-            table.writing_owner = False
-        out.write(struct.pack("!HHI", rdataset.rdtype, rdataset.rdclass, rdataset.ttl))
+            table.write_name(entry.owner, owner=True)
+        out.write(fixed)
         length_at = out.tell()
         out.write(b"\0\0")
-        rdata.to_wire(out, table, None)
+        _write_rdata(out, table, rdata)
         end = out.tell()
         out.seek(length_at)
         out.write(struct.pack("!H", end - length_at - 2))
         out.seek(end)
     return len(rdataset)
+
+
+# The types whose names RFC 1035 §4.1.4 and RFC 3597 §4 let a server compress; every other
+# type is written as dnspython writes it without compression.
+_COMPRESSED_NAME = {dns.rdatatype.NS, dns.rdatatype.CNAME, dns.rdatatype.PTR}
+# id(rdata) -> (rdata, its wire form); holding the rdata keeps its id from being reused.
+_uncompressed: dict[int, tuple[object, bytes]] = {}
+
+
+def _write_rdata(out: io.BytesIO, table: _CompressionTable, rdata) -> None:
+    rdtype = rdata.rdtype
+    if rdtype in _COMPRESSED_NAME:
+        table.write_name(rdata.target)
+    elif rdtype == dns.rdatatype.MX:
+        out.write(struct.pack("!H", rdata.preference))
+        table.write_name(rdata.exchange)
+    elif rdtype == dns.rdatatype.SOA:
+        table.write_name(rdata.mname)
+        table.write_name(rdata.rname)
+        out.write(struct.pack("!IIIII", rdata.serial, rdata.refresh, rdata.retry, rdata.expire,
+                              rdata.minimum))
+    else:
+        known = _uncompressed.get(id(rdata))
+        if known is None:
+            known = _uncompressed[id(rdata)] = (rdata, rdata.to_wire())
+        out.write(known[1])

@@ -56,7 +56,7 @@ def test_a_failed_build_leaves_the_previous_binary_alone(tmp_path):
                        "-o", str(tmp_path))
     assert bad.returncode == 1
     assert (tmp_path / "zonebake-server").read_bytes() == before
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["zonebake-server", "zonedata.c"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["zonebake-server", "zonedata.bin", "zonedata.c"]
 
 
 @pytest.mark.parametrize("args,message", [

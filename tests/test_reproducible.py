@@ -1,4 +1,4 @@
-"""The same zones and compiler give byte-identical zonedata.c and binary: no time stamps, no
+"""The same zones and compiler give byte-identical zonedata.c, zonedata.bin and binary: no time stamps, no
 dependence on dict order, Python's hash seed or the output directory."""
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ def build(outdir, hash_seed: str):
     subprocess.run([sys.executable, "-m", "zonebake", "build", "-c",
                     str(ZONES / "resolution.toml"), "-o", str(outdir)], check=True, env=env,
                    capture_output=True)
-    return ((outdir / "zonedata.c").read_bytes(), (outdir / "zonebake-server").read_bytes())
+    return tuple((outdir / name).read_bytes()
+                 for name in ("zonedata.c", "zonedata.bin", "zonebake-server"))
 
 
 def test_two_builds_are_byte_identical(tmp_path):
@@ -23,3 +24,4 @@ def test_two_builds_are_byte_identical(tmp_path):
     second = build(tmp_path / "elsewhere" / "two", "4242")
     assert first[0] == second[0]
     assert first[1] == second[1]
+    assert first[2] == second[2]

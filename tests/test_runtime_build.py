@@ -12,7 +12,8 @@ def test_runtime_compiles_without_warnings(testset_binary, tmp_path):
     zonedata = testset_binary.parent / "zonedata.c"
     sources = sorted(str(p) for p in (ROOT / "runtime").glob("*.c"))
     result = subprocess.run(["cc", "-std=gnu11", "-O2", "-pthread", "-fno-strict-aliasing", "-Wall",
-                             "-Wextra", "-Wshadow", "-Werror", f"-I{ROOT / 'runtime'}", *sources,
+                             "-Wextra", "-Wshadow", "-Werror", f"-I{ROOT / 'runtime'}",
+                             f"-Wa,-I{zonedata.parent}", *sources,
                              str(zonedata), "-o", str(tmp_path / "server")],
                             capture_output=True, text=True)
     assert result.returncode == 0, result.stderr

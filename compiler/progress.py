@@ -1,0 +1,89 @@
+"""Progress and stage timings for builds long enough to wonder about.
+
+Each stage of the pipeline runs inside `Progress.stage`; loops over many items go through
+`Progress.each`, which says on stderr how far the stage is (count, total, rate) every few
+seconds, once the build has run for a few seconds: small builds stay silent. At the end,
+`summary` gives every stage's time and the compiler's peak memory. `-q` silences all of it.
+"""
+
+from __future__ import annotations
+
+import resource
+import sys
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Iterator, TextIO, TypeVar
+
+T = TypeVar("T")
+QUIET_FOR = 5.0  # seconds of build before anything is said
+EVERY = 5.0  # seconds between progress lines of a stage
+
+
+@dataclass
+class StageTime:
+    name: str
+    seconds: float
+    count: int | None  # items handled, for stages that loop over them
+    unit: str = ""
+
+
+@dataclass
+class Progress:
+    out: TextIO | None = field(default_factory=lambda: sys.stderr)  # None: quiet
+    clock: Callable[[], float] = time.monotonic
+    stages: list[StageTime] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.started = self.clock()
+        self._next_line = self.started + QUIET_FOR
+        self._current: StageTime | None = None
+
+    @contextmanager
+    def stage(self, name: str, unit: str = "") -> Iterator[None]:
+        self._stage_begun = begun = self.clock()
+        self._current = StageTime(name, 0.0, None, unit)
+        try:
+            yield
+        finally:
+            self._current.seconds = self.clock() - begun
+            self.stages.append(self._current)
+            self._current = None
+
+    def each(self, items: Iterable[T], total: int | None = None) -> Iterator[T]:
+        """Yield the items, counting them for the current stage."""
+        for item in items:
+            yield item
+            self.tick(total)
+
+    def tick(self, total: int | None = None) -> None:
+        """One more item done in the current stage; every few seconds, say how far it is."""
+        current = self._current
+        assert current is not None, "items are counted inside a stage"
+        current.count = (current.count or 0) + 1
+        if current.count & 1023 == 0 and self.out is not None:
+            now = self.clock()
+            if now >= self._next_line:
+                self._next_line = now + EVERY
+                of = f"/{total}" if total is not None else ""
+                rate = current.count / (now - self._stage_begun)
+                self._say(f"{current.name}: {current.count}{of} {current.unit}, {rate:.0f}/s")
+
+    def summary(self) -> str:
+        total = self.clock() - self.started
+        stages = ", ".join(f"{s.name} {s.seconds:.1f} s" for s in self.stages)
+        return f"built in {total:.1f} s ({stages}); peak memory {peak_memory_mib()} MiB"
+
+    def finish(self) -> None:
+        """The summary, for builds that took long enough to have said anything."""
+        if self.out is not None and self.clock() - self.started >= QUIET_FOR:
+            self._say(self.summary())
+
+    def _say(self, text: str) -> None:
+        assert self.out is not None
+        print(f"zonebake: {text}", file=self.out, flush=True)
+
+
+def peak_memory_mib() -> int:
+    """The process's peak resident set so far (Linux reports kilobytes)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024

@@ -1,0 +1,96 @@
+"""Zones for the scale report (tests/scale/report.py), deterministic:
+
+- `zone`: one zone in the shape of a hosting provider's or a country TLD's, NAMES owner names
+  and about three records per name: sites with A, AAAA, MX and TXT, `www` aliases (CNAME),
+  mail hosts, and delegations with in-zone glue.
+- `zoneset`: COUNT small zones (a hosting provider's customers), each with SOA, NS, a few
+  hosts, MX and TXT, and a zonebake.toml listing them.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+ORIGIN = "scale.example."
+
+
+def zone_lines(names: int):
+    """Yield the zone's lines. Per 10 sites: 7 sites with two A, AAAA, MX, two TXT and a www
+    CNAME (2 names, 7 records), 3 delegations with two glued name servers (3 names, 6
+    records): 2.9 records per name."""
+    yield f"$ORIGIN {ORIGIN}"
+    yield "$TTL 3600"
+    yield "@ SOA ns1 hostmaster 2026112101 7200 900 1209600 300"
+    yield "@ NS ns1"
+    yield "@ NS ns2"
+    yield "@ MX 10 mx1"
+    yield "ns1 A 192.0.2.1"
+    yield "ns2 A 192.0.2.2"
+    yield "mx1 A 192.0.2.25"
+    made, i = 4, 0
+    while made < names:
+        a, b, c = i >> 16 & 255, i >> 8 & 255, i & 255
+        if i % 10 < 7:
+            yield f"site{i} A 10.{a}.{b}.{c}"
+            yield f"site{i} A 10.{a | 128}.{b}.{c}"
+            yield f"site{i} AAAA 2001:db8:{a:x}:{b:x}::{c:x}"
+            yield f"site{i} MX 10 mx1"
+            yield f'site{i} TXT "v=spf1 ip4:10.{a}.{b}.{c} -all"'
+            yield f'site{i} TXT "site-verification={i:08x}"'
+            yield f"www.site{i} CNAME site{i}"
+            made += 2
+        else:
+            yield f"dom{i} NS ns1.dom{i}"
+            yield f"dom{i} NS ns2.dom{i}"
+            yield f"ns1.dom{i} A 198.51.{b}.{c}"
+            yield f"ns1.dom{i} AAAA 2001:db8:fffe:{a:x}{b:02x}::{c:x}"
+            yield f"ns2.dom{i} A 203.0.{b}.{c}"
+            yield f"ns2.dom{i} AAAA 2001:db8:ffff:{a:x}{b:02x}::{c:x}"
+            made += 3
+        i += 1
+
+
+def write_zone(path: Path, names: int) -> None:
+    with path.open("w") as out:
+        for line in zone_lines(names):
+            out.write(line + "\n")
+
+
+def write_zoneset(directory: Path, count: int) -> Path:
+    """COUNT zones customer0.test. ... in DIRECTORY, and DIRECTORY/zonebake.toml."""
+    directory.mkdir(parents=True, exist_ok=True)
+    toml = ['[server]', 'listen = ["127.0.0.1:5300"]', '']
+    for i in range(count):
+        origin = f"customer{i}.test."
+        a, b = i >> 8 & 255, i & 255
+        (directory / f"customer{i}.zone").write_text(
+            f"$TTL 3600\n"
+            f"@ SOA ns1.hoster.test. hostmaster.hoster.test. 1 7200 900 1209600 300\n"
+            f"@ NS ns1.hoster.test.\n@ NS ns2.hoster.test.\n"
+            f"@ A 10.1.{a}.{b}\n@ MX 10 mail\n@ TXT \"customer {i}\"\n"
+            f"www CNAME @\nmail A 10.2.{a}.{b}\nmail AAAA 2001:db8:2::{i:x}\n")
+        toml += ["[[zone]]", f'origin = "{origin}"', f'file = "customer{i}.zone"', ""]
+    config = directory / "zonebake.toml"
+    config.write_text("\n".join(toml))
+    return config
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    commands = parser.add_subparsers(dest="what", required=True)
+    z = commands.add_parser("zone")
+    z.add_argument("path", type=Path)
+    z.add_argument("--names", type=int, default=1_000_000)
+    s = commands.add_parser("zoneset")
+    s.add_argument("directory", type=Path)
+    s.add_argument("--count", type=int, default=10_000)
+    args = parser.parse_args()
+    if args.what == "zone":
+        write_zone(args.path, args.names)
+    else:
+        write_zoneset(args.directory, args.count)
+
+
+if __name__ == "__main__":
+    main()
