@@ -89,10 +89,11 @@ def stop_pid(pid: int) -> None:
 class ControlledServer:
     """A server on an ephemeral loopback port with a control socket, logging to `log`."""
 
-    def __init__(self, outdir: Path, control: Path, log: Path, *args: str, threads: int = 2):
+    def __init__(self, outdir: Path, control: Path, log: Path, *args: str, threads: int = 2,
+                 listen: str = "127.0.0.1:0"):
         with open(log, "ab") as output:
             self.process = subprocess.Popen(
-                [str(outdir / "zonebake-server"), "--listen", "127.0.0.1:0", "--control",
+                [str(outdir / "zonebake-server"), "--listen", listen, "--control",
                  str(control), "--threads", str(threads), *AS_ROOT, *args], stderr=output)
         self.control, self.log = control, log
         match = wait_for_log(log, self.process.pid, LISTENING.pattern)
@@ -133,10 +134,11 @@ def udp_drops(port: int) -> tuple[int, int]:
     return server, client
 
 
-def answer_octet(port: int) -> int:
+def answer_octet(port: int, host: str = "127.0.0.1", tcp: bool = False) -> int:
     """The last octet of v.swap.test.'s address, as the server on `port` answers it."""
-    response = dns.query.udp(dns.message.make_query(QNAME, "A", use_edns=False), "127.0.0.1",
-                             port=port, timeout=2)
+    ask = dns.query.tcp if tcp else dns.query.udp
+    response = ask(dns.message.make_query(QNAME, "A", use_edns=False), host, port=port,
+                   timeout=2)
     (rrset,) = response.answer
     (rdata,) = rrset
     return int(rdata.address.rsplit(".", 1)[1])

@@ -135,6 +135,25 @@ def test_swaps_chain_and_the_new_server_serves_the_control_socket(sets, paths):
     assert not control.exists()  # the last one stopped by SIGTERM removed it
 
 
+def test_swap_of_two_addresses_ipv6_too(sets, paths):
+    """Each socket keeps its address across the swap, IPv6 included, UDP and TCP."""
+    control, log = paths
+    server = ControlledServer(sets[0], control, log, "--listen", "[::1]:0")
+    v6_port = int(wait_for_log(log, server.process.pid, r"on \[::1\]:(\d+) \(udp, tcp\)")
+                  .group(1))
+    try:
+        assert deploy(sets[1], control, log).returncode == 0
+        new = server.serving_pid()
+        assert control_status(control) == {"pid": new, "workers": 2, "sockets": 8}
+        assert wait_for_log(log, new, r"on \[::1\]:(\d+) \(udp, tcp\)").group(1) == \
+            str(v6_port)
+        for host, port in (("127.0.0.1", server.port), ("::1", v6_port)):
+            assert answer_octet(port, host) == NEW_OCTET
+            assert answer_octet(port, host, tcp=True) == NEW_OCTET
+    finally:
+        server.stop_all()
+
+
 def test_deploy_without_a_server_fails(sets, paths):
     control, log = paths
     result = deploy(sets[1], control, log)
