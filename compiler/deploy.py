@@ -90,7 +90,24 @@ def deploy(outdir: Path, control: Path, server_args: list[str], log: Path | None
         except (OSError, KeyError, ValueError):
             pass  # the old server has closed its control socket; the new one not yet renamed
         time.sleep(0.02)
+    if _gone(old):
+        # The old server handed over and stopped, but the new one is not at PATH (it could not
+        # rename its control socket there, say): it is the only one serving. Leave it.
+        raise DeployError(f"pid {old} has stopped and the new server (pid {process.pid}) "
+                          f"serves, but not on the control socket {control}: see its log"
+                          f"{_tail(log)}")
     process.terminate()
     process.wait()
     raise DeployError(f"the new server (pid {process.pid}) had not taken over after {timeout} s; "
-                      f"stopped it{_tail(log)}")
+                      f"stopped it; pid {old} still serves{_tail(log)}")
+
+
+def _gone(pid: int) -> bool:
+    """Whether a process has ended (a zombie has: its parent has not reaped it yet)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] in ("Z", "X")

@@ -33,6 +33,19 @@ void zb_control_init(struct zb_control *c)
 				  .metrics_fd = -1, .takeover = { .conn = -1, .metrics_fd = -1 } };
 }
 
+/* Put the control socket at PATH: rename it over whatever is there (the socket of the
+ * process taken over from, which no longer listens, or a stale one). */
+static int publish(struct zb_control *c)
+{
+	if (renameat(c->dir_fd, c->temp_name, c->dir_fd, c->name) != 0) {
+		zb_log("cannot put the control socket at %s: %s (it stays at %s)", c->name,
+		       strerror(errno), c->temp_name);
+		return -1;
+	}
+	c->published = 1;
+	return 0;
+}
+
 int zb_control_bind(struct zb_control *c, const char *path, uid_t owner, gid_t group,
 		    char *err, size_t err_len)
 {
@@ -83,19 +96,12 @@ int zb_control_bind(struct zb_control *c, const char *path, uid_t owner, gid_t g
 		snprintf(err, err_len, "--control %s: %s", addr.sun_path, strerror(errno));
 		return -1;
 	}
-	return 0;
-}
-
-/* Put the control socket at PATH: rename it over whatever is there (the socket of the
- * process taken over from, which no longer listens, or a stale one). */
-static int publish(struct zb_control *c)
-{
-	if (renameat(c->dir_fd, c->temp_name, c->dir_fd, c->name) != 0) {
-		zb_log("cannot put the control socket at %s: %s (it stays at %s)", c->name,
-		       strerror(errno), c->temp_name);
+	/* Not taking over: nothing to wait for, and root (before the drop) may write PATH's
+	 * directory where the user may not. */
+	if (c->takeover.conn < 0 && publish(c) != 0) {
+		snprintf(err, err_len, "--control %s: cannot rename %s over it", path, c->temp_name);
 		return -1;
 	}
-	c->published = 1;
 	return 0;
 }
 
@@ -305,7 +311,7 @@ static void *control_thread(void *arg)
 
 	if (c->takeover.conn >= 0 && complete_takeover(c) != 0)
 		return NULL;
-	if (c->listen_fd >= 0 && publish(c) == 0)
+	if (c->listen_fd >= 0 && (c->published || publish(c) == 0))
 		serve(c);
 	return NULL;
 }

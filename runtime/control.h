@@ -36,9 +36,10 @@ void zb_control_init(struct zb_control *c);
 
 /* Bind the control socket beside PATH under a temporary name, mode 0600, owned by
  * owner:group (the user the server is to run as; -1 keeps the current one), before
- * privileges are dropped. It is renamed over PATH by the control thread: at once, or after a
- * takeover has completed. Refuses a PATH where a server answers (that one must be taken
- * over). Returns 0, or -1 with a message in `err`. */
+ * privileges are dropped, and renamed over PATH: at once, or by the control thread once a
+ * takeover has completed (as the user, then: PATH's directory must let it). Refuses a PATH
+ * where a server answers (that one must be taken over). Returns 0, or -1 with a message in
+ * `err`. */
 int zb_control_bind(struct zb_control *c, const char *path, uid_t owner, gid_t group,
 		    char *err, size_t err_len);
 

@@ -4,13 +4,15 @@ refuses to go on as root without --allow-root; a swap works across the drop."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from conftest import Server
-from swapping import ControlledServer, answer_octet, build_swap_set, deploy, gone, wait_gone
+from conftest import Server, run_zonebake
+from swapping import (ControlledServer, answer_octet, build_swap_set, deploy, gone, log_lines,
+                      stop_pid, wait_gone)
 
 root_only = pytest.mark.skipif(os.geteuid() != 0, reason="switching users takes root (CI runs "
                                                           "as root)")
@@ -111,3 +113,30 @@ def test_swap_across_the_privilege_drop(tmp_path):
         server.stop_all()
     assert wait_gone(new) and gone(server.process.pid)
     assert not control.exists()  # removed by the last server, as the user
+
+
+@root_only
+def test_control_directory_the_user_cannot_write(tmp_path):
+    """The new server takes over but cannot rename its control socket into a directory its
+    user may not write: it serves alone (the old one has stopped), says why, and deploy fails
+    without stopping it."""
+    old_set = build_swap_set(tmp_path / "old", 1)
+    new_set = build_swap_set(tmp_path / "new", 2)
+    control, log = tmp_path / "control", tmp_path / "server.log"  # tmp_path is root's
+    server = ControlledServer(old_set, control, log, "--user", "nobody")
+    new = None
+    try:
+        result = run_zonebake("deploy", str(new_set), "--control", str(control), "--log",
+                              str(log), "--timeout", "3", "--", "--user", "nobody")
+        assert result.returncode == 1
+        match = re.search(r"pid (\d+) has stopped and the new server \(pid (\d+)\) serves, "
+                          r"but not on the control socket", result.stderr)
+        assert match and int(match.group(1)) == server.process.pid, result.stderr
+        new = int(match.group(2))
+        assert f"cannot put the control socket at control: Permission denied (it stays at " \
+               f"control.{new})" in log_lines(log, new)
+        assert answer_octet(server.port) == 2
+    finally:
+        if new:
+            stop_pid(new)
+        server.stop_all()
