@@ -2,7 +2,7 @@
  * server.c - start-up of the workers. The first worker's sockets fix the ports (port 0 picks
  * one); every other worker binds the same addresses with SO_REUSEPORT, so the kernel spreads
  * UDP queries and TCP connections over the workers. Sockets handed over (a takeover,
- * systemd) are shared out over the workers instead, none left unread.
+ * systemd) are shared out over the workers instead, none left unread, and none bound anew.
  */
 #define _GNU_SOURCE /* pthread_setaffinity_np */
 #include "server.h"
@@ -29,39 +29,51 @@ static void on_stop_signal(int signal)
 		return;
 }
 
-/* Give worker w the sockets whose group is w modulo `nworkers`: each worker's sockets
- * become one slice of server->sockets. */
-static int share_out(struct zb_server *server, const struct zb_zoneset *zs, unsigned nworkers,
+/* Whether worker w of n reads the sockets of group g of `groups`: with fewer workers than
+ * groups, each worker reads several groups; with more, several workers read each group. Every
+ * socket is read by some worker, and every worker reads some socket. */
+static int reads(unsigned w, unsigned n, unsigned g, unsigned groups)
+{
+	return n <= groups ? g % n == w : w % groups == g;
+}
+
+/* Give each of options.threads workers its sockets, in a slice of server->slices. */
+static int share_out(struct zb_server *server, const struct zb_zoneset *zs, unsigned groups,
 		     char *err, size_t err_len)
 {
-	struct zb_socket *sorted = calloc(server->nsockets, sizeof(*sorted));
+	unsigned nworkers = server->options.threads;
+	size_t total = 0;
 
+	for (unsigned w = 0; w < nworkers; w++)
+		for (unsigned i = 0; i < server->nsockets; i++)
+			total += (size_t)reads(w, nworkers, server->sockets[i].group, groups);
 	server->stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	server->ready_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	server->nworkers = nworkers;
+	server->slices = calloc(total, sizeof(*server->slices));
 	/* Aligned as struct zb_worker asks (its counters have cache lines of their own), which
 	 * calloc does not promise. */
-	if (server->stop_fd < 0 || server->ready_fd < 0 || !sorted ||
+	if (server->stop_fd < 0 || server->ready_fd < 0 || !server->slices ||
 	    posix_memalign((void **)&server->workers, _Alignof(struct zb_worker),
 			   nworkers * sizeof(*server->workers)) != 0) {
 		snprintf(err, err_len, "start-up: %s", strerror(errno));
-		free(sorted);
 		return -1;
 	}
-	unsigned n = 0;
+	struct zb_socket *next = server->slices;
 	for (unsigned w = 0; w < nworkers; w++) {
 		struct zb_worker *worker = &server->workers[w];
 		*worker = (struct zb_worker){ .index = w, .zs = zs, .options = &server->options,
 					      .stop_fd = server->stop_fd,
-					      .ready_fd = server->ready_fd,
-					      .sockets = sorted + n };
-		for (unsigned i = 0; i < server->nsockets; i++)
-			if (server->sockets[i].group % nworkers == w)
-				sorted[n++] = server->sockets[i];
-		worker->nsockets = (unsigned)(sorted + n - worker->sockets);
+					      .ready_fd = server->ready_fd, .sockets = next };
+		for (unsigned i = 0; i < server->nsockets; i++) {
+			if (!reads(w, nworkers, server->sockets[i].group, groups))
+				continue;
+			*next = server->sockets[i];
+			next->shared = nworkers > groups;
+			next++;
+		}
+		worker->nsockets = (unsigned)(next - worker->sockets);
 	}
-	free(server->sockets);
-	server->sockets = sorted;
 	return 0;
 }
 
@@ -90,7 +102,7 @@ int zb_server_bind(struct zb_server *server, const struct zb_zoneset *zs,
 			server->nsockets += 2;
 		}
 	}
-	return share_out(server, zs, nworkers, err, err_len);
+	return share_out(server, zs, nworkers, err, err_len); /* one group per worker */
 }
 
 int zb_server_adopt(struct zb_server *server, const struct zb_zoneset *zs,
@@ -113,9 +125,7 @@ int zb_server_adopt(struct zb_server *server, const struct zb_zoneset *zs,
 	}
 	server->sockets = sockets;
 	server->nsockets = nsockets;
-	return share_out(server, zs, groups < server->options.threads ? groups
-								      : server->options.threads,
-			 err, err_len);
+	return share_out(server, zs, groups, err, err_len);
 }
 
 void zb_server_log_serving(const struct zb_server *server, const char *description)
@@ -228,6 +238,7 @@ int zb_server_run_first(struct zb_server *server)
 void zb_server_free(struct zb_server *server)
 {
 	free(server->workers);
+	free(server->slices);
 	free(server->sockets);
 	*server = (struct zb_server){ .stop_fd = -1, .ready_fd = -1 };
 }

@@ -16,7 +16,8 @@ struct zb_server {
 	unsigned nworkers;
 	struct zb_worker *workers; /* 64-byte aligned: each has its struct zb_stats */
 	unsigned nsockets;
-	struct zb_socket *sockets; /* every listening socket, in the order of their workers */
+	struct zb_socket *sockets; /* every listening socket, once (a takeover hands these) */
+	struct zb_socket *slices;  /* the workers' shares of them, one slice each */
 	/* Binary swaps this server took part in: bumped with an atomic add by the swap, outside
 	 * the query path; read with a relaxed load (stats.c). */
 	uint64_t swaps;
@@ -27,10 +28,11 @@ struct zb_server {
 int zb_server_bind(struct zb_server *server, const struct zb_zoneset *zs,
 		   const char *const *specs, int nspecs, char *err, size_t err_len);
 
-/* Serve sockets bound elsewhere (the server takes the array, from malloc). Every one is read:
- * the k-th socket of each kind and address goes to worker k mod N, where N is
- * options.threads, or fewer when fewer sockets per address were handed over (no fresh
- * socket is bound beside them). Returns 0, or -1 with a message in `err`. */
+/* Serve sockets bound elsewhere (the server takes the array, from malloc), with
+ * options.threads workers, binding none anew. Every one is read: the k-th socket of each kind
+ * and address (its group) goes to worker k mod N; when there are fewer groups than workers,
+ * worker w reads group w mod G, sharing its sockets with other workers. Returns 0, or -1 with
+ * a message in `err`. */
 int zb_server_adopt(struct zb_server *server, const struct zb_zoneset *zs,
 		    struct zb_socket *sockets, unsigned nsockets, char *err, size_t err_len);
 

@@ -18,6 +18,7 @@ struct zb_socket {
 	int wildcard;   /* bound to 0.0.0.0 or ::: answers say which address they leave from */
 	unsigned group; /* the how-manieth socket of its kind and address (SO_REUSEPORT: one per
 			 * worker of the process that bound it); decides the worker reading it */
+	int shared;     /* read by several workers (fewer groups than workers) */
 	struct sockaddr_storage addr; /* as bound: the real port when 0 was asked for */
 	socklen_t addr_len;
 };

@@ -18,9 +18,10 @@
 enum { ZB_EVENT_UDP = 1, ZB_EVENT_LISTEN = 2, ZB_EVENT_TIMER = 4, ZB_EVENT_STOP = 5 };
 /* 3 is ZB_EVENT_CONN */
 
-static int watch(int epfd, int fd, uint32_t kind, uint32_t index)
+static int watch(int epfd, int fd, uint32_t kind, uint32_t index, uint32_t flags)
 {
-	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = (uint64_t)kind << 32 | index };
+	struct epoll_event ev = { .events = EPOLLIN | flags,
+				  .data.u64 = (uint64_t)kind << 32 | index };
 	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
 }
 
@@ -51,8 +52,8 @@ void *zb_worker_run(void *arg)
 
 	int epfd = epoll_create1(EPOLL_CLOEXEC);
 	int timer = one_second_timer();
-	if (epfd < 0 || timer < 0 || watch(epfd, timer, ZB_EVENT_TIMER, 0) != 0 ||
-	    watch(epfd, w->stop_fd, ZB_EVENT_STOP, 0) != 0)
+	if (epfd < 0 || timer < 0 || watch(epfd, timer, ZB_EVENT_TIMER, 0, 0) != 0 ||
+	    watch(epfd, w->stop_fd, ZB_EVENT_STOP, 0, 0) != 0)
 		return fail(w, "event loop");
 	if (zb_tcp_init(&tcp, w->zs, &w->stats, epfd, options->tcp_idle_timeout,
 			options->tcp_max_connections) != 0 ||
@@ -60,7 +61,9 @@ void *zb_worker_run(void *arg)
 		return fail(w, "buffers");
 	for (unsigned i = 0; i < w->nsockets; i++) {
 		uint32_t kind = w->sockets[i].kind == ZB_SOCKET_UDP ? ZB_EVENT_UDP : ZB_EVENT_LISTEN;
-		if (watch(epfd, w->sockets[i].fd, kind, i) != 0)
+		/* A socket other workers read too wakes one of them, not all. */
+		uint32_t flags = w->sockets[i].shared ? EPOLLEXCLUSIVE : 0;
+		if (watch(epfd, w->sockets[i].fd, kind, i, flags) != 0)
 			return fail(w, "epoll");
 	}
 	/* From here on every socket of this worker is read: a takeover may tell the old

@@ -98,9 +98,17 @@ def test_serves_the_sockets_systemd_passes(testset_binary):
     try:
         logged = LOG_LINE.match(server.line())
         assert int(logged.group(1)) == server.pid
-        # One socket of each kind for the address: one worker reads both, none is bound anew.
-        assert logged.group(2).endswith(f"on 127.0.0.1:{port} (udp, tcp), 1 worker")
-        assert query(port).rcode() == dns.rcode.NOERROR
+        # One socket of each kind for the address: four workers share them; none is bound
+        # anew, so the kernel has no other socket to give a query to.
+        assert logged.group(2).endswith(f"on 127.0.0.1:{port} (udp, tcp), 4 workers")
+        assert len(os.listdir(f"/proc/{server.pid}/task")) == 4
+        for i in range(20):
+            with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as client:
+                client.settimeout(2)
+                message = dns.message.make_query(f"n{i}.example.", "A", use_edns=False)
+                client.sendto(message.to_wire(), ("127.0.0.1", port))
+                response = dns.message.from_wire(client.recv(512))
+                assert response.id == message.id and response.rcode() == dns.rcode.NXDOMAIN
         assert query(port, tcp=True).rcode() == dns.rcode.NOERROR
     finally:
         assert server.stop() == 0
