@@ -9,7 +9,8 @@ SOURCES := $(wildcard compiler/*.py compiler/templates/* runtime/*.c runtime/*.h
 # The end-to-end tests run a second time against a server built with ASan and UBSan.
 SANITIZED_TESTS := tests/test_udp_answers.py tests/test_udp_protocol.py \
 	tests/test_udp_resolution.py tests/test_edns.py tests/test_tcp.py tests/test_example_zones.py \
-	tests/test_workers.py tests/test_signals.py tests/test_stats.py tests/test_chaos.py
+	tests/test_workers.py tests/test_signals.py tests/test_stats.py tests/test_chaos.py \
+	tests/test_swap.py tests/test_activation.py tests/test_privileges.py
 FUZZ_SECONDS ?= 60
 
 .PHONY: all run test fuzz bench clean
@@ -25,8 +26,9 @@ $(VENV)/.installed: pyproject.toml
 build/zonebake-server: $(VENV)/.installed zonebake.toml $(wildcard zones/*) $(SOURCES)
 	$(ZONEBAKE) build -c zonebake.toml -o build
 
+# As root, the server needs --allow-root to go on as root (see README, Privileges).
 run: build/zonebake-server
-	exec build/zonebake-server
+	exec build/zonebake-server $(if $(filter 0,$(shell id -u)),--allow-root)
 
 test: $(VENV)/.installed
 	$(VENV)/bin/python -m pytest -q

@@ -1,5 +1,6 @@
 """The `zonebake` command: `zonebake build` compiles a zone set into a static responder;
-`zonebake check` does everything but write it."""
+`zonebake check` does everything but write it; `zonebake deploy` swaps a built responder in
+for the running one."""
 
 from __future__ import annotations
 
@@ -10,10 +11,12 @@ from pathlib import Path
 from . import __version__
 from .build import build, compile_zoneset
 from .config import load_toml, zones_from_args
+from .deploy import DeployError, deploy
 from .errors import CompileError, UsageError
 from .progress import Progress
 
 EXIT_OK, EXIT_ZONE_ERROR, EXIT_USAGE = 0, 1, 2
+EXIT_DEPLOY_FAILED = 1  # the old server still serves
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -35,11 +38,30 @@ def _parser() -> argparse.ArgumentParser:
                               "become warnings")
     b.add_argument("-o", "--output", type=Path, required=True, metavar="OUTDIR",
                    help="where to write zonedata.c, zonedata.bin and zonebake-server")
+    d = commands.add_parser("deploy", help="swap OUTDIR/zonebake-server in for the server "
+                                           "running at the control socket; lose no query")
+    d.add_argument("outdir", type=Path, metavar="OUTDIR", help="where zonebake build wrote it")
+    d.add_argument("--control", type=Path, required=True, metavar="PATH",
+                   help="the running server's control socket (its --control PATH)")
+    d.add_argument("--log", type=Path, metavar="FILE",
+                   help="append the new server's stderr to FILE (default: this stderr)")
+    d.add_argument("--timeout", type=float, default=30, metavar="SECONDS",
+                   help="give up (and stop the new server) after this long (default: 30)")
+    d.usage = "zonebake deploy OUTDIR --control PATH [--log FILE] [--timeout SECONDS] " \
+              "[-- SERVER_OPTION ...]"
+    d.epilog = ("Options after -- go to the new zonebake-server, e.g. -- --threads 4 --user "
+                "zonebake; not --listen: the sockets come with the takeover.")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    # Everything after -- is the new server's (argparse would take its options for ours).
+    server_args = argv[argv.index("--") + 1:] if "--" in argv else []
+    argv = argv[:argv.index("--")] if "--" in argv else argv
     args = _parser().parse_args(argv)
+    if args.command == "deploy":
+        return _deploy(args, server_args)
     try:
         config = load_toml(args.config) if args.config else zones_from_args(args.zone)
         progress = Progress(out=None if args.quiet else sys.stderr)
@@ -59,4 +81,17 @@ def main(argv: list[str] | None = None) -> int:
     for warning in compiled.warnings:
         print(warning, file=sys.stderr)
     progress.finish()
+    return EXIT_OK
+
+
+def _deploy(args: argparse.Namespace, server_args: list[str]) -> int:
+    try:
+        old, new = deploy(args.outdir, args.control, server_args, args.log, args.timeout)
+    except UsageError as exc:
+        print(f"zonebake: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except DeployError as exc:
+        print(f"zonebake: deploy failed: {exc}", file=sys.stderr)
+        return EXIT_DEPLOY_FAILED
+    print(f"zonebake: pid {new} serves in place of pid {old}", file=sys.stderr)
     return EXIT_OK

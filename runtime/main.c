@@ -1,153 +1,121 @@
 /*
- * main.c - zonebake-server: parse options, bind, serve the compiled zone set.
- *
- *   zonebake-server [--listen ADDRESS:PORT ...] [options]  (see usage below)
- *
- * Without an option, the value of the zonebake.toml [server] table compiled in is used.
+ * main.c - zonebake-server: take the listening sockets (bind them, or take them over from
+ * the running server, or from systemd), leave root, serve the compiled zone set until told
+ * to stop. Options: options.c.
  */
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
+#include "activation.h"
+#include "ask.h"
+#include "control.h"
+#include "log.h"
 #include "metrics.h"
+#include "options.h"
 #include "server.h"
-#include "sockets.h"
+#include "takeover.h"
 #include "zonedata.h"
 
-static void usage(FILE *to)
+/* The sockets to serve: taken over, passed by systemd, or bound here. */
+static int take_sockets(const struct zb_options *o, struct zb_server *server,
+			struct zb_takeover *takeover, char *err, size_t err_len)
 {
-	fprintf(to, "usage: zonebake-server [options]\n"
-		    "  --listen ADDRESS:PORT       answer UDP and TCP there; repeatable; IPv6 as\n"
-		    "                              [::1]:53 (default:");
-	for (uint32_t i = 0; i < zb_zoneset.ndefault_listen; i++)
-		fprintf(to, " %s", zb_zoneset.default_listen[i]);
-	fprintf(to, ")\n"
-		    "  --tcp-idle-timeout SECONDS  close a silent TCP connection (default: %u)\n"
-		    "  --tcp-max-connections N     TCP connections at once per worker; the oldest\n"
-		    "                              idle one makes way for a new one (default: %u)\n"
-		    "  --threads N                 workers, each with its own sockets (default: one\n"
-		    "                              per CPU)\n"
-		    "  --cpu-affinity              pin worker i to CPU i\n"
-		    "  --batch N                   UDP queries taken per recvmmsg (default: 64)\n"
-		    "  --udp-rcvbuf BYTES          UDP socket receive buffer (default: the system's)\n"
-		    "  --udp-sndbuf BYTES          UDP socket send buffer (default: the system's)\n"
-		    "  --metrics ADDRESS:PORT      serve statistics over HTTP there: GET /metrics\n"
-		    "                              (Prometheus), GET /stats.json (default: none)\n"
-		    "serves: %s\n",
-		zb_zoneset.tcp_idle_timeout, zb_zoneset.tcp_max_connections,
-		zb_zoneset.description);
-}
+	const struct zb_socket_options *options = &o->server.sockets;
+	struct zb_socket *sockets = NULL;
+	unsigned n = 0;
 
-/* Set *out from an option's whole-number value in [min, max]; complain and return -1 if
- * it is not one. */
-static int numeric_option(const char *name, const char *text, long min, long max,
-			  uint32_t *out)
-{
-	char *end;
-	long value = strtol(text, &end, 10);
-
-	if (!*text || *end || value < min || value > max) {
-		fprintf(stderr, "zonebake-server: %s takes %ld to %ld\n", name, min, max);
+	if (o->takeover) {
+		if (zb_takeover_receive(o->takeover, options, takeover, &sockets, &n, err,
+					err_len) != 0)
+			return -1;
+		zb_log("took %u sockets from pid %d", n, (int)takeover->old_pid);
+		return zb_server_adopt(server, &zb_zoneset, sockets, n, err, err_len);
+	}
+	int passed = zb_activation_sockets(options, &sockets, err, err_len);
+	if (passed < 0)
+		return -1;
+	if (passed > 0 && o->listen_given) {
+		snprintf(err, err_len, "--listen and socket activation exclude each other");
 		return -1;
 	}
-	*out = (uint32_t)value;
+	if (passed > 0)
+		return zb_server_adopt(server, &zb_zoneset, sockets, (unsigned)passed, err, err_len);
+	return zb_server_bind(server, &zb_zoneset, o->specs, o->nspecs, err, err_len);
+}
+
+/* --metrics: the listener a takeover brought, if it fits, else a new one. The control thread
+ * hands it on at the next swap. */
+static int bind_metrics(struct zb_metrics *metrics, const char *spec,
+			struct zb_control *control, char *err, size_t err_len)
+{
+	int handed = control->takeover.metrics_fd;
+
+	control->takeover.metrics_fd = -1;
+	if ((handed >= 0 ? zb_metrics_adopt(metrics, handed, spec, err, err_len)
+			 : zb_metrics_bind(metrics, spec, err, err_len)) != 0)
+		return -1;
+	control->metrics_fd = metrics->listen_fd;
 	return 0;
 }
 
 int main(int argc, char **argv)
 {
-	const char *specs[ZB_MAX_LISTEN];
-	int nspecs = 0;
-	const char *metrics_spec = NULL;
+	struct zb_options o;
+	struct zb_server server = { 0 };
+	struct zb_control control;
 	struct zb_metrics metrics = { .listen_fd = -1 };
-	char err[256];
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	uint32_t threads = cpus > 0 ? (uint32_t)cpus : 1, batch = 64, rcvbuf = 0, sndbuf = 0;
-	struct zb_server server = { .options = {
-		.tcp_idle_timeout = zb_zoneset.tcp_idle_timeout,
-		.tcp_max_connections = zb_zoneset.tcp_max_connections,
-	} };
-	struct zb_server_options *options = &server.options;
+	char err[300];
 
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--tcp-idle-timeout") == 0 && i + 1 < argc) {
-			if (numeric_option(argv[i], argv[i + 1], 1, 86400,
-					   &options->tcp_idle_timeout) != 0)
-				return 2;
-			i++;
-		} else if (strcmp(argv[i], "--tcp-max-connections") == 0 && i + 1 < argc) {
-			if (numeric_option(argv[i], argv[i + 1], 1, 65536,
-					   &options->tcp_max_connections) != 0)
-				return 2;
-			i++;
-		} else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
-			if (numeric_option(argv[i], argv[i + 1], 1, 1024, &threads) != 0)
-				return 2;
-			i++;
-		} else if (strcmp(argv[i], "--batch") == 0 && i + 1 < argc) {
-			if (numeric_option(argv[i], argv[i + 1], 1, 1024, &batch) != 0)
-				return 2;
-			i++;
-		} else if (strcmp(argv[i], "--udp-rcvbuf") == 0 && i + 1 < argc) {
-			if (numeric_option(argv[i], argv[i + 1], 4096, 1 << 30, &rcvbuf) != 0)
-				return 2;
-			i++;
-		} else if (strcmp(argv[i], "--udp-sndbuf") == 0 && i + 1 < argc) {
-			if (numeric_option(argv[i], argv[i + 1], 4096, 1 << 30, &sndbuf) != 0)
-				return 2;
-			i++;
-		} else if (strcmp(argv[i], "--metrics") == 0 && i + 1 < argc) {
-			metrics_spec = argv[++i];
-		} else if (strcmp(argv[i], "--cpu-affinity") == 0) {
-			options->cpu_affinity = 1;
-		} else if (strcmp(argv[i], "--listen") == 0 && i + 1 < argc) {
-			if (nspecs == ZB_MAX_LISTEN) {
-				fprintf(stderr, "zonebake-server: at most %d --listen\n", ZB_MAX_LISTEN);
-				return 2;
-			}
-			specs[nspecs++] = argv[++i];
-		} else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-			usage(stdout);
-			return 0;
-		} else {
-			fprintf(stderr, "zonebake-server: unknown or incomplete option '%s'\n", argv[i]);
-			usage(stderr);
-			return 2;
-		}
+	if (argc > 1 && argv[1][0] != '-')
+		return zb_ask(argc, argv); /* zonebake-server stats --control PATH */
+	int status = zb_options_parse(&o, argc, argv);
+	if (status >= 0)
+		return status;
+	if (zb_privileges_resolve(&o.privileges, err, sizeof(err)) != 0) {
+		zb_log("%s", err);
+		return 2;
 	}
-	if (nspecs == 0)
-		for (uint32_t i = 0; i < zb_zoneset.ndefault_listen && i < ZB_MAX_LISTEN; i++)
-			specs[nspecs++] = zb_zoneset.default_listen[i];
-
-	options->threads = threads;
-	options->batch = batch;
-	options->sockets = (struct zb_socket_options){ .udp_rcvbuf = (int)rcvbuf,
-						       .udp_sndbuf = (int)sndbuf };
-	if (zb_server_bind(&server, &zb_zoneset, specs, nspecs, err, sizeof(err)) != 0 ||
-	    (metrics_spec && zb_metrics_bind(&metrics, metrics_spec, err, sizeof(err)) != 0)) {
-		fprintf(stderr, "zonebake-server: %s\n", err);
+	server.options = o.server;
+	zb_control_init(&control);
+	if (take_sockets(&o, &server, &control.takeover, err, sizeof(err)) != 0) {
+		zb_log("%s%s", o.takeover ? "cannot take over: " : "", err);
 		return 1;
+	}
+	/* The control socket is created before the privileges go: its directory may be
+	 * root's. On any failure from here on, the takeover's sockets are merely closed here:
+	 * the old process, seeing the connection close, goes on serving. */
+	if ((o.control && zb_control_bind(&control, o.control, o.privileges.uid,
+					  o.privileges.gid, err, sizeof(err)) != 0) ||
+	    (o.metrics && bind_metrics(&metrics, o.metrics, &control, err, sizeof(err)) != 0) ||
+	    zb_privileges_drop(&o.privileges, err, sizeof(err)) != 0) {
+		zb_log("%s", err);
+		zb_control_finish(&control); /* removes its temporary socket, if it had one */
+		return 1;
+	}
+	if (control.takeover.metrics_fd >= 0) { /* no --metrics here: statistics end with the swap */
+		close(control.takeover.metrics_fd);
+		control.takeover.metrics_fd = -1;
 	}
 	if (zb_server_start(&server) != 0 ||
-	    (metrics_spec && zb_metrics_start(&metrics, &server) != 0))
+	    (o.metrics && zb_metrics_start(&metrics, &server) != 0))
 		return 1;
-	for (int i = 0; i < nspecs; i++) {
-		char addr[80];
-		zb_format_addr(&server.workers[0].listeners[i], addr, sizeof(addr));
-		fprintf(stderr, "zonebake-server: serving %s on %s (udp, tcp), %u worker%s\n",
-			zb_zoneset.description, addr, threads, threads == 1 ? "" : "s");
-	}
-	if (metrics_spec) {
+	zb_server_log_serving(&server, zb_zoneset.description);
+	if (o.metrics) {
 		char addr[80];
 		zb_format_sockaddr(&metrics.addr, addr, sizeof(addr));
-		fprintf(stderr, "zonebake-server: statistics on http://%s/metrics\n", addr);
+		zb_log("statistics on http://%s/metrics", addr);
 	}
-	fflush(stderr);
+	if (zb_control_start(&control, &server) != 0)
+		return 1;
 	if (zb_server_run_first(&server) != 0)
 		return 1;
+	zb_control_finish(&control);
 	zb_metrics_stop(&metrics); /* before the workers' counters go */
 	zb_server_free(&server);
-	fprintf(stderr, "zonebake-server: stopped\n");
-	return 0;
+	if (control.successor)
+		zb_log("stopped; pid %d serves in its place", (int)control.successor);
+	else
+		zb_log("stopped");
+	return control.failed ? 1 : 0;
 }

@@ -12,6 +12,7 @@
 #include "metrics.h"
 
 #include <errno.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -20,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "sockets.h"
 #include "stats.h"
 
@@ -48,6 +50,33 @@ int zb_metrics_bind(struct zb_metrics *m, const char *spec, char *err, size_t er
 		return -1;
 	}
 	return 0;
+}
+
+int zb_metrics_adopt(struct zb_metrics *m, int fd, const char *spec, char *err,
+		     size_t err_len)
+{
+	struct zb_socket wanted = { 0 }, handed = { .addr_len = sizeof(handed.addr) };
+
+	if (zb_parse_addr(spec, &wanted.addr, &wanted.addr_len) == 0 &&
+	    getsockname(fd, (struct sockaddr *)&handed.addr, &handed.addr_len) == 0) {
+		/* Port 0 asked for any port: the one already bound is as good. */
+		if (wanted.addr.ss_family == handed.addr.ss_family) {
+			if (wanted.addr.ss_family == AF_INET6)
+				((struct sockaddr_in6 *)&wanted.addr)->sin6_port =
+					((struct sockaddr_in6 *)&wanted.addr)->sin6_port ?:
+					((struct sockaddr_in6 *)&handed.addr)->sin6_port;
+			else
+				((struct sockaddr_in *)&wanted.addr)->sin_port =
+					((struct sockaddr_in *)&wanted.addr)->sin_port ?:
+					((struct sockaddr_in *)&handed.addr)->sin_port;
+		}
+		if (zb_same_address(&wanted, &handed)) {
+			*m = (struct zb_metrics){ .listen_fd = fd, .stop_fd = -1, .addr = handed.addr };
+			return 0;
+		}
+	}
+	close(fd);
+	return zb_metrics_bind(m, spec, err, err_len);
 }
 
 static long long now_ms(void)
@@ -257,8 +286,7 @@ int zb_metrics_start(struct zb_metrics *m, const struct zb_server *server)
 	int failed = pthread_create(&m->thread, NULL, run, m);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (failed) {
-		fprintf(stderr, "zonebake-server: cannot start the metrics thread: %s\n",
-			strerror(failed));
+		zb_log("cannot start the metrics thread: %s", strerror(failed));
 		return -1;
 	}
 	m->started = 1;

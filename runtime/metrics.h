@@ -26,6 +26,12 @@ struct zb_metrics {
 /* Bind and listen on ADDRESS:PORT. Returns 0, or -1 with a message in `err`. */
 int zb_metrics_bind(struct zb_metrics *m, const char *spec, char *err, size_t err_len);
 
+/* Serve on `fd`, the listener handed over by a swap, if it is bound to ADDRESS:PORT (port 0:
+ * any); otherwise close it and bind as zb_metrics_bind does. Returns 0, or -1 with a message
+ * in `err`. */
+int zb_metrics_adopt(struct zb_metrics *m, int fd, const char *spec, char *err,
+		     size_t err_len);
+
 /* Serve the server's statistics in a new thread until its stop_fd is readable. Returns 0, or
  * -1 when the thread cannot be started. */
 int zb_metrics_start(struct zb_metrics *m, const struct zb_server *server);

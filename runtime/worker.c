@@ -6,21 +6,22 @@
 #include "worker.h"
 
 #include <errno.h>
-#include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "tcp.h"
 #include "udp.h"
 
 enum { ZB_EVENT_UDP = 1, ZB_EVENT_LISTEN = 2, ZB_EVENT_TIMER = 4, ZB_EVENT_STOP = 5 };
 /* 3 is ZB_EVENT_CONN */
 
-static int watch(int epfd, int fd, uint32_t kind, uint32_t index)
+static int watch(int epfd, int fd, uint32_t kind, uint32_t index, uint32_t flags)
 {
-	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = (uint64_t)kind << 32 | index };
+	struct epoll_event ev = { .events = EPOLLIN | flags,
+				  .data.u64 = (uint64_t)kind << 32 | index };
 	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
 }
 
@@ -38,7 +39,7 @@ static int one_second_timer(void)
 
 static void *fail(const struct zb_worker *w, const char *what)
 {
-	fprintf(stderr, "zonebake-server: worker %u: %s: %s\n", w->index, what, strerror(errno));
+	zb_log("worker %u: %s: %s", w->index, what, strerror(errno));
 	return (void *)1;
 }
 
@@ -51,17 +52,25 @@ void *zb_worker_run(void *arg)
 
 	int epfd = epoll_create1(EPOLL_CLOEXEC);
 	int timer = one_second_timer();
-	if (epfd < 0 || timer < 0 || watch(epfd, timer, ZB_EVENT_TIMER, 0) != 0 ||
-	    watch(epfd, w->stop_fd, ZB_EVENT_STOP, 0) != 0)
+	if (epfd < 0 || timer < 0 || watch(epfd, timer, ZB_EVENT_TIMER, 0, 0) != 0 ||
+	    watch(epfd, w->stop_fd, ZB_EVENT_STOP, 0, 0) != 0)
 		return fail(w, "event loop");
 	if (zb_tcp_init(&tcp, w->zs, &w->stats, epfd, options->tcp_idle_timeout,
 			options->tcp_max_connections) != 0 ||
 	    zb_udp_init(&udp, w->zs, &w->stats, options->batch) != 0)
 		return fail(w, "buffers");
-	for (int i = 0; i < w->nlisteners; i++)
-		if (watch(epfd, w->listeners[i].udp_fd, ZB_EVENT_UDP, (uint32_t)i) != 0 ||
-		    watch(epfd, w->listeners[i].tcp_fd, ZB_EVENT_LISTEN, (uint32_t)i) != 0)
+	for (unsigned i = 0; i < w->nsockets; i++) {
+		uint32_t kind = w->sockets[i].kind == ZB_SOCKET_UDP ? ZB_EVENT_UDP : ZB_EVENT_LISTEN;
+		/* A socket other workers read too wakes one of them, not all. */
+		uint32_t flags = w->sockets[i].shared ? EPOLLEXCLUSIVE : 0;
+		if (watch(epfd, w->sockets[i].fd, kind, i, flags) != 0)
 			return fail(w, "epoll");
+	}
+	/* From here on every socket of this worker is read: a takeover may tell the old
+	 * process to stop reading once all workers said so. */
+	uint64_t one = 1;
+	if (write(w->ready_fd, &one, sizeof(one)) != sizeof(one))
+		return fail(w, "ready");
 
 	for (int stopping = 0; !stopping;) {
 		struct epoll_event events[64];
@@ -76,11 +85,10 @@ void *zb_worker_run(void *arg)
 			uint32_t index = (uint32_t)events[i].data.u64;
 			switch (kind) {
 			case ZB_EVENT_UDP:
-				zb_udp_drain(&udp, w->listeners[index].udp_fd,
-					     w->listeners[index].wildcard);
+				zb_udp_drain(&udp, w->sockets[index].fd, w->sockets[index].wildcard);
 				break;
 			case ZB_EVENT_LISTEN:
-				zb_tcp_accept(&tcp, w->listeners[index].tcp_fd);
+				zb_tcp_accept(&tcp, w->sockets[index].fd);
 				break;
 			case ZB_EVENT_CONN:
 				zb_tcp_event(&tcp, index, events[i].events);

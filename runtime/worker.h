@@ -1,7 +1,7 @@
 /*
- * worker.h - one worker: an independent server with its own sockets (SO_REUSEPORT), its own
- * epoll loop, TCP connections, UDP buffers and one-second timer. Workers share nothing
- * mutable; the compiled zone set is read-only.
+ * worker.h - one worker: an independent server with its own sockets (SO_REUSEPORT; after a
+ * takeover, possibly several per address), its own epoll loop, TCP connections, UDP buffers
+ * and one-second timer. Workers share nothing mutable; the compiled zone set is read-only.
  */
 #ifndef ZB_WORKER_H
 #define ZB_WORKER_H
@@ -28,9 +28,10 @@ struct zb_worker {
 	unsigned index;
 	const struct zb_zoneset *zs;
 	const struct zb_server_options *options;
-	int stop_fd; /* an eventfd: readable once the server is to stop */
-	struct zb_listener listeners[ZB_MAX_LISTEN];
-	int nlisteners;
+	int stop_fd;  /* an eventfd: readable once the server is to stop */
+	int ready_fd; /* an eventfd the worker adds 1 to once it watches all its sockets */
+	struct zb_socket *sockets; /* the sockets this worker reads, a slice of the server's */
+	unsigned nsockets;
 	pthread_t thread;
 	struct zb_stats stats; /* written by this worker only; read by anyone (stats.h) */
 };

@@ -20,7 +20,13 @@ import pytest
 TESTS = Path(__file__).parent
 ROOT = TESTS.parent
 ZONES = TESTS / "zones"
+# Every line the server logs: an ISO-8601 UTC time stamp, the program's name and pid, the
+# message.
+LOG_LINE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ zonebake-server\[(\d+)\]: (.*)$")
 LISTENING = re.compile(r"serving .* on \[?([^\s\]]+?)\]?:(\d+) \(udp, tcp\)")
+# The server refuses to go on as root without a user to become; the tests run as whoever
+# runs them (root in CI), and say so.
+AS_ROOT = ["--allow-root"] if os.geteuid() == 0 else []
 
 
 def stop_process(process: subprocess.Popen, timeout: float = 10) -> None:
@@ -51,13 +57,15 @@ class Server:
 
     def __init__(self, binary: Path, *args: str, listen=("127.0.0.1:0",)):
         listen_args = [arg for address in listen for arg in ("--listen", address)]
-        self.process = subprocess.Popen([str(binary), *listen_args, *args],
+        self.process = subprocess.Popen([str(binary), *listen_args, *AS_ROOT, *args],
                                         stderr=subprocess.PIPE)
         self._stderr = b""
         self.addresses = []
         for _ in range(max(1, len(listen))):
             banner = self._read_line(timeout=5)
-            match = LISTENING.search(banner)
+            logged = LOG_LINE.match(banner)
+            match = logged and int(logged.group(1)) == self.process.pid and \
+                LISTENING.match(logged.group(2))
             if not match:
                 self.stop()
                 raise AssertionError(f"server did not start: {banner!r}")

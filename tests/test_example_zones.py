@@ -11,7 +11,7 @@ import dns.query
 import dns.rcode
 import pytest
 
-from conftest import ROOT, ZONES, Server, build_set, run_zonebake
+from conftest import AS_ROOT, ROOT, ZONES, Server, build_set, run_zonebake
 from dnsassert import assert_response, rrs
 
 
@@ -95,8 +95,8 @@ def test_several_listen_addresses_ipv4_and_ipv6(testset_binary):
 @pytest.mark.parametrize("address", ["127.0.0.1", "127.0.0.1:99999", "::1:53", "[::1]",
                                      "localhost:53", "[127.0.0.1]:53"])
 def test_bad_listen_address_is_refused_at_start(testset_binary, address):
-    result = subprocess.run([str(testset_binary), "--listen", address], capture_output=True,
-                            text=True, timeout=5)
+    result = subprocess.run([str(testset_binary), *AS_ROOT, "--listen", address],
+                            capture_output=True, text=True, timeout=5)
     assert result.returncode == 1
     assert f"bad listen address '{address}'" in result.stderr
 

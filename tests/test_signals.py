@@ -8,7 +8,7 @@ import signal
 import dns.rcode
 import pytest
 
-from conftest import Server
+from conftest import LOG_LINE, Server
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
@@ -18,6 +18,7 @@ def test_signal_stops_the_server_cleanly(testset_binary, sig):
         assert server.query("www.example.", "A").rcode() == dns.rcode.NOERROR
         server.process.send_signal(sig)
         assert server.process.wait(timeout=5) == 0
-        assert "zonebake-server: stopped" in server._read_line(timeout=2)
+        assert LOG_LINE.match(server._read_line(timeout=2)).groups() == (
+            str(server.process.pid), "stopped")
     finally:
         server.stop()

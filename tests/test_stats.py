@@ -15,7 +15,7 @@ import dns.message
 import dns.rcode
 import pytest
 
-from conftest import Server
+from conftest import AS_ROOT, Server
 
 LONG = 5.0  # seconds to wait for something that must happen (bounds every loop here)
 METRICS = re.compile(r"statistics on http://([\d.]+):(\d+)/metrics")
@@ -315,6 +315,7 @@ def test_sigterm_with_a_stalled_metrics_client(testset_binary):
 
 def test_bad_metrics_address_is_refused(testset_binary):
     import subprocess
-    result = subprocess.run([str(testset_binary), "--listen", "127.0.0.1:0", "--metrics",
-                             "localhost:9153"], capture_output=True, text=True, timeout=LONG)
+    result = subprocess.run([str(testset_binary), *AS_ROOT, "--listen", "127.0.0.1:0",
+                             "--metrics", "localhost:9153"], capture_output=True, text=True,
+                            timeout=LONG)
     assert result.returncode == 1 and "bad --metrics address" in result.stderr

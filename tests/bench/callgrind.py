@@ -6,6 +6,7 @@ COUNT queries of one kind in batches of 32. Prints instructions per query for ea
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import signal
 import subprocess
@@ -30,7 +31,8 @@ def instructions(server: Path, loadgen: Path, queries: list[str], count: int,
     process = subprocess.Popen(
         ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", "--collect-atstart=no",
          f"--toggle-collect={function}", str(server), "--threads", "1", "--batch", "32",
-         "--listen", f"127.0.0.1:{port}"], stderr=subprocess.PIPE, text=True)
+         "--listen", f"127.0.0.1:{port}", *(["--allow-root"] if os.geteuid() == 0 else [])],
+        stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 60
         while "serving" not in (process.stderr.readline() or "") and time.monotonic() < deadline:

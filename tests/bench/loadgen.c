@@ -4,11 +4,15 @@
  * one CPU. dnsperf tops out near 270k queries/s on this machine; this does not.
  *
  *   loadgen ADDRESS PORT QUERYFILE [--seconds S] [--rate QPS] [--window N] [--batch N]
- *                                   [--sockets N] [--cpu N] [--count N]
+ *                                   [--sockets N] [--cpu N] [--count N] [--linger S]
+ *                                   [--tally 1]
  *
  * Without --rate it keeps `window` queries outstanding (saturation); with it, it sends at that
- * rate. --count sends exactly that many and waits for the answers (for instruction counts).
- * Prints one line: sent answered lost seconds qps mean_us p99_us.
+ * rate. --count sends exactly that many and waits for the answers (for instruction counts);
+ * --linger is how long it waits for answers after the last query (default: 60 s with --count,
+ * else 0.3 s). Prints one line: sent answered lost seconds qps mean_us p99_us. With --tally,
+ * answers are also counted by their last four octets (the swap test's A record, which tells
+ * which zone set answered), in the order received: tally=HEX:N,... switches=N last=HEX.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -34,6 +38,30 @@ static size_t nqueries;
 static uint64_t sent_at[MAX_SOCKETS][65536]; /* ns; 0: not outstanding */
 static uint16_t next_id[MAX_SOCKETS];
 static uint64_t histogram[HIST_US + 1];
+
+#define TALLY_MAX 8
+static struct { uint32_t value; uint64_t count; } tally[TALLY_MAX];
+static unsigned ntally;
+static uint64_t switches; /* answers whose value differs from the one received before */
+static uint32_t last_value;
+
+/* Count an answer by its last four octets. */
+static void tally_answer(const uint8_t *answer, unsigned len)
+{
+	uint32_t value = len < 16 ? 0 : (uint32_t)answer[len - 4] << 24 |
+					 (uint32_t)answer[len - 3] << 16 |
+					 (uint32_t)answer[len - 2] << 8 | answer[len - 1];
+	unsigned i = 0;
+	while (i < ntally && tally[i].value != value)
+		i++;
+	if (i == ntally && ntally < TALLY_MAX)
+		tally[ntally++].value = value;
+	if (i < ntally)
+		tally[i].count++;
+	if (value != last_value && (ntally > 1 || tally[0].count > 1))
+		switches++;
+	last_value = value;
+}
 
 static uint64_t now_ns(void)
 {
@@ -106,8 +134,8 @@ static void load(const char *path)
 
 int main(int argc, char **argv)
 {
-	double seconds = 5, rate = 0;
-	long window = 512, batch = 32, nsockets = 4, cpu = 1, count = 0;
+	double seconds = 5, rate = 0, linger = -1;
+	long window = 512, batch = 32, nsockets = 4, cpu = 1, count = 0, tallying = 0;
 	static uint8_t sendbuf[MAX_BATCH][300], recvbuf[MAX_BATCH][4096];
 	static struct iovec siov[MAX_BATCH], riov[MAX_BATCH];
 	static struct mmsghdr smsg[MAX_BATCH], rmsg[MAX_BATCH];
@@ -124,6 +152,8 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--sockets")) nsockets = atol(argv[i + 1]);
 		else if (!strcmp(argv[i], "--cpu")) cpu = atol(argv[i + 1]);
 		else if (!strcmp(argv[i], "--count")) count = atol(argv[i + 1]);
+		else if (!strcmp(argv[i], "--linger")) linger = atof(argv[i + 1]);
+		else if (!strcmp(argv[i], "--tally")) tallying = atol(argv[i + 1]);
 		else { fprintf(stderr, "loadgen: unknown option %s\n", argv[i]); return 2; }
 	}
 	if (batch < 1 || batch > MAX_BATCH || nsockets < 1 || nsockets > MAX_SOCKETS) {
@@ -145,8 +175,11 @@ int main(int argc, char **argv)
 	for (long s = 0; s < nsockets; s++) {
 		int fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0);
 		int size = 4 << 20;
-		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
-		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof(size));
+		/* Past net.core.rmem_max when allowed (root): answers must not be lost here. */
+		if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size)) != 0)
+			setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
+		if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &size, sizeof(size)) != 0)
+			setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof(size));
 		if (fd < 0 || connect(fd, (struct sockaddr *)&server, sizeof(server)) != 0) {
 			perror("loadgen: socket");
 			return 1;
@@ -163,11 +196,12 @@ int main(int argc, char **argv)
 	uint64_t sent = 0, answered = 0, lost = 0, latency_sum = 0;
 	size_t next = 0;
 	long sock = 0;
-	uint64_t start = now_ns(), stop = start + (uint64_t)(seconds * 1e9), end;
+	uint64_t start = now_ns(), stop = start + (uint64_t)(seconds * 1e9), end, last_sent = 0;
+	uint64_t linger_ns = (uint64_t)((linger >= 0 ? linger : count ? 60 : 0.3) * 1e9);
 	for (;;) {
 		uint64_t t = now_ns();
 		int sending = count ? sent < (uint64_t)count : t < stop;
-		if (!sending && (sent == answered + lost || t > (count ? start + 60e9 : stop) + 300000000u))
+		if (!sending && (sent == answered + lost || t > last_sent + linger_ns))
 			break;
 		long want = 0;
 		if (sending) {
@@ -202,6 +236,7 @@ int main(int argc, char **argv)
 				sent_at[sock][next_id[sock]] = 0;
 			}
 			sent += (uint64_t)n;
+			last_sent = t;
 			sock = (sock + 1) % nsockets;
 		}
 		int ready = poll(fds, (nfds_t)nsockets, want > 0 || rate > 0 ? 0 : 1);
@@ -223,6 +258,8 @@ int main(int argc, char **argv)
 				latency_sum += us;
 				sent_at[s][id] = 0;
 				answered++;
+				if (tallying)
+					tally_answer(recvbuf[i], rmsg[i].msg_len);
 			}
 		}
 	}
@@ -241,5 +278,12 @@ int main(int argc, char **argv)
 	       (unsigned long long)sent, (unsigned long long)answered, (unsigned long long)lost,
 	       elapsed, (double)answered / elapsed,
 	       answered ? (double)latency_sum / (double)answered : 0.0, (unsigned long long)p99);
+	if (tallying) {
+		printf("tally=");
+		for (unsigned i = 0; i < ntally; i++)
+			printf("%s%08x:%llu", i ? "," : "", tally[i].value,
+			       (unsigned long long)tally[i].count);
+		printf(" switches=%llu last=%08x\n", (unsigned long long)switches, last_value);
+	}
 	return 0;
 }

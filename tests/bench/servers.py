@@ -92,7 +92,7 @@ class Zonebake(BenchServer):
 
     def command(self):
         command = [str(self.binary), "--listen", f"127.0.0.1:{self.port}", "--threads",
-                   str(self.threads)]
+                   str(self.threads), *(["--allow-root"] if os.geteuid() == 0 else [])]
         return command + (["--cpu-affinity"] if self.pinned else [])
 
 

@@ -1,0 +1,25 @@
+/*
+ * options.h - zonebake-server's command line.
+ */
+#ifndef ZB_OPTIONS_H
+#define ZB_OPTIONS_H
+
+#include "privileges.h"
+#include "worker.h"
+
+struct zb_options {
+	const char *specs[ZB_MAX_LISTEN]; /* --listen, or the compiled-in defaults */
+	int nspecs;
+	int listen_given;        /* --listen was on the command line */
+	const char *control;     /* --control PATH */
+	const char *takeover;    /* --takeover PATH */
+	const char *metrics;     /* --metrics ADDRESS:PORT */
+	struct zb_privileges privileges;
+	struct zb_server_options server;
+};
+
+/* Parse argv. Returns -1 to go on, or the exit status (0 after --help; 2 after a usage
+ * error, said on stderr). */
+int zb_options_parse(struct zb_options *o, int argc, char **argv);
+
+#endif
