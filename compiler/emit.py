@@ -44,6 +44,17 @@ def c_string_lines(data: bytes) -> list[str]:
     return [c_bytes(data[i:i + BYTES_PER_LINE]) for i in range(0, len(data), BYTES_PER_LINE)]
 
 
+NAMED_ZONES = 3  # the most zones the server's banner and --help name one by one
+
+
+def describe(config: ZoneSetConfig) -> str:
+    """The zone set in a few words: a provider's 10,000 zones make no log line."""
+    origins = [str(zone.origin) for zone in config.zones]
+    if len(origins) <= NAMED_ZONES + 1:
+        return ", ".join(origins)
+    return f"{', '.join(origins[:NAMED_ZONES])} and {len(origins) - NAMED_ZONES} more zones"
+
+
 def render(config: ZoneSetConfig, layout: Layout, max_labels: int) -> str:
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("zonebake", "templates"),
@@ -59,7 +70,7 @@ def render(config: ZoneSetConfig, layout: Layout, max_labels: int) -> str:
     return template.render(
         version=__version__,
         zones=config.zones,
-        description=", ".join(str(z.origin) for z in config.zones),
+        description=describe(config),
         listen=config.server.listen,
         server=config.server,
         identity=config.server.identity,

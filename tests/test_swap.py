@@ -358,9 +358,10 @@ def test_old_server_killed_mid_takeover(sets, paths):
         server.process.kill()
         _, err = new.communicate(timeout=10)
         assert new.returncode == 1
-        # The connection was never accepted: the kernel resets it.
-        assert re.search(f"cannot take over: {control}: no greeting: Connection reset by peer",
-                         err), err
+        # Usually the connection was never accepted and the kernel resets it; on a loaded
+        # machine the stop can land after the greeting, before any socket was handed over.
+        assert re.search(f"cannot take over: ({control}: no greeting|pid {server.process.pid}: "
+                         f"after 0 sockets): Connection reset by peer", err), err
     finally:
         server.stop_all()
 

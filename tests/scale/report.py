@@ -1,0 +1,197 @@
+"""The scale report (issue 6): build a 1,000,000-name zone and a set of 10,000 small zones,
+and measure, in one run on this machine:
+
+- compile time per stage and the compiler's peak memory (from `zonebake build`'s summary);
+- binary and data size against the zone files' size;
+- the built binary's time from exec to its first answer (median of 5);
+- Knot's time from exec to its first answer on the same zones, and its peak RSS;
+- that both serve the same answers: a deterministic sample of questions sent to both and
+  compared section by section (tests/differential/compare.py).
+
+    .venv/bin/python tests/scale/report.py WORKDIR [--names N] [--zones N]
+
+Not part of the test suite: the 1M build takes minutes and gigabytes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import dns.message
+import dns.query
+
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE), str(HERE.parent), str(HERE.parent / "differential")]
+from compare import differences, normalize, show  # noqa: E402
+from gen import ORIGIN, write_zone, write_zoneset  # noqa: E402
+from knotconf import knot_config  # noqa: E402
+
+AS_ROOT = ["--allow-root"] if os.geteuid() == 0 else []
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def build(zonebake: str, args: list[str], outdir: Path) -> tuple[str, float, int]:
+    """(summary line, wall seconds, peak RSS MiB) of one `zonebake build`."""
+    started = time.monotonic()
+    process = subprocess.Popen([zonebake, "build", *args, "-o", str(outdir)],
+                               stderr=subprocess.PIPE, text=True)
+    stderr = process.stderr.read()
+    _, status, usage = os.wait4(process.pid, 0)
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode != 0:
+        raise SystemExit(f"build failed:\n{stderr[-3000:]}")
+    summary = [line for line in stderr.splitlines() if "built in" in line]
+    return (summary[-1] if summary else "(no summary)", time.monotonic() - started,
+            usage.ru_maxrss // 1024)
+
+
+def first_answer(command: list[str], port: int, qname: str, limit: float = 300) -> tuple:
+    """Seconds from exec to the first answer to qname, and the running process."""
+    query = dns.message.make_query(qname, "SOA", use_edns=False).to_wire()
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sock.settimeout(0.001)
+    started = time.monotonic()
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        while time.monotonic() - started < limit:
+            sock.sendto(query, ("127.0.0.1", port))
+            try:
+                sock.recv(4096)
+                return time.monotonic() - started, process
+            except (socket.timeout, ConnectionRefusedError):
+                if process.poll() is not None:
+                    raise SystemExit(f"{command[0]} exited with {process.returncode}")
+        raise SystemExit(f"{command[0]} did not answer within {limit} s")
+    finally:
+        sock.close()
+
+
+def stop(process: subprocess.Popen) -> None:
+    process.terminate()
+    process.wait(timeout=60)
+
+
+def peak_rss_mib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) // 1024
+    return 0
+
+
+def sample_questions(names: int, count: int = 2000) -> list[tuple[str, str]]:
+    """Questions over the generated zone's shapes: sites, their aliases, delegations, glue,
+    missing names and types."""
+    rng = random.Random(7)
+    sites = max(1, names * 7 // 23)
+    out = []
+    for _ in range(count):
+        i = rng.randrange(sites * 10 // 7)
+        kind = rng.choice(["A", "AAAA", "MX", "TXT", "CAA", "ANY"])
+        if i % 10 < 7:
+            name = rng.choice([f"site{i}", f"www.site{i}", f"nx{i}.site{i}", f"nosuch{i}"])
+        else:
+            name = rng.choice([f"dom{i}", f"ns1.dom{i}", f"www.dom{i}"])
+            kind = rng.choice([kind, "NS", "DS"])
+        out.append((f"{name}.{ORIGIN}", kind))
+    return out
+
+
+def compare(port_a: int, port_b: int, questions) -> list[str]:
+    unexplained = []
+    for qname, qtype in questions:
+        query = dns.message.make_query(qname, qtype, use_edns=False)
+        query.flags = 0
+        ours = dns.query.udp(query, "127.0.0.1", port=port_a, timeout=2)
+        theirs = dns.query.udp(query, "127.0.0.1", port=port_b, timeout=2)
+        diff = differences(normalize(ours), normalize(theirs))
+        if diff:
+            unexplained.append(f"{qname} {qtype}: {diff}\n{show(ours)}\n knot:\n{show(theirs)}")
+    return unexplained
+
+
+def measure(title: str, zones: list[tuple[str, Path]], build_args: list[str], probe: str,
+            workdir: Path, zonebake: str, questions) -> None:
+    print(f"== {title}", flush=True)
+    outdir = workdir / f"out-{title}"
+    summary, wall, rss = build(zonebake, build_args, outdir)
+    zone_bytes = sum(path.stat().st_size for _, path in zones)
+    binary = outdir / "zonebake-server"
+    print(f"compile: {wall:.1f} s wall, peak RSS {rss} MiB; {summary}")
+    print(f"sizes: zone files {zone_bytes / 2**20:.1f} MiB, zonedata.bin "
+          f"{(outdir / 'zonedata.bin').stat().st_size / 2**20:.1f} MiB, binary "
+          f"{binary.stat().st_size / 2**20:.1f} MiB")
+    times = []
+    for _ in range(5):
+        port = free_port()
+        seconds, process = first_answer([str(binary), "--listen", f"127.0.0.1:{port}",
+                                         "--threads", "1", *AS_ROOT], port, probe)
+        times.append(seconds)
+        rss_ours = peak_rss_mib(process.pid)
+        stop(process)
+    print(f"zonebake exec to first answer: median {statistics.median(times) * 1000:.1f} ms "
+          f"(of {', '.join(f'{t * 1000:.1f}' for t in times)}); RSS after it {rss_ours} MiB")
+
+    kdir = workdir / f"knot-{title}"
+    kdir.mkdir(parents=True, exist_ok=True)
+    kport = free_port()
+    (kdir / "knot.conf").write_text(knot_config(kdir, kport, zones))
+    seconds, knot = first_answer(["knotd", "-c", str(kdir / "knot.conf")], kport, probe)
+    print(f"knot exec to first answer: {seconds:.2f} s, peak RSS {peak_rss_mib(knot.pid)} MiB",
+          flush=True)
+    try:
+        port = free_port()
+        _, ours = first_answer([str(binary), "--listen", f"127.0.0.1:{port}", *AS_ROOT],
+                               port, probe)
+        try:
+            wrong = compare(port, kport, questions)
+        finally:
+            stop(ours)
+    finally:
+        stop(knot)
+    print(f"same answers as knot: {len(questions) - len(wrong)} of {len(questions)}")
+    for text in wrong[:5]:
+        print(text)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("workdir", type=Path)
+    parser.add_argument("--names", type=int, default=1_000_000)
+    parser.add_argument("--zones", type=int, default=10_000)
+    args = parser.parse_args()
+    zonebake = str(Path(sys.executable).parent / "zonebake")
+    args.workdir.mkdir(parents=True, exist_ok=True)
+
+    zone = args.workdir / f"scale-{args.names}.zone"
+    if not zone.exists():
+        write_zone(zone, args.names)
+    measure(f"{args.names}-names", [(ORIGIN, zone)], ["--zone", f"{ORIGIN}={zone}"],
+            ORIGIN, args.workdir, zonebake, sample_questions(args.names))
+
+    config = write_zoneset(args.workdir / f"set-{args.zones}", args.zones)
+    zones = [(f"customer{i}.test.", config.parent / f"customer{i}.zone")
+             for i in range(args.zones)]
+    rng = random.Random(3)
+    questions = [(f"{rng.choice(['', 'www.', 'mail.', 'nx.'])}customer{rng.randrange(args.zones)}"
+                  f".test.", rng.choice(["A", "AAAA", "MX", "TXT", "NS", "SOA"]))
+                 for _ in range(2000)]
+    measure(f"{args.zones}-zones", zones, ["-c", str(config)],
+            f"customer{args.zones - 1}.test.", args.workdir, zonebake, questions)
+
+
+if __name__ == "__main__":
+    main()

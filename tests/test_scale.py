@@ -1,0 +1,52 @@
+"""A hosting provider's zone set (tests/scale/gen.py), at the size the suite can afford:
+1,000 zones build into one binary that answers for every one of them. The full-size runs
+(1,000,000 names, 10,000 zones) are tests/scale/report.py's, outside the suite."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import dns.flags
+import dns.rcode
+import dns.rdatatype
+import pytest
+
+from conftest import Server, build_set
+
+sys.path.insert(0, str(Path(__file__).parent / "scale"))
+from gen import write_zoneset  # noqa: E402
+
+ZONES = 1000
+
+
+@pytest.fixture(scope="module")
+def hoster(tmp_path_factory):
+    work = tmp_path_factory.mktemp("hoster")
+    config = write_zoneset(work / "zones", ZONES)
+    server = Server(build_set(work / "out", "-q", "-c", str(config)))
+    yield server
+    server.stop()
+
+
+def test_every_zone_answers(hoster):
+    for i in range(ZONES):
+        response = hoster.query(f"customer{i}.test.", "A")
+        assert response.rcode() == dns.rcode.NOERROR
+        assert response.flags & dns.flags.AA
+        assert [rd.to_text() for rrset in response.answer for rd in rrset] == \
+            [f"10.1.{i >> 8 & 255}.{i & 255}"]
+
+
+@pytest.mark.parametrize("i", [0, 1, 499, ZONES - 1])
+def test_each_zone_keeps_its_own_data(hoster, i):
+    www = hoster.query(f"www.customer{i}.test.", "A")
+    assert [(r.name.to_text(), r.rdtype) for r in www.answer] == [
+        (f"www.customer{i}.test.", dns.rdatatype.CNAME), (f"customer{i}.test.", dns.rdatatype.A)]
+    mx = hoster.query(f"customer{i}.test.", "MX")
+    assert {r.name.to_text() for r in mx.additional} == {f"mail.customer{i}.test."}
+    missing = hoster.query(f"nosuch.customer{i}.test.", "A")
+    assert missing.rcode() == dns.rcode.NXDOMAIN
+    assert [r.name.to_text() for r in missing.authority] == [f"customer{i}.test."]
+    outside = hoster.query(f"customer{ZONES}.test.", "A")
+    assert outside.rcode() == dns.rcode.REFUSED
