@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from typing import Callable
 
+import dns.exception
 import dns.name
 import dns.rdata
 import dns.rdataclass
