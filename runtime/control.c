@@ -9,7 +9,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +21,7 @@
 #include "ctlio.h"
 #include "log.h"
 #include "stats.h"
+#include "threads.h"
 
 /* A silent control client is dropped after this long, so that a stuck one cannot keep a
  * swap (or a stop) waiting for ever. */
@@ -326,13 +326,7 @@ int zb_control_start(struct zb_control *c, struct zb_server *server)
 		zb_log("control thread: %s", strerror(errno));
 		return -1;
 	}
-	/* SIGTERM and SIGINT go to the workers' threads, never to this one (a signal would cut
-	 * its waits short). */
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	int failed = pthread_create(&c->thread, NULL, control_thread, c);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	int failed = zb_start_helper_thread(&c->thread, control_thread, c);
 	if (failed) {
 		zb_log("cannot start the control thread: %s", strerror(failed));
 		return -1;

@@ -14,7 +14,6 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +23,7 @@
 #include "log.h"
 #include "sockets.h"
 #include "stats.h"
+#include "threads.h"
 
 #define ZB_HTTP_REQUEST_MAX 4096 /* request line and headers; a scrape sends a few hundred */
 #define ZB_HTTP_TIMEOUT_MS 2000  /* to receive a whole request, and again to send the answer */
@@ -276,15 +276,9 @@ static void *run(void *arg)
 
 int zb_metrics_start(struct zb_metrics *m, const struct zb_server *server)
 {
-	sigset_t all, old;
-
 	m->server = server;
 	m->stop_fd = server->stop_fd;
-	/* SIGTERM and SIGINT go to the workers' threads, never to this one. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	int failed = pthread_create(&m->thread, NULL, run, m);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	int failed = zb_start_helper_thread(&m->thread, run, m);
 	if (failed) {
 		zb_log("cannot start the metrics thread: %s", strerror(failed));
 		return -1;
