@@ -4,7 +4,7 @@
 PYTHON ?= python3
 VENV := .venv
 ZONEBAKE := $(VENV)/bin/zonebake
-SOURCES := $(wildcard compiler/*.py compiler/templates/* runtime/*.c runtime/*.h)
+SOURCES := $(wildcard compiler/*.py compiler/templates/* compiler/bake/* runtime/*.c runtime/*.h)
 
 # The end-to-end tests run a second time against a server built with ASan and UBSan.
 SANITIZED_TESTS := tests/test_udp_answers.py tests/test_udp_protocol.py \

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from .answers import NodeAnswers, build_answers
 from .chaos import chaos_answers
 from .config import ZoneSetConfig
-from .errors import CompileError, Diagnostic, Position
+from .errors import CompileError, Diagnostic, Position, UsageError
 from .layout import Layout, pack
 from .parse import parse_zone
 from .phash import PerfectHash, build_perfect_hash
@@ -16,7 +19,7 @@ from .progress import Progress
 from .tree import NameTree, build_tree
 from .validate import build_zone
 from .wire import BodyTooLarge, NodeBodies, serialize_node
-from . import cc, emit
+from . import cc, emit, native
 
 
 @dataclass
@@ -71,14 +74,59 @@ def compile_zoneset(config: ZoneSetConfig, lenient: bool = False,
     return Compiled(config, warnings, tree, node_answers, bodies, phash, layout)
 
 
+@dataclass
+class Built:
+    warnings: list[Diagnostic]
+    native: bool  # the native baker made the data (compiler/native.py)
+
+
+def _bake(config: ZoneSetConfig, data_file: Path, progress: Progress) -> native.Baked | None:
+    """The native baker's result, or None when the Python pipeline must do the work."""
+    if native.mode() == "off":
+        return None
+    try:
+        with progress.stage("native bake"):
+            return native.bake(config, data_file)
+    except native.Declined as exc:
+        if native.mode() == "require":
+            raise UsageError(f"the native baker declined: {exc}") from None
+        return None
+
+
+def check(config: ZoneSetConfig, lenient: bool = False,
+          progress: Progress | None = None) -> list[Diagnostic]:
+    """Every diagnostic of the set (raises CompileError on errors); writes nothing but a
+    temporary file. A set the native baker accepts has none."""
+    progress = progress or Progress(out=None)
+    with tempfile.TemporaryDirectory(prefix="zonebake-check-") as scratch:
+        if _bake(config, Path(scratch) / emit.DATA_FILE, progress) is not None:
+            return []
+    return compile_zoneset(config, lenient, progress).warnings
+
+
 def build(config: ZoneSetConfig, outdir: Path, lenient: bool = False,
-          progress: Progress | None = None) -> Compiled:
+          progress: Progress | None = None) -> Built:
     """Compile the zone set into OUTDIR/zonedata.{bin,c} and OUTDIR/zonebake-server."""
     progress = progress or Progress(out=None)
-    compiled = compile_zoneset(config, lenient, progress)
-    outdir.mkdir(parents=True, exist_ok=True)
+    created = not outdir.exists()
+    outdir.mkdir(parents=True, exist_ok=True)  # the baker writes its data there
+    data_file = outdir / emit.DATA_FILE
+    temporary = emit.temporary_for(data_file)
+    try:
+        baked = _bake(config, temporary, progress)
+        if baked is not None:
+            os.replace(temporary, data_file)
+            layout, max_labels, warnings = baked.layout, baked.max_labels, []
+        else:
+            compiled = compile_zoneset(config, lenient, progress)
+            layout, max_labels = compiled.layout, compiled.tree.max_labels
+            warnings = compiled.warnings
+    except BaseException:
+        if created:  # a set that does not compile leaves nothing behind
+            shutil.rmtree(outdir, ignore_errors=True)
+        raise
     with progress.stage("emit"):
-        zonedata = emit.write(outdir, config, compiled.layout, compiled.tree.max_labels)
+        zonedata = emit.write(outdir, config, layout, max_labels)
     with progress.stage("cc"):
         cc.compile_server(zonedata, outdir / "zonebake-server")
-    return compiled
+    return Built(warnings, baked is not None)

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from . import __version__
-from .build import build, compile_zoneset
+from .build import build, check
 from .config import load_toml, zones_from_args
 from .deploy import DeployError, deploy
 from .errors import CompileError, UsageError
@@ -66,9 +66,9 @@ def main(argv: list[str] | None = None) -> int:
         config = load_toml(args.config) if args.config else zones_from_args(args.zone)
         progress = Progress(out=None if args.quiet else sys.stderr)
         if args.command == "build":
-            compiled = build(config, args.output, args.lenient, progress)
+            warnings = build(config, args.output, args.lenient, progress).warnings
         else:
-            compiled = compile_zoneset(config, args.lenient, progress)
+            warnings = check(config, args.lenient, progress)
     except UsageError as exc:
         print(f"zonebake: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -78,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
         errors = sum(d.severity == "error" for d in exc.diagnostics)
         print(f"zonebake: {errors} error(s); nothing written", file=sys.stderr)
         return EXIT_ZONE_ERROR
-    for warning in compiled.warnings:
+    for warning in warnings:
         print(warning, file=sys.stderr)
     progress.finish()
     return EXIT_OK

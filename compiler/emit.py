@@ -83,14 +83,21 @@ DATA_FILE = "zonedata.bin"  # the name zonedata.c.j2 includes
 
 
 def write(outdir: Path, config: ZoneSetConfig, layout: Layout, max_labels: int) -> Path:
-    """Write OUTDIR/zonedata.bin and OUTDIR/zonedata.c; return the latter."""
-    write_atomically(outdir / DATA_FILE, layout.data)
+    """Write OUTDIR/zonedata.bin (unless the native baker has) and OUTDIR/zonedata.c; return
+    the latter."""
+    if layout.data is not None:
+        write_atomically(outdir / DATA_FILE, layout.data)
     zonedata = outdir / "zonedata.c"
     write_atomically(zonedata, render(config, layout, max_labels).encode("ascii"))
     return zonedata
 
 
+def temporary_for(path: Path) -> Path:
+    """Where to write a file before renaming it over `path`: readers never see half of it."""
+    return path.with_name(f".{path.name}.tmp")
+
+
 def write_atomically(path: Path, data: bytes) -> None:
-    temporary = path.with_name(f".{path.name}.tmp")
+    temporary = temporary_for(path)
     temporary.write_bytes(data)
     os.replace(temporary, path)

@@ -23,7 +23,7 @@ ALIGN = 8
 
 @dataclass(frozen=True)
 class Layout:
-    data: bytes
+    data: bytes | None  # None when the native baker wrote it to its file already
     nodes_off: int
     types_off: int
     pilots_off: int
@@ -34,6 +34,11 @@ class Layout:
     # CH-class names answered with a TXT (compiler/chaos.py): (lowercased wire name, answer
     # offset), for the zoneset's `chaos` table.
     chaos: tuple[tuple[bytes, int], ...] = ()
+    size: int = 0  # of the data, when `data` is None
+
+    @property
+    def data_size(self) -> int:
+        return self.size if self.data is None else len(self.data)
 
 
 def _align(n: int, to: int = ALIGN) -> int:

@@ -85,5 +85,7 @@ class Progress:
 
 
 def peak_memory_mib() -> int:
-    """The process's peak resident set so far (Linux reports kilobytes)."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+    """The peak resident set so far of this process or of any it ran and waited for (the
+    native baker, the C compiler); Linux reports kilobytes."""
+    return max(resource.getrusage(who).ru_maxrss
+               for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)) // 1024

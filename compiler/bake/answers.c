@@ -1,0 +1,74 @@
+/*
+ * answers.c - compiler/answers.py for the baker's subset: for every node, the body for each
+ * query type whose answer differs from the node's default, the default, and the answer for a
+ * name below it that has no node.
+ */
+#include "bake.h"
+
+__typeof__(node_answers) node_answers;
+__typeof__(typed) typed;
+
+static struct response response;
+
+static uint32_t answer(uint32_t zone, name_t name, uint16_t qtype, int minimal)
+{
+	int every_rrset = qtype == QTYPE_ANY_OVER_TCP;
+	resolve(&response, zone, name, every_rrset ? T_ANY : qtype, minimal, every_rrset);
+	return serialize(&response, name);
+}
+
+/* The types of a node that can answer other than the default, ascending (answers.py's
+ * `qtypes`, sorted). */
+static size_t qtypes_of(name_t name, uint16_t *out)
+{
+	static const uint16_t all[] = {T_A, T_NS, T_CNAME, T_SOA, T_PTR, T_MX, T_TXT, T_AAAA,
+				       T_SRV};
+	const struct name *n = N(name);
+	const struct zone *z = &zones.v[n->zone];
+	size_t k = 0;
+	out[k++] = QTYPE_ANY_OVER_TCP;
+	uint32_t cut = (n->flags & NAME_ORIGIN) ? NONE : redirect(n->parent);
+	if (cut == NONE && (n->flags & NAME_CUT))
+		cut = name;
+	if (cut != NONE) {
+		/* One referral answers every type, but DS at the cut itself (RFC 4035 §3.1.4.1). */
+		k = 0;
+		if (cut == name)
+			out[k++] = T_DS;
+		return k;
+	}
+	int alias = rrset_at(name, T_CNAME) != NONE;
+	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+		int has = alias ? (z->types >> type_bit(all[i])) & 1 : rrset_at(name, all[i]) != NONE;
+		if (has || (alias && all[i] == T_CNAME))
+			out[k++] = all[i];
+		if (alias && all[i] == T_SRV)
+			out[k++] = T_DS;  /* chains reach anything */
+	}
+	out[k++] = T_ANY;
+	return k;
+}
+
+void build_answers(int minimal)
+{
+	RESERVE(node_answers, nodes.n);
+	for (size_t i = 0; i < nodes.n; i++) {
+		name_t name = nodes.v[i];
+		uint32_t zone = N(name)->zone;
+		uint16_t qtypes[16];
+		size_t nq = qtypes_of(name, qtypes);
+		struct node_answers na = {.types = typed.n};
+		na.default_body = answer(zone, name, UNUSED_QTYPE, minimal);
+		for (size_t q = 0; q < nq; q++) {
+			uint32_t body = answer(zone, name, qtypes[q], minimal);
+			if (body != na.default_body) {
+				struct typed_body t = {qtypes[q], body};
+				PUSH(typed, t);
+			}
+		}
+		na.ntypes = typed.n - na.types;
+		resolve_miss(&response, zone, name);
+		na.miss_body = serialize(&response, name);
+		node_answers.v[node_answers.n++] = na;
+	}
+}

@@ -1,0 +1,230 @@
+/*
+ * bake.h - the native baker: the whole compile of a plain zone set at C speed.
+ *
+ * The Python pipeline (the modules of compiler/) is the reference. This program does the same work for
+ * the common case, a set of plain zone files (see zonefile.c) that compile without a single
+ * diagnostic, and writes the same zonedata.bin byte for byte (tests/test_native.py checks).
+ * For anything else it declines (exit 3 with the reason): the Python pipeline then compiles
+ * the set and reports errors and warnings with their positions.
+ *
+ * Modules, in the order the data flows:
+ *   util.c      memory, vectors, declining
+ *   names.c     interned names: one id per name, its parent, its spelling
+ *   zonefile.c  reading zone files into records
+ *   zones.c     records into RRsets, and the checks that make the baker decline
+ *   resolve.c   the response to each question (compiler/resolve.py, for this subset)
+ *   wire.c      responses into bodies with name compression (compiler/wire.py)
+ *   bodies.c    the distinct bodies
+ *   answers.c   every node's bodies (compiler/answers.py)
+ *   phash.c     the perfect hash (compiler/phash.py; hash.h is the responder's own)
+ *   layout.c    the blob (compiler/layout.py)
+ *   main.c      the manifest in, zonedata.bin and the layout's numbers out
+ */
+#ifndef BAKE_H
+#define BAKE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- util.c ---- */
+
+#define EXIT_DECLINED 3
+#define EXIT_FAILED 4
+
+_Noreturn void decline(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+_Noreturn void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void *xmalloc(size_t size);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t size);
+void grow(void **v, size_t *cap, size_t elem, size_t need);
+
+/* A growable array: VEC(int) v = {0}; PUSH(v, 3); v.v[0], v.n. */
+#define VEC(T) struct { T *v; size_t n, cap; }
+#define RESERVE(vec, more) \
+	grow((void **)&(vec).v, &(vec).cap, sizeof *(vec).v, (vec).n + (more))
+#define PUSH(vec, x) do { RESERVE(vec, 1); (vec).v[(vec).n++] = (x); } while (0)
+
+typedef VEC(uint8_t) bytes_t;
+void bytes_put(bytes_t *b, const void *p, size_t n);
+void bytes_u16(bytes_t *b, uint16_t x);  /* network order */
+void bytes_u32(bytes_t *b, uint32_t x);
+
+#define NONE UINT32_MAX
+
+/* ---- names.c ---- */
+
+typedef uint32_t name_t;
+#define ROOT 0
+
+enum name_flags {
+	NAME_EXISTS = 1,  /* in its zone's tree: owns data, or an ancestor of a name that does */
+	NAME_ORIGIN = 2,
+	NAME_CUT = 4,     /* owns NS and is not an apex */
+};
+
+struct name {
+	name_t parent;        /* NONE for the root */
+	uint32_t label;       /* the first label as spelled, in the label arena */
+	uint8_t label_len;
+	uint8_t nlabels;      /* not counting the root */
+	uint8_t wire_len;     /* the whole name in wire format */
+	uint8_t flags;
+	uint32_t next;        /* hash chain */
+	uint32_t zone;        /* the zone whose apex is at or above it, or NONE */
+	uint32_t rrsets;      /* its first RRset (in its zone), or NONE */
+	uint32_t redirect;    /* memo of the cut at or above it (resolve.c), NONE until known */
+	uint32_t stamp;       /* scratch marks (zones.c, wire.c) */
+};
+
+extern VEC(struct name) names;
+
+void names_init(void);
+name_t name_child(name_t parent, const uint8_t *label, size_t len);
+static inline struct name *N(name_t id) { return &names.v[id]; }
+const uint8_t *name_label(name_t id);
+int name_is_below_or_at(name_t name, name_t above);
+size_t name_key(name_t id, uint8_t *out);     /* lowercased wire format: the hash key */
+size_t name_wire(name_t id, uint8_t *out);    /* wire format as spelled */
+const char *name_text(name_t id);             /* for messages; a static buffer */
+
+/* ---- zones.c ---- */
+
+enum rdtype {
+	T_A = 1, T_NS = 2, T_CNAME = 5, T_SOA = 6, T_PTR = 12, T_MX = 15, T_TXT = 16,
+	T_AAAA = 28, T_SRV = 33, T_DS = 43, T_ANY = 255,
+};
+#define CLASS_IN 1
+#define UNUSED_QTYPE 65280   /* the first private type, which no zone here holds */
+#define QTYPE_ANY_OVER_TCP 0 /* runtime/zonedata.h: ZB_KEY_ANY_OVER_TCP */
+
+/* One record's data. Names are kept as ids; `raw` holds the rest, in wire order around them:
+ * MX raw(2) name; SRV raw(6) name; SOA name name2 raw(20); NS CNAME PTR name; others raw. */
+struct rdata {
+	uint32_t raw;      /* offset in the rdata arena */
+	uint16_t raw_len;
+	name_t name, name2;
+	uint32_t next;     /* the next record of its RRset */
+};
+
+struct rrset {
+	name_t owner;
+	uint16_t type;
+	uint32_t ttl;
+	uint32_t first, last, count;  /* records, in file order */
+	uint32_t next;                /* the owner's next RRset, in file order */
+	uint32_t line;
+};
+
+struct zone {
+	name_t origin;
+	const char *path, *display;
+	uint32_t soa;        /* the apex SOA RRset */
+	uint32_t neg_ttl;    /* min(SOA TTL, MINIMUM): RFC 2308 §3 */
+	uint32_t types;      /* bit per type_bit() of every type the zone holds */
+	uint32_t rrsets_begin, rrsets_end;  /* its RRsets, made while its file was read */
+};
+
+extern VEC(struct rdata) rdatas;
+extern VEC(struct rrset) rrsets;
+extern VEC(struct zone) zones;
+extern bytes_t rdata_raw;
+extern VEC(name_t) nodes;  /* every name of every zone's tree */
+
+int type_bit(uint16_t type);   /* -1 for a type the baker does not handle */
+uint32_t add_zone(const char *origin, const char *path, const char *display);
+void add_record(uint32_t zone, name_t owner, uint16_t type, uint32_t ttl, struct rdata rd,
+		uint32_t line);
+void check_zone(uint32_t zone);
+uint32_t rrset_at(name_t name, uint16_t type);  /* NONE when absent */
+
+/* ---- zonefile.c ---- */
+
+void read_zone_file(uint32_t zone);
+int parse_name(const char *text, size_t len, name_t origin, name_t *out);
+
+/* ---- resolve.c ---- */
+
+struct entry {
+	name_t owner;
+	uint32_t rrset;
+	uint32_t ttl;
+};
+typedef VEC(struct entry) entries_t;
+
+struct response {
+	int rcode, aa;
+	entries_t answer, authority, additional, optional;
+};
+
+#define RCODE_NXDOMAIN 3
+
+void resolve(struct response *r, uint32_t zone, name_t start, uint16_t qtype, int minimal,
+	     int every_rrset);
+void resolve_miss(struct response *r, uint32_t zone, name_t encloser);
+uint32_t redirect(name_t name);
+
+/* ---- wire.c, bodies.c ---- */
+
+struct body {
+	uint8_t header[10];
+	uint16_t base_len, data_len, nfixups, trunc_len, trunc_arcount;
+	uint64_t data;     /* offset in the body arena: data_len octets, then nfixups uint16 */
+	uint32_t hash_next;
+	uint32_t number;   /* its number in the layout, NONE until placed */
+};
+
+extern VEC(struct body) bodies;
+extern bytes_t body_arena;
+
+uint32_t serialize(const struct response *r, name_t base);
+uint32_t intern_body(const uint8_t header[10], uint16_t base_len, const uint8_t *data,
+		     uint16_t data_len, const uint16_t *fixups, uint16_t nfixups,
+		     uint16_t trunc_len, uint16_t trunc_arcount);
+
+/* ---- answers.c ---- */
+
+struct node_answers {
+	uint32_t default_body, miss_body;
+	uint32_t types, ntypes;   /* in `typed`, sorted by qtype */
+};
+
+struct typed_body {
+	uint16_t qtype;
+	uint32_t body;
+};
+
+extern VEC(struct node_answers) node_answers;  /* parallel to `nodes` */
+extern VEC(struct typed_body) typed;
+
+void build_answers(int minimal);
+
+/* ---- phash.c ---- */
+
+struct phash {
+	uint64_t seed;
+	uint32_t nslots, nbuckets;
+	uint16_t *pilots;
+	uint32_t *slots;   /* key index, or NONE */
+};
+
+void build_phash(struct phash *ph, const uint8_t *keys, const uint32_t *key_off, uint32_t n);
+
+/* ---- layout.c ---- */
+
+struct chaos {
+	uint8_t key[256];
+	size_t key_len;
+	uint32_t body;
+	uint32_t offset;   /* set by write_layout */
+};
+
+struct layout_info {
+	uint64_t size;
+	uint32_t types_off, pilots_off, nanswers;
+};
+
+void write_layout(const char *path, const struct phash *ph, const uint8_t *keys,
+		  const uint32_t *key_off, struct chaos *chaos, size_t nchaos,
+		  struct layout_info *info);
+
+#endif

@@ -1,0 +1,144 @@
+/*
+ * main.c - zonebake-bake MANIFEST OUT: compile the zone set the manifest lists into the blob
+ * OUT (zonedata.bin) and print the layout's numbers, one `key value` a line, for zonedata.c.
+ * Exit 0 when done, 3 when the set needs the Python pipeline (the reason on stderr), 4 on a
+ * failure of its own. compiler/native.py writes the manifest and reads the numbers.
+ *
+ * The manifest, a line each: `minimal 0|1`; then per zone `zone`, its origin, its file's
+ * path, the path to show; then per CH answer `chaos`, its key in hex, and the body's
+ * `header base_len trunc_len trunc_arcount`, data and fixups (hex, hex, decimals).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bake.h"
+
+static char *next_line(FILE *f)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n = getline(&line, &cap, f);
+	if (n < 0)
+		fail("the manifest ends early");
+	if (n > 0 && line[n - 1] == '\n')
+		line[n - 1] = 0;
+	return line;
+}
+
+static size_t unhex(const char *text, uint8_t *out, size_t max)
+{
+	size_t n = strlen(text) / 2;
+	if (n > max)
+		fail("manifest: hex field too long");
+	for (size_t i = 0; i < n; i++) {
+		unsigned v;
+		if (sscanf(text + 2 * i, "%2x", &v) != 1)
+			fail("manifest: bad hex");
+		out[i] = v;
+	}
+	return n;
+}
+
+static void read_chaos(FILE *f, struct chaos *c)
+{
+	char *key = next_line(f), *fields = next_line(f), *data = next_line(f);
+	char *fixups = next_line(f);
+	c->key_len = unhex(key, c->key, sizeof c->key);
+	char header_hex[32];
+	unsigned base_len, trunc_len, trunc_arcount;
+	if (sscanf(fields, "%31s %u %u %u", header_hex, &base_len, &trunc_len, &trunc_arcount) != 4)
+		fail("manifest: bad chaos line");
+	uint8_t header[10];
+	if (unhex(header_hex, header, 10) != 10)
+		fail("manifest: bad chaos header");
+	uint8_t body[65536];
+	size_t len = unhex(data, body, sizeof body);
+	uint16_t fix[512];
+	size_t nfix = 0;
+	for (char *p = strtok(fixups, " "); p; p = strtok(NULL, " ")) {
+		if (nfix == 512)
+			fail("manifest: too many fixups");
+		fix[nfix++] = atoi(p);
+	}
+	c->body = intern_body(header, base_len, body, len, fix, nfix, trunc_len, trunc_arcount);
+	free(key);
+	free(fields);
+	free(data);
+	free(fixups);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 3) {
+		fprintf(stderr, "usage: zonebake-bake MANIFEST OUT\n");
+		return 2;
+	}
+	FILE *f = fopen(argv[1], "r");
+	if (!f)
+		fail("cannot open %s", argv[1]);
+	names_init();
+	int minimal = 0;
+	VEC(struct chaos) chaos = {0};
+	char *line;
+	while (!feof(f) && (line = next_line(f)) != NULL) {
+		if (strncmp(line, "minimal ", 8) == 0) {
+			minimal = atoi(line + 8);
+		} else if (strcmp(line, "zone") == 0) {
+			char *origin = next_line(f), *path = next_line(f), *display = next_line(f);
+			add_zone(origin, path, display);
+		} else if (strcmp(line, "chaos") == 0) {
+			RESERVE(chaos, 1);
+			read_chaos(f, &chaos.v[chaos.n++]);
+		} else if (strcmp(line, "end") == 0) {
+			free(line);
+			break;
+		} else {
+			fail("manifest: unknown line %s", line);
+		}
+		free(line);
+	}
+	fclose(f);
+
+	/* A zone inside another served zone: the parent's glue and DS rules are Python's. */
+	for (size_t z = 0; z < zones.n; z++)
+		for (name_t n = zones.v[z].origin; n != ROOT;) {
+			n = N(n)->parent;
+			if (N(n)->flags & NAME_ORIGIN)
+				decline("%s lies inside another served zone",
+					name_text(zones.v[z].origin));
+		}
+	for (size_t z = 0; z < zones.n; z++) {
+		zones.v[z].rrsets_begin = rrsets.n;
+		read_zone_file(z);
+		zones.v[z].rrsets_end = rrsets.n;
+		check_zone(z);
+	}
+
+	/* The hash keys: each node's lowercased wire-format name. */
+	uint32_t *key_off = xmalloc((nodes.n + 1) * sizeof *key_off);
+	bytes_t keys = {0};
+	unsigned max_labels = 0;
+	for (size_t i = 0; i < nodes.n; i++) {
+		key_off[i] = keys.n;
+		RESERVE(keys, 256);
+		keys.n += name_key(nodes.v[i], keys.v + keys.n);
+		if (N(nodes.v[i])->nlabels > max_labels)
+			max_labels = N(nodes.v[i])->nlabels;
+	}
+	key_off[nodes.n] = keys.n;
+
+	build_answers(minimal);
+	struct phash ph;
+	build_phash(&ph, keys.v, key_off, nodes.n);
+	struct layout_info info;
+	write_layout(argv[2], &ph, keys.v, key_off, chaos.v, chaos.n, &info);
+
+	printf("size %llu\nnodes_off 0\ntypes_off %u\npilots_off %u\nnnodes %u\nnanswers %u\n"
+	       "nbuckets %u\nseed %llu\nmax_labels %u\n", (unsigned long long)info.size,
+	       info.types_off, info.pilots_off, ph.nslots, info.nanswers, ph.nbuckets,
+	       (unsigned long long)ph.seed, max_labels);
+	for (size_t c = 0; c < chaos.n; c++)
+		printf("chaos %u\n", chaos.v[c].offset);
+	return fflush(stdout) == 0 ? 0 : EXIT_FAILED;
+}

@@ -1,0 +1,149 @@
+/*
+ * names.c - every name the zone set mentions, interned: one id per name (ignoring ASCII case),
+ * with its parent's id, so that walking up a name, comparing two names or finding a suffix in
+ * the compression table is an integer operation.
+ *
+ * Each name is kept in one spelling. A name written in two letter cases (an owner `Mail` and
+ * an MX target `mail`) would need the Python pipeline's rules for which spelling goes where:
+ * the baker declines such a set.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "bake.h"
+
+__typeof__(names) names;
+static bytes_t labels;       /* first labels, as spelled */
+static uint32_t *table;      /* hash buckets: first name id, NONE when empty */
+static size_t table_size;    /* a power of two */
+
+static inline uint8_t lower(uint8_t c)
+{
+	return c >= 'A' && c <= 'Z' ? c + 32 : c;
+}
+
+static uint64_t hash_of(name_t parent, const uint8_t *label, size_t len)
+{
+	uint64_t h = 0x9E3779B97F4A7C15ull * (parent + 1);
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ lower(label[i])) * 0x100000001B3ull;
+	return h ^ (h >> 29);
+}
+
+static void rehash(size_t size)
+{
+	table = xrealloc(table, size * sizeof *table);
+	memset(table, 0xFF, size * sizeof *table);
+	table_size = size;
+	for (name_t id = 1; id < names.n; id++) {
+		struct name *n = N(id);
+		size_t b = hash_of(n->parent, labels.v + n->label, n->label_len) & (size - 1);
+		n->next = table[b];
+		table[b] = id;
+	}
+}
+
+void names_init(void)
+{
+	struct name root = {.parent = NONE, .wire_len = 1, .zone = NONE, .rrsets = NONE,
+			    .redirect = NONE, .next = NONE};
+	PUSH(names, root);
+	rehash(1 << 16);
+}
+
+const uint8_t *name_label(name_t id)
+{
+	return labels.v + N(id)->label;
+}
+
+static int same_ignoring_case(const uint8_t *a, const uint8_t *b, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (lower(a[i]) != lower(b[i]))
+			return 0;
+	return 1;
+}
+
+/* The name `label`.`parent`; the caller has checked the label and the name's length. */
+name_t name_child(name_t parent, const uint8_t *label, size_t len)
+{
+	uint64_t h = hash_of(parent, label, len);
+	for (uint32_t id = table[h & (table_size - 1)]; id != NONE; id = N(id)->next) {
+		struct name *n = N(id);
+		if (n->parent != parent || n->label_len != len)
+			continue;
+		const uint8_t *known = labels.v + n->label;
+		if (!same_ignoring_case(known, label, len))
+			continue;
+		if (memcmp(known, label, len) != 0)
+			decline("%s is written in two letter cases", name_text(id));
+		return id;
+	}
+	struct name *p = N(parent);
+	struct name n = {
+		.parent = parent, .label = labels.n, .label_len = len, .nlabels = p->nlabels + 1,
+		.wire_len = p->wire_len + 1 + len, .next = NONE,
+		.zone = p->zone, .rrsets = NONE, .redirect = NONE,
+	};
+	bytes_put(&labels, label, len);
+	PUSH(names, n);
+	name_t id = names.n - 1;
+	if (names.n > table_size)
+		rehash(table_size * 2);
+	else {
+		size_t b = h & (table_size - 1);
+		N(id)->next = table[b];
+		table[b] = id;
+	}
+	return id;
+}
+
+int name_is_below_or_at(name_t name, name_t above)
+{
+	uint8_t depth = N(above)->nlabels;
+	while (N(name)->nlabels > depth)
+		name = N(name)->parent;
+	return name == above;
+}
+
+static size_t write_wire(name_t id, uint8_t *out, int lowered)
+{
+	size_t at = 0;
+	for (; id != ROOT; id = N(id)->parent) {
+		const struct name *n = N(id);
+		out[at++] = n->label_len;
+		for (size_t i = 0; i < n->label_len; i++)
+			out[at++] = lowered ? lower(labels.v[n->label + i]) : labels.v[n->label + i];
+	}
+	out[at++] = 0;
+	return at;
+}
+
+size_t name_key(name_t id, uint8_t *out)
+{
+	return write_wire(id, out, 1);
+}
+
+size_t name_wire(name_t id, uint8_t *out)
+{
+	return write_wire(id, out, 0);
+}
+
+const char *name_text(name_t id)
+{
+	static char text[1024];
+	size_t at = 0;
+	if (id == ROOT)
+		return ".";
+	for (; id != ROOT; id = N(id)->parent) {
+		const struct name *n = N(id);
+		for (size_t i = 0; i < n->label_len && at < sizeof text - 8; i++) {
+			uint8_t c = labels.v[n->label + i];
+			at += c > 0x20 && c < 0x7F ? (size_t)snprintf(text + at, 2, "%c", c)
+						   : (size_t)snprintf(text + at, 5, "\\%03u", c);
+		}
+		text[at++] = '.';
+	}
+	text[at] = 0;
+	return text;
+}

@@ -1,0 +1,84 @@
+/* util.c - memory that never comes back empty, growable arrays, and the two ways out. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bake.h"
+
+static _Noreturn void leave(int code, const char *what, const char *fmt, va_list ap)
+{
+	fprintf(stderr, "%s", what);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	exit(code);
+}
+
+/* The set needs the Python pipeline: say why (the driver shows it on request) and stop. */
+void decline(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	leave(EXIT_DECLINED, "declined: ", fmt, ap);
+}
+
+void fail(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	leave(EXIT_FAILED, "zonebake-bake: ", fmt, ap);
+}
+
+void *xmalloc(size_t size)
+{
+	void *p = malloc(size ? size : 1);
+	if (!p)
+		fail("out of memory (%zu bytes)", size);
+	return p;
+}
+
+void *xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+	if (!p)
+		fail("out of memory (%zu x %zu bytes)", n, size);
+	return p;
+}
+
+void *xrealloc(void *p, size_t size)
+{
+	p = realloc(p, size ? size : 1);
+	if (!p)
+		fail("out of memory (%zu bytes)", size);
+	return p;
+}
+
+void grow(void **v, size_t *cap, size_t elem, size_t need)
+{
+	if (need <= *cap)
+		return;
+	size_t cap2 = *cap ? *cap : 16;
+	while (cap2 < need)
+		cap2 *= 2;
+	*v = xrealloc(*v, cap2 * elem);
+	*cap = cap2;
+}
+
+void bytes_put(bytes_t *b, const void *p, size_t n)
+{
+	RESERVE(*b, n);
+	memcpy(b->v + b->n, p, n);
+	b->n += n;
+}
+
+void bytes_u16(bytes_t *b, uint16_t x)
+{
+	uint8_t o[2] = {x >> 8, x & 0xFF};
+	bytes_put(b, o, 2);
+}
+
+void bytes_u32(bytes_t *b, uint32_t x)
+{
+	uint8_t o[4] = {x >> 24, (x >> 16) & 0xFF, (x >> 8) & 0xFF, x & 0xFF};
+	bytes_put(b, o, 4);
+}

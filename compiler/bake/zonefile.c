@@ -1,0 +1,495 @@
+/*
+ * zonefile.c - read a plain zone file: what compiler/fastparse.py reads, with the same
+ * meaning, and nothing else.
+ *
+ * Plain means: `$ORIGIN` and `$TTL` (given before the first record), one record a line or
+ * parentheses without quotes, comments, blank owners continuing the previous one, TTL and
+ * class IN in either order, types A AAAA NS CNAME PTR MX TXT SOA SRV with their usual text
+ * forms, numbers as plain digits. Anything else, or anything the Python pipeline would reject
+ * or warn about, makes the baker decline, and the Python pipeline reads the file and says
+ * what is wrong where.
+ */
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bake.h"
+
+#define MAX_TOKENS 64
+#define MAX_STRINGS 64
+
+struct token {
+	const char *p;
+	size_t len;
+};
+
+struct reader {
+	const struct zone *zone;
+	uint32_t zone_index;
+	name_t origin;
+	int have_ttl;
+	uint32_t ttl;
+	name_t last;        /* the previous owner, NONE before the first */
+	uint32_t line;      /* of the record being read */
+};
+
+/* Python's str.split() whitespace, in ASCII. */
+static int space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f' ||
+	       (c >= 0x1C && c <= 0x1F);
+}
+
+static size_t split(const char *p, size_t len, struct token *out, size_t max)
+{
+	size_t n = 0, i = 0;
+	while (i < len) {
+		while (i < len && space(p[i]))
+			i++;
+		if (i == len)
+			break;
+		size_t start = i;
+		while (i < len && !space(p[i]))
+			i++;
+		if (n == max)
+			decline("a line with more than %zu fields", max);
+		out[n++] = (struct token){p + start, i - start};
+	}
+	return n;
+}
+
+static int digits(struct token t)
+{
+	if (t.len == 0)
+		return 0;
+	for (size_t i = 0; i < t.len; i++)
+		if (!isdigit((unsigned char)t.p[i]))
+			return 0;
+	return 1;
+}
+
+/* A number in plain digits up to `max`, or decline (units like 1h are the Python path's). */
+static uint32_t number(struct token t, uint64_t max, const char *what)
+{
+	uint64_t v = 0;
+	if (!digits(t) || t.len > 10)
+		decline("%s %.*s is not plain digits", what, (int)t.len, t.p);
+	for (size_t i = 0; i < t.len; i++)
+		v = v * 10 + (t.p[i] - '0');
+	if (v > max)
+		decline("%s %.*s is out of range", what, (int)t.len, t.p);
+	return (uint32_t)v;
+}
+
+static int eq_upper(struct token t, const char *word)
+{
+	size_t n = strlen(word);
+	if (t.len != n)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (toupper((unsigned char)t.p[i]) != word[i])
+			return 0;
+	return 1;
+}
+
+/* A name as fastparse.py's _name reads it: `@`, absolute, or relative to the origin. */
+int parse_name(const char *text, size_t len, name_t origin, name_t *out)
+{
+	if (len == 1 && text[0] == '@') {
+		*out = origin;
+		return 0;
+	}
+	if (memchr(text, '\\', len) || memchr(text, '@', len))
+		return -1;
+	if (len == 1 && text[0] == '.') {
+		*out = ROOT;
+		return 0;
+	}
+	int absolute = text[len - 1] == '.';
+	size_t end = absolute ? len - 1 : len;
+	/* Labels from the right, so each is interned under its parent. */
+	name_t name = absolute ? ROOT : origin;
+	size_t wire = N(name)->wire_len;
+	size_t stop = end;
+	for (size_t i = end + 1; i-- > 0;) {
+		if (i > 0 && text[i - 1] != '.')
+			continue;
+		size_t label_len = stop - i;
+		if (label_len == 0 || label_len > 63)
+			return -1;
+		wire += 1 + label_len;
+		if (wire > 255)
+			return -1;
+		name = name_child(name, (const uint8_t *)text + i, label_len);
+		if (i == 0)
+			break;
+		stop = i - 1;
+	}
+	*out = name;
+	return 0;
+}
+
+static name_t name_field(const struct reader *r, struct token t)
+{
+	name_t name;
+	if (parse_name(t.p, t.len, r->origin, &name) != 0)
+		decline("%s:%u: the name %.*s needs the full reader", r->zone->display, r->line,
+			(int)t.len, t.p);
+	return name;
+}
+
+static uint16_t type_of(struct token t)
+{
+	static const struct { const char *text; uint16_t type; } known[] = {
+		{"A", T_A}, {"NS", T_NS}, {"CNAME", T_CNAME}, {"SOA", T_SOA}, {"PTR", T_PTR},
+		{"MX", T_MX}, {"TXT", T_TXT}, {"AAAA", T_AAAA}, {"SRV", T_SRV},
+	};
+	for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+		if (eq_upper(t, known[i].text))
+			return known[i].type;
+	return 0;
+}
+
+/* dnspython's IPv4 text form: four decimal parts, no leading zeros, each at most 255. */
+static int ipv4(struct token t, uint8_t out[4])
+{
+	size_t part = 0, i = 0;
+	for (; part < 4; part++) {
+		size_t start = i;
+		unsigned v = 0;
+		while (i < t.len && isdigit((unsigned char)t.p[i]) && i - start < 4)
+			v = v * 10 + (t.p[i++] - '0');
+		size_t n = i - start;
+		if (n == 0 || n > 3 || v > 255 || (n > 1 && t.p[start] == '0'))
+			return -1;
+		out[part] = v;
+		if (part < 3) {
+			if (i == t.len || t.p[i] != '.')
+				return -1;
+			i++;
+		}
+	}
+	return i == t.len ? 0 : -1;
+}
+
+static int ipv6(struct token t, uint8_t out[16])
+{
+	char text[64];
+	if (t.len >= sizeof text)
+		return -1;
+	for (size_t i = 0; i < t.len; i++)
+		if (!isxdigit((unsigned char)t.p[i]) && t.p[i] != ':')
+			return -1;  /* embedded IPv4 and the rest: dnspython's reading */
+	memcpy(text, t.p, t.len);
+	text[t.len] = 0;
+	return inet_pton(AF_INET6, text, out) == 1 ? 0 : -1;
+}
+
+static struct rdata raw_rdata(void)
+{
+	return (struct rdata){.raw = rdata_raw.n, .name = NONE, .name2 = NONE, .next = NONE};
+}
+
+static void put_string(struct rdata *rd, const char *p, size_t len)
+{
+	if (len > 255)
+		decline("a TXT string over 255 octets");
+	uint8_t n = len;
+	bytes_put(&rdata_raw, &n, 1);
+	bytes_put(&rdata_raw, p, len);
+	rd->raw_len += 1 + len;
+}
+
+static void finish_raw(struct rdata *rd)
+{
+	rd->raw_len = rdata_raw.n - rd->raw;
+}
+
+static struct rdata rdata_of(const struct reader *r, uint16_t type, const struct token *f,
+			     size_t nf)
+{
+	struct rdata rd = raw_rdata();
+	uint8_t addr[16];
+	switch (type) {
+	case T_A:
+	case T_AAAA:
+		if (nf != 1 || (type == T_A ? ipv4(f[0], addr) : ipv6(f[0], addr)) != 0)
+			break;
+		bytes_put(&rdata_raw, addr, type == T_A ? 4 : 16);
+		finish_raw(&rd);
+		return rd;
+	case T_NS:
+	case T_CNAME:
+	case T_PTR:
+		if (nf != 1)
+			break;
+		rd.name = name_field(r, f[0]);
+		return rd;
+	case T_MX:
+		if (nf != 2 || !digits(f[0]))
+			break;
+		bytes_u16(&rdata_raw, number(f[0], 65535, "MX preference"));
+		finish_raw(&rd);
+		rd.name = name_field(r, f[1]);
+		return rd;
+	case T_SRV:
+		if (nf != 4)
+			break;
+		for (int i = 0; i < 3; i++)
+			bytes_u16(&rdata_raw, number(f[i], 65535, "SRV field"));
+		finish_raw(&rd);
+		rd.name = name_field(r, f[3]);
+		return rd;
+	case T_SOA:
+		if (nf != 7)
+			break;
+		rd.name = name_field(r, f[0]);
+		rd.name2 = name_field(r, f[1]);
+		for (int i = 2; i < 7; i++)
+			bytes_u32(&rdata_raw, number(f[i], UINT32_MAX, "SOA field"));
+		finish_raw(&rd);
+		return rd;
+	case T_TXT:  /* unquoted words, one string each */
+		if (nf == 0)
+			break;
+		for (size_t i = 0; i < nf; i++)
+			put_string(&rd, f[i].p, f[i].len);
+		return rd;
+	}
+	decline("%s:%u: record data the full reader must read", r->zone->display, r->line);
+}
+
+/* Quoted strings without escapes, then perhaps a comment (fastparse.py's QUOTED). */
+static size_t quoted_strings(const char *p, size_t len, struct token *out)
+{
+	size_t n = 0, i = 0;
+	do {
+		if (i == len || p[i] != '"')
+			decline("quoted text the full reader must read");
+		size_t start = ++i;
+		while (i < len && p[i] != '"' && p[i] != '\\')
+			i++;
+		if (i == len || p[i] != '"')
+			decline("quoted text the full reader must read");
+		if (n == MAX_STRINGS)
+			decline("more than %d strings in a record", MAX_STRINGS);
+		out[n++] = (struct token){p + start, i - start};
+		i++;
+		while (i < len && space(p[i]))
+			i++;
+	} while (i < len && p[i] != ';');
+	return n;
+}
+
+static void record(struct reader *r, const char *line, size_t len)
+{
+	struct token tokens[MAX_TOKENS], strings[MAX_STRINGS];
+	size_t nt, ns = 0;
+	int quoted = 0;
+	const char *quote = memchr(line, '"', len);
+	const char *semicolon = memchr(line, ';', len);
+	if (quote && (!semicolon || semicolon > quote)) {
+		nt = split(line, quote - line, tokens, MAX_TOKENS);
+		ns = quoted_strings(quote, len - (quote - line), strings);
+		quoted = 1;
+	} else {
+		nt = split(line, semicolon ? (size_t)(semicolon - line) : len, tokens, MAX_TOKENS);
+	}
+	if (nt == 0)
+		return;
+	size_t at = 0;
+	name_t owner;
+	if (line[0] == ' ' || line[0] == '\t') {
+		if (r->last == NONE)
+			decline("%s:%u: a record without an owner", r->zone->display, r->line);
+		owner = r->last;
+	} else {
+		owner = r->last = name_field(r, tokens[at++]);
+	}
+	uint32_t ttl = r->ttl;
+	for (int i = 0; i < 2; i++) {
+		if (at < nt && isdigit((unsigned char)tokens[at].p[0])) {
+			ttl = number(tokens[at++], UINT32_MAX, "TTL");
+		} else if (at < nt && eq_upper(tokens[at], "IN")) {
+			at++;
+		}
+	}
+	if (at == nt)
+		decline("%s:%u: a record without a type", r->zone->display, r->line);
+	uint16_t type = type_of(tokens[at]);
+	if (type == 0)
+		decline("%s:%u: type %.*s", r->zone->display, r->line, (int)tokens[at].len,
+			tokens[at].p);
+	at++;
+	struct rdata rd;
+	if (quoted) {
+		if (type != T_TXT || at != nt)
+			decline("%s:%u: quoted text in %s data", r->zone->display, r->line,
+				type == T_TXT ? "unusual TXT" : "non-TXT");
+		rd = raw_rdata();
+		for (size_t i = 0; i < ns; i++)
+			put_string(&rd, strings[i].p, strings[i].len);
+	} else {
+		rd = rdata_of(r, type, tokens + at, nt - at);
+	}
+	add_record(r->zone_index, owner, type, ttl, rd, r->line);
+}
+
+static void directive(struct reader *r, const char *line, size_t len)
+{
+	struct token t[3];
+	const char *semicolon = memchr(line, ';', len);
+	size_t n = split(line, semicolon ? (size_t)(semicolon - line) : len, t, 3);
+	if (n != 2)
+		decline("%s:%u: a directive the full reader must read", r->zone->display, r->line);
+	if (eq_upper(t[0], "$TTL")) {
+		r->ttl = number(t[1], UINT32_MAX, "$TTL");
+		r->have_ttl = 1;
+	} else if (eq_upper(t[0], "$ORIGIN")) {
+		r->origin = name_field(r, t[1]);
+	} else {
+		decline("%s:%u: %.*s", r->zone->display, r->line, (int)t[0].len, t[0].p);
+	}
+}
+
+static int blank(const char *line, size_t len)
+{
+	const char *semicolon = memchr(line, ';', len);
+	size_t end = semicolon ? (size_t)(semicolon - line) : len;
+	for (size_t i = 0; i < end; i++)
+		if (!space(line[i]))
+			return 0;
+	return 1;
+}
+
+static void logical_line(struct reader *r, const char *line, size_t len)
+{
+	if (len > 0 && line[0] == '$') {
+		directive(r, line, len);
+		return;
+	}
+	if (!r->have_ttl && !blank(line, len))
+		decline("%s:%u: a record before $TTL", r->zone->display, r->line);
+	record(r, line, len);
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+	int fd = open(path, O_RDONLY);
+	if (fd < 0)
+		decline("cannot open %s: %s", path, strerror(errno));
+	struct stat st;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+		decline("%s is not a regular file", path);
+	char *text = xmalloc(st.st_size + 1);
+	size_t got = 0;
+	while (got < (size_t)st.st_size) {
+		ssize_t n = read(fd, text + got, st.st_size - got);
+		if (n <= 0)
+			decline("cannot read %s", path);
+		got += n;
+	}
+	close(fd);
+	text[got] = 0;
+	*len = got;
+	return text;
+}
+
+/* The end of the physical line at p (its newline, or the end of the text). A lone CR would
+ * end a line for Python's universal newlines: the full reader's business. */
+static const char *line_end(const char *p, const char *end)
+{
+	const char *nl = memchr(p, '\n', end - p);
+	return nl ? nl : end;
+}
+
+static size_t code_len(const char *p, size_t len)
+{
+	const char *semicolon = memchr(p, ';', len);
+	return semicolon ? (size_t)(semicolon - p) : len;
+}
+
+static size_t count_char(const char *p, size_t len, char c)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < len; i++)
+		n += p[i] == c;
+	return n;
+}
+
+void read_zone_file(uint32_t zone_index)
+{
+	const struct zone *zone = &zones.v[zone_index];
+	size_t size;
+	char *text = slurp(zone->path, &size);
+	const char *end = text + size;
+	for (size_t i = 0; i < size; i++) {
+		unsigned char c = text[i];
+		if (c >= 0x80 || c == 0)
+			decline("%s: octets outside ASCII", zone->display);
+		if (c == '\r' && (i + 1 == size || text[i + 1] != '\n'))
+			decline("%s: a carriage return alone", zone->display);
+	}
+	struct reader r = {.zone = zone, .zone_index = zone_index, .origin = zone->origin,
+			   .last = NONE};
+	bytes_t joined = {0};
+	uint32_t number = 0;
+	for (const char *p = text; p < end;) {
+		const char *e = line_end(p, end);
+		const char *next = e < end ? e + 1 : end;
+		size_t len = e - p;
+		if (len > 0 && p[len - 1] == '\r')
+			len--;
+		r.line = ++number;
+		size_t code = code_len(p, len);
+		if (memchr(p, '\\', code))
+			decline("%s:%u: an escape", zone->display, r.line);
+		const char *open_paren = memchr(p, '(', code), *close = memchr(p, ')', code);
+		if (!open_paren && !close) {
+			logical_line(&r, p, len);
+			p = next;
+			continue;
+		}
+		/* Parentheses only group (RFC 1035 §5.1): join the lines, comments dropped. */
+		if (memchr(p, '"', len) || count_char(p, code, '(') != 1 ||
+		    (close && close < open_paren))
+			decline("%s:%u: parentheses the full reader must read", zone->display, r.line);
+		joined.n = 0;
+		bytes_put(&joined, p, code);
+		joined.v[open_paren - p] = ' ';
+		size_t part = 0;  /* where the last part starts in `joined` */
+		while (!memchr(joined.v + part, ')', joined.n - part)) {
+			if (next >= end)
+				decline("%s:%u: unbalanced parentheses", zone->display, r.line);
+			p = next;
+			e = line_end(p, end);
+			next = e < end ? e + 1 : end;
+			len = e - p;
+			if (len > 0 && p[len - 1] == '\r')
+				len--;
+			number++;
+			if (memchr(p, '"', len) || memchr(p, '(', len) || memchr(p, '\\', len))
+				decline("%s:%u: parentheses the full reader must read",
+					zone->display, number);
+			bytes_put(&joined, " ", 1);
+			part = joined.n;
+			bytes_put(&joined, p, code_len(p, len));
+		}
+		char *closing = memchr(joined.v + part, ')', joined.n - part);
+		for (char *q = closing + 1; q < (char *)joined.v + joined.n; q++)
+			if (!space(*q))
+				decline("%s:%u: text after a closing parenthesis", zone->display,
+					number);
+		joined.n = closing - (char *)joined.v;
+		logical_line(&r, (const char *)joined.v, joined.n);
+		p = next;
+	}
+	free(joined.v);
+	free(text);
+}

@@ -1,0 +1,183 @@
+/*
+ * zones.c - records into RRsets, and the checks of compiler/validate.py turned around: where
+ * the Python pipeline would print an error or a warning, the baker declines, so that the
+ * Python pipeline prints it. A zone the baker accepts compiles without a diagnostic.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "bake.h"
+
+__typeof__(rdatas) rdatas;
+__typeof__(rrsets) rrsets;
+__typeof__(zones) zones;
+__typeof__(nodes) nodes;
+bytes_t rdata_raw;
+
+int type_bit(uint16_t type)
+{
+	switch (type) {
+	case T_A: return 0;
+	case T_NS: return 1;
+	case T_CNAME: return 2;
+	case T_SOA: return 3;
+	case T_PTR: return 4;
+	case T_MX: return 5;
+	case T_TXT: return 6;
+	case T_AAAA: return 7;
+	case T_SRV: return 8;
+	}
+	return -1;
+}
+
+uint32_t add_zone(const char *origin, const char *path, const char *display)
+{
+	name_t name;
+	size_t len = strlen(origin);
+	if (len == 0 || origin[len - 1] != '.' || parse_name(origin, len, ROOT, &name) != 0)
+		decline("the origin %s needs the full reader", origin);
+	if (N(name)->flags & NAME_ORIGIN)
+		decline("the zone %s is listed twice", origin);
+	struct zone z = {.origin = name, .path = path, .display = display, .soa = NONE};
+	PUSH(zones, z);
+	N(name)->flags |= NAME_ORIGIN;
+	N(name)->zone = zones.n - 1;
+	return zones.n - 1;
+}
+
+uint32_t rrset_at(name_t name, uint16_t type)
+{
+	for (uint32_t s = N(name)->rrsets; s != NONE; s = rrsets.v[s].next)
+		if (rrsets.v[s].type == type)
+			return s;
+	return NONE;
+}
+
+/* Names are interned, so two records' names are equal when their ids are. */
+static int same_rdata(const struct rdata *a, const struct rdata *b)
+{
+	return a->name == b->name && a->name2 == b->name2 && a->raw_len == b->raw_len &&
+	       memcmp(rdata_raw.v + a->raw, rdata_raw.v + b->raw, a->raw_len) == 0;
+}
+
+static void mark_exists(name_t name, name_t origin)
+{
+	for (;;) {
+		struct name *n = N(name);
+		if (n->flags & NAME_EXISTS)
+			return;
+		n->flags |= NAME_EXISTS;
+		PUSH(nodes, name);
+		if (name == origin)
+			return;
+		name = n->parent;
+	}
+}
+
+void add_record(uint32_t zone, name_t owner, uint16_t type, uint32_t ttl, struct rdata rd,
+		uint32_t line)
+{
+	struct zone *z = &zones.v[zone];
+	const char *where = z->display;
+	if (N(owner)->zone != zone)
+		decline("%s:%u: %s is outside the zone (or inside another served zone)", where,
+			line, name_text(owner));
+	for (name_t n = owner; n != z->origin; n = N(n)->parent)
+		if (N(n)->label_len == 1 && name_label(n)[0] == '*')
+			decline("%s:%u: a wildcard", where, line);
+	PUSH(rdatas, rd);
+	uint32_t r = rdatas.n - 1;
+	uint32_t s = rrset_at(owner, type);
+	if (s == NONE) {
+		struct rrset set = {.owner = owner, .type = type, .ttl = ttl, .first = r, .last = r,
+				    .count = 1, .next = NONE, .line = line};
+		PUSH(rrsets, set);
+		s = rrsets.n - 1;
+		uint32_t *link = &N(owner)->rrsets;
+		while (*link != NONE)
+			link = &rrsets.v[*link].next;
+		*link = s;
+		z->types |= 1u << type_bit(type);
+		mark_exists(owner, z->origin);
+		return;
+	}
+	struct rrset *set = &rrsets.v[s];
+	for (uint32_t i = set->first; i != NONE; i = rdatas.v[i].next)
+		if (same_rdata(&rdatas.v[i], &rdatas.v[r]))
+			decline("%s:%u: a duplicate record", where, line);
+	if (type == T_SOA || type == T_CNAME)
+		decline("%s:%u: a second %s record", where, line, type == T_SOA ? "SOA" : "CNAME");
+	if (ttl != set->ttl)
+		decline("%s:%u: TTLs differ in an RRset", where, line);
+	rdatas.v[set->last].next = r;
+	set->last = r;
+	set->count++;
+}
+
+static int has_address(name_t name)
+{
+	return rrset_at(name, T_A) != NONE || rrset_at(name, T_AAAA) != NONE;
+}
+
+/* A cut strictly above `name`, walking up to the apex (validate.py's _below_any). */
+static int below_cut(name_t name, name_t origin)
+{
+	while (name != origin) {
+		name = N(name)->parent;
+		if (N(name)->flags & NAME_CUT)
+			return 1;
+	}
+	return 0;
+}
+
+static uint32_t soa_minimum(uint32_t soa)
+{
+	const uint8_t *raw = rdata_raw.v + rdatas.v[rrsets.v[soa].first].raw;
+	return (uint32_t)raw[16] << 24 | raw[17] << 16 | raw[18] << 8 | raw[19];
+}
+
+/* Everything of validate.py, for one zone: any finding declines. */
+void check_zone(uint32_t zone)
+{
+	struct zone *z = &zones.v[zone];
+	const char *where = z->display;
+	z->soa = rrset_at(z->origin, T_SOA);
+	if (z->soa == NONE || rrset_at(z->origin, T_NS) == NONE)
+		decline("%s: no SOA or no NS at the apex", where);
+	uint32_t minimum = soa_minimum(z->soa);
+	if (minimum > 86400)
+		decline("%s: SOA MINIMUM over a day", where);
+	z->neg_ttl = rrsets.v[z->soa].ttl < minimum ? rrsets.v[z->soa].ttl : minimum;
+
+	/* Cuts first: the glue checks need them all. */
+	uint32_t stamp = zone + 1;
+	for (size_t s = z->rrsets_begin; s < z->rrsets_end; s++) {
+		const struct rrset *set = &rrsets.v[s];
+		if (set->type == T_NS && set->owner != z->origin)
+			N(set->owner)->flags |= NAME_CUT;
+		if (set->type == T_NS)
+			for (uint32_t i = set->first; i != NONE; i = rdatas.v[i].next)
+				N(rdatas.v[i].name)->stamp = stamp;  /* an NS target of this zone */
+	}
+	for (size_t s = z->rrsets_begin; s < z->rrsets_end; s++) {
+		const struct rrset *set = &rrsets.v[s];
+		name_t owner = set->owner;
+		if (set->type == T_SOA && owner != z->origin)
+			decline("%s:%u: SOA below the apex", where, set->line);
+		if (set->type != T_CNAME && rrset_at(owner, T_CNAME) != NONE)
+			decline("%s:%u: CNAME and other data", where, set->line);
+		if (set->type == T_NS || set->type == T_MX) {
+			for (uint32_t i = set->first; i != NONE; i = rdatas.v[i].next) {
+				name_t target = rdatas.v[i].name;
+				int inside = N(target)->zone == zone;
+				if (inside && rrset_at(target, T_CNAME) != NONE)
+					decline("%s:%u: a target that is a CNAME", where, set->line);
+				if (set->type == T_NS && inside && !has_address(target))
+					decline("%s:%u: glue missing", where, set->line);
+			}
+		}
+		if ((set->type == T_A || set->type == T_AAAA) && N(owner)->stamp != stamp &&
+		    below_cut(owner, z->origin))
+			decline("%s:%u: glue no delegation uses", where, set->line);
+	}
+}

@@ -1,0 +1,138 @@
+"""The native baker (compiler/bake/*.c): the whole compile of a plain zone set at C speed.
+
+The Python pipeline takes minutes for a zone of millions of records (about 200 µs a record
+across its stages, most of it in building and comparing Python objects). The baker does the
+same work for the common case, plain zone files that compile without a single error or
+warning, and writes the same zonedata.bin, byte for byte (tests/test_native.py compares them
+on a corpus). For anything else it declines, and `build` runs the Python pipeline, which
+reads every form of zone file and reports every problem with its position.
+
+The baker is compiled on first use with the same C compiler as the responder, into a cache
+keyed by its sources and the compiler, so a build pays for it once.
+
+ZONEBAKE_NATIVE=0 never uses it; ZONEBAKE_NATIVE=require fails when it declines (for tests).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shlex
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from .cc import runtime_dir
+from .chaos import chaos_answers
+from .config import ZoneSetConfig
+from .errors import UsageError
+from .layout import Layout
+
+NATIVE_ENV = "ZONEBAKE_NATIVE"
+EXIT_DECLINED = 3
+SOURCES = Path(__file__).resolve().parent / "bake"
+CFLAGS = ["-std=gnu11", "-O2", "-Wall", "-Wextra"]
+
+
+class Declined(Exception):
+    """The set needs the Python pipeline; the message says why."""
+
+
+def mode() -> str:
+    """'off', 'require' or 'auto', from ZONEBAKE_NATIVE."""
+    value = os.environ.get(NATIVE_ENV, "")
+    return {"0": "off", "require": "require"}.get(value, "auto")
+
+
+def _cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "zonebake"
+
+
+def baker() -> Path:
+    """The baker's executable, compiled now if this version of it is not in the cache yet."""
+    cc = shlex.split(os.environ.get("CC", "cc"))
+    runtime = runtime_dir()
+    inputs = sorted(SOURCES.glob("*.[ch]")) + [runtime / "hash.h", runtime / "zonedata.h"]
+    digest = hashlib.sha256(" ".join(cc + CFLAGS).encode())
+    for path in inputs:
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    try:
+        version = subprocess.run([*cc, "--version"], capture_output=True).stdout
+    except OSError as exc:
+        raise UsageError(f"cannot run the C compiler {cc[0]!r}: {exc.strerror}") from None
+    digest.update(version)
+    for directory in (_cache_dir(), Path(tempfile.gettempdir()) / f"zonebake-{os.getuid()}"):
+        executable = directory / f"bake-{digest.hexdigest()[:16]}"
+        if executable.is_file():
+            return executable
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+        except OSError:
+            continue
+        # Written under a name of its own, then renamed: builds running at once each get a
+        # complete executable.
+        temporary = directory / f".{executable.name}.{os.getpid()}"
+        command = [*cc, *CFLAGS, f"-I{runtime}", *map(str, sorted(SOURCES.glob("*.c"))),
+                   "-o", str(temporary)]
+        result = subprocess.run(command, capture_output=True, text=True)
+        if result.returncode != 0:
+            temporary.unlink(missing_ok=True)
+            if "Permission denied" in result.stderr:
+                continue
+            raise UsageError(f"the C compiler failed ({shlex.join(command)}):\n{result.stderr}")
+        os.replace(temporary, executable)
+        return executable
+    raise UsageError("no writable directory for the native baker (tried "
+                     f"{_cache_dir()} and {tempfile.gettempdir()})")
+
+
+def _manifest(config: ZoneSetConfig) -> str:
+    lines = [f"minimal {int(config.server.minimal_responses)}"]
+    for zone in config.zones:
+        fields = (zone.origin.to_text(), str(Path(zone.path).resolve()), zone.display)
+        if any("\n" in field for field in fields):
+            raise Declined("a path with a newline")
+        lines += ["zone", *fields]
+    for key, body in chaos_answers(config.server):
+        lines += ["chaos", key.hex(),
+                  f"{body.header.hex()} {body.base_len} {body.trunc_len} {body.trunc_arcount}",
+                  body.data.hex(), " ".join(map(str, body.fixups))]
+    return "\n".join(lines + ["end", ""])
+
+
+@dataclass(frozen=True)
+class Baked:
+    layout: Layout  # without its data, which is already in the file
+    max_labels: int
+
+
+def bake(config: ZoneSetConfig, data_file: Path) -> Baked:
+    """Write the set's blob to data_file; raise Declined when the baker will not."""
+    executable = baker()
+    with tempfile.NamedTemporaryFile("w", prefix="zonebake-manifest-", suffix=".txt") as m:
+        m.write(_manifest(config))
+        m.flush()
+        result = subprocess.run([str(executable), m.name, str(data_file)],
+                                capture_output=True, text=True)
+    if result.returncode == EXIT_DECLINED:
+        data_file.unlink(missing_ok=True)
+        raise Declined(result.stderr.strip().removeprefix("declined: "))
+    if result.returncode != 0:
+        data_file.unlink(missing_ok=True)
+        raise UsageError(f"the native baker failed (exit {result.returncode}): "
+                         f"{result.stderr.strip()}")
+    numbers: dict[str, int] = {}
+    chaos_offsets = []
+    for line in result.stdout.splitlines():
+        key, value = line.split()
+        if key == "chaos":
+            chaos_offsets.append(int(value))
+        else:
+            numbers[key] = int(value)
+    keys = [key for key, _ in chaos_answers(config.server)]
+    layout = Layout(None, numbers["nodes_off"], numbers["types_off"], numbers["pilots_off"],
+                    numbers["nnodes"], numbers["nanswers"], numbers["nbuckets"],
+                    numbers["seed"], tuple(zip(keys, chaos_offsets)), size=numbers["size"])
+    return Baked(layout, numbers["max_labels"])
