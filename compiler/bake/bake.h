@@ -37,11 +37,15 @@ void *xmalloc(size_t size);
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t size);
 void grow(void **v, size_t *cap, size_t elem, size_t need);
+#define HUGE_RESERVE ((size_t)1 << 36)
+void reserve_huge(void **v, size_t *cap);  /* for an array of octets */
 
 /* A growable array: VEC(int) v = {0}; PUSH(v, 3); v.v[0], v.n. */
 #define VEC(T) struct { T *v; size_t n, cap; }
-#define RESERVE(vec, more) \
-	grow((void **)&(vec).v, &(vec).cap, sizeof *(vec).v, (vec).n + (more))
+#define RESERVE(vec, more) do { \
+	if ((vec).n + (more) > (vec).cap) \
+		grow((void **)&(vec).v, &(vec).cap, sizeof *(vec).v, (vec).n + (more)); \
+} while (0)
 #define PUSH(vec, x) do { RESERVE(vec, 1); (vec).v[(vec).n++] = (x); } while (0)
 
 typedef VEC(uint8_t) bytes_t;
@@ -170,7 +174,6 @@ struct body {
 	uint16_t base_len, data_len, nfixups, trunc_len, trunc_arcount;
 	uint64_t data;     /* offset in the body arena: data_len octets, then nfixups uint16 */
 	uint32_t hash_next;
-	uint32_t number;   /* its number in the layout, NONE until placed */
 };
 
 extern VEC(struct body) bodies;

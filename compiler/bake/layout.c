@@ -3,9 +3,10 @@
  * order, type entries, pilots, every distinct answer (record, body, fixups), the names. The
  * struct layouts are runtime/zonedata.h's own.
  */
-#include <stdio.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bake.h"
 #include "zonedata.h"
@@ -18,27 +19,47 @@ static size_t align(size_t n, size_t to)
 }
 
 static VEC(uint32_t) numbered;  /* body ids in answer-number order */
+/* Body id -> its number, NONE until numbered: apart from the bodies, which are much larger,
+ * so that the random lookups by slot order stay in cache. */
+static uint32_t *number;
 
 static uint32_t number_of(uint32_t body)
 {
-	struct body *b = &bodies.v[body];
-	if (b->number == NONE) {
-		b->number = numbered.n;
+	if (number[body] == NONE) {
+		number[body] = numbered.n;
 		PUSH(numbered, body);
 	}
-	return b->number;
+	return number[body];
 }
 
+/* The blob goes out through a buffer of our own: hundreds of megabytes in small pieces. */
 struct out {
-	FILE *f;
+	int fd;
 	uint64_t at;
 	const char *path;
+	size_t used;
+	uint8_t buffer[1 << 22];
 };
+
+static void flush(struct out *o)
+{
+	for (size_t done = 0; done < o->used;) {
+		ssize_t n = write(o->fd, o->buffer + done, o->used - done);
+		if (n <= 0)
+			fail("cannot write %s", o->path);
+		done += n;
+	}
+	o->used = 0;
+}
 
 static void put(struct out *o, const void *p, size_t n)
 {
-	if (n && fwrite(p, 1, n, o->f) != n)
-		fail("cannot write %s", o->path);
+	if (o->used + n > sizeof o->buffer)
+		flush(o);
+	if (n > sizeof o->buffer)
+		fail("a piece too large to write");
+	memcpy(o->buffer + o->used, p, n);
+	o->used += n;
 	o->at += n;
 }
 
@@ -54,6 +75,8 @@ void write_layout(const char *path, const struct phash *ph, const uint8_t *keys,
 		  struct layout_info *info)
 {
 	/* Number the answers as the layout meets them: by slot; a node's types, miss, default. */
+	number = xmalloc((bodies.n ? bodies.n : 1) * sizeof *number);
+	memset(number, 0xFF, (bodies.n ? bodies.n : 1) * sizeof *number);
 	size_t type_count = 0;
 	for (uint32_t slot = 0; slot < ph->nslots; slot++) {
 		uint32_t i = ph->slots[slot];
@@ -84,13 +107,13 @@ void write_layout(const char *path, const struct phash *ph, const uint8_t *keys,
 	uint64_t names_off = position;
 	if (names_off + key_off[node_answers.n] > UINT32_MAX)
 		decline("the data passes 4 GiB");
-#define OFFSET(body) answer_at[bodies.v[body].number]
+#define OFFSET(body) answer_at[number[body]]
 
-	struct out o = {.f = fopen(path, "wb"), .path = path};
-	if (!o.f)
+	static struct out o;
+	o.fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	o.path = path;
+	if (o.fd < 0)
 		fail("cannot create %s", path);
-	static char buffer[1 << 20];
-	setvbuf(o.f, buffer, _IOFBF, sizeof buffer);
 	uint32_t name_at = names_off, type_index = 0;
 	for (uint32_t slot = 0; slot < ph->nslots; slot++) {
 		uint32_t i = ph->slots[slot];
@@ -146,7 +169,8 @@ void write_layout(const char *path, const struct phash *ph, const uint8_t *keys,
 			put(&o, keys + key_off[i], key_off[i + 1] - key_off[i]);
 	}
 	pad_to(&o, o.at + 8);  /* the responder reads names a word at a time */
-	if (fclose(o.f) != 0)
+	flush(&o);
+	if (close(o.fd) != 0)
 		fail("cannot write %s", path);
 	for (size_t c = 0; c < nchaos; c++)
 		chaos[c].offset = OFFSET(chaos[c].body);

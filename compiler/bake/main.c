@@ -11,8 +11,24 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "bake.h"
+
+/* ZONEBAKE_BAKE_TIMES=1: each phase's time on stderr, for profiling the baker. */
+static void phase(const char *name)
+{
+	static double last;
+	static int on = -1;
+	struct timespec ts;
+	if (on < 0)
+		on = getenv("ZONEBAKE_BAKE_TIMES") != NULL;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	double now = ts.tv_sec + ts.tv_nsec / 1e9;
+	if (on && name)
+		fprintf(stderr, "bake: %-8s %6.2f s\n", name, now - last);
+	last = now;
+}
 
 static char *next_line(FILE *f)
 {
@@ -77,6 +93,7 @@ int main(int argc, char **argv)
 	FILE *f = fopen(argv[1], "r");
 	if (!f)
 		fail("cannot open %s", argv[1]);
+	phase(NULL);
 	names_init();
 	int minimal = 0;
 	VEC(struct chaos) chaos = {0};
@@ -114,6 +131,7 @@ int main(int argc, char **argv)
 		zones.v[z].rrsets_end = rrsets.n;
 		check_zone(z);
 	}
+	phase("read");
 
 	/* The hash keys: each node's lowercased wire-format name. */
 	uint32_t *key_off = xmalloc((nodes.n + 1) * sizeof *key_off);
@@ -129,10 +147,13 @@ int main(int argc, char **argv)
 	key_off[nodes.n] = keys.n;
 
 	build_answers(minimal);
+	phase("answers");
 	struct phash ph;
 	build_phash(&ph, keys.v, key_off, nodes.n);
+	phase("phash");
 	struct layout_info info;
 	write_layout(argv[2], &ph, keys.v, key_off, chaos.v, chaos.n, &info);
+	phase("layout");
 
 	printf("size %llu\nnodes_off 0\ntypes_off %u\npilots_off %u\nnnodes %u\nnanswers %u\n"
 	       "nbuckets %u\nseed %llu\nmax_labels %u\n", (unsigned long long)info.size,

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "bake.h"
 
@@ -57,6 +58,8 @@ void grow(void **v, size_t *cap, size_t elem, size_t need)
 {
 	if (need <= *cap)
 		return;
+	if (*cap >= HUGE_RESERVE)
+		fail("more than %zu octets in one array", *cap);  /* reserve_huge's: never moves */
 	size_t cap2 = *cap ? *cap : 16;
 	while (cap2 < need)
 		cap2 *= 2;
@@ -81,4 +84,19 @@ void bytes_u32(bytes_t *b, uint32_t x)
 {
 	uint8_t o[4] = {x >> 24, (x >> 16) & 0xFF, (x >> 8) & 0xFF, x & 0xFF};
 	bytes_put(b, o, 4);
+}
+
+/* Address space for an array that may reach gigabytes: reserved once, so it never moves
+ * (no realloc copies), and backed by huge pages where the kernel allows: the layout reads
+ * the bodies back in another order, and 4 KiB pages made that a TLB miss per body. */
+void reserve_huge(void **v, size_t *cap)
+{
+	size_t bytes = HUGE_RESERVE;
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		return;  /* the array grows by realloc instead */
+	madvise(p, bytes, MADV_HUGEPAGE);
+	*v = p;
+	*cap = bytes;
 }
