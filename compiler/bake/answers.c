@@ -21,31 +21,33 @@ static uint32_t answer(uint32_t zone, name_t name, uint16_t qtype, int minimal)
  * `qtypes`, sorted). */
 static size_t qtypes_of(name_t name, uint16_t *out)
 {
-	static const uint16_t all[] = {T_A, T_NS, T_CNAME, T_SOA, T_PTR, T_MX, T_TXT, T_AAAA,
-				       T_SRV};
 	const struct name *n = N(name);
-	const struct zone *z = &zones.v[n->zone];
-	size_t k = 0;
-	out[k++] = QTYPE_ANY_OVER_TCP;
 	uint32_t cut = (n->flags & NAME_ORIGIN) ? NONE : redirect(n->parent);
 	if (cut == NONE && (n->flags & NAME_CUT))
 		cut = name;
 	if (cut != NONE) {
 		/* One referral answers every type, but DS at the cut itself (RFC 4035 §3.1.4.1). */
-		k = 0;
-		if (cut == name)
-			out[k++] = T_DS;
-		return k;
+		if (cut != name)
+			return 0;
+		out[0] = T_DS;
+		return 1;
 	}
-	int alias = rrset_at(name, T_CNAME) != NONE;
-	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
-		int has = alias ? (z->types >> type_bit(all[i])) & 1 : rrset_at(name, all[i]) != NONE;
-		if (has || (alias && all[i] == T_CNAME))
-			out[k++] = all[i];
-		if (alias && all[i] == T_SRV)
-			out[k++] = T_DS;  /* chains reach anything */
-	}
+	uint32_t types = 0;  /* by type_bit() */
+	for (uint32_t s = n->rrsets; s != NONE; s = rrsets.v[s].next)
+		types |= 1u << type_bit(rrsets.v[s].type);
+	if (types & (1u << type_bit(T_CNAME)))  /* chains reach anything */
+		types |= zones.v[n->zone].types | 1u << type_bit(T_DS);
+	size_t k = 0;
+	out[k++] = QTYPE_ANY_OVER_TCP;
+	for (int bit = 0; bit < NTYPES; bit++)
+		if (types & (1u << bit))
+			out[k++] = type_of_bit[bit];
 	out[k++] = T_ANY;
+	for (size_t i = k - 1; i > 0 && out[i] < out[i - 1]; i--) {  /* ANY into its place */
+		uint16_t t = out[i];
+		out[i] = out[i - 1];
+		out[i - 1] = t;
+	}
 	return k;
 }
 

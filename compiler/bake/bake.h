@@ -95,7 +95,7 @@ const char *name_text(name_t id);             /* for messages; a static buffer *
 
 enum rdtype {
 	T_A = 1, T_NS = 2, T_CNAME = 5, T_SOA = 6, T_PTR = 12, T_MX = 15, T_TXT = 16,
-	T_AAAA = 28, T_SRV = 33, T_DS = 43, T_ANY = 255,
+	T_AAAA = 28, T_SRV = 33, T_DS = 43, T_ANY = 255, T_CAA = 257,
 };
 #define CLASS_IN 1
 #define UNUSED_QTYPE 65280   /* the first private type, which no zone here holds */
@@ -103,6 +103,7 @@ enum rdtype {
 
 /* One record's data. Names are kept as ids; `raw` holds the rest, in wire order around them:
  * MX raw(2) name; SRV raw(6) name; SOA name name2 raw(20); NS CNAME PTR name; others raw. */
+#define NTYPES 11  /* the types the baker reads: type_bit() numbers them in ascending order */
 struct rdata {
 	uint32_t raw;      /* offset in the rdata arena */
 	uint16_t raw_len;
@@ -135,6 +136,7 @@ extern bytes_t rdata_raw;
 extern VEC(name_t) nodes;  /* every name of every zone's tree */
 
 int type_bit(uint16_t type);   /* -1 for a type the baker does not handle */
+extern const uint16_t type_of_bit[NTYPES];
 uint32_t add_zone(const char *origin, const char *path, const char *display);
 void add_record(uint32_t zone, name_t owner, uint16_t type, uint32_t ttl, struct rdata rd,
 		uint32_t line);

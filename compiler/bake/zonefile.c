@@ -148,7 +148,8 @@ static uint16_t type_of(struct token t)
 {
 	static const struct { const char *text; uint16_t type; } known[] = {
 		{"A", T_A}, {"NS", T_NS}, {"CNAME", T_CNAME}, {"SOA", T_SOA}, {"PTR", T_PTR},
-		{"MX", T_MX}, {"TXT", T_TXT}, {"AAAA", T_AAAA}, {"SRV", T_SRV},
+		{"MX", T_MX}, {"TXT", T_TXT}, {"AAAA", T_AAAA}, {"SRV", T_SRV}, {"DS", T_DS},
+		{"CAA", T_CAA},
 	};
 	for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
 		if (eq_upper(t, known[i].text))
@@ -211,6 +212,55 @@ static void finish_raw(struct rdata *rd)
 	rd->raw_len = rdata_raw.n - rd->raw;
 }
 
+static int hex_value(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+	       : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* DS after the key tag: algorithm (a number; mnemonics are dnspython's), digest type, and the
+ * digest in hex over one or more fields, of the length its type says (dnspython's checks). */
+static void ds_rest(const struct reader *r, const struct token *f, size_t nf)
+{
+	static const size_t length_of_type[] = {0, 20, 32, 32, 48};
+	uint8_t algorithm = number(f[0], 255, "DS algorithm");
+	uint8_t digest_type = number(f[1], 255, "DS digest type");
+	bytes_put(&rdata_raw, &algorithm, 1);
+	bytes_put(&rdata_raw, &digest_type, 1);
+	size_t digits = 0, start = rdata_raw.n;
+	for (size_t i = 2; i < nf; i++)
+		for (size_t j = 0; j < f[i].len; j++, digits++) {
+			int v = hex_value(f[i].p[j]);
+			if (v < 0)
+				decline("%s:%u: a DS digest that is not hex", r->zone->display, r->line);
+			if (digits % 2 == 0) {
+				uint8_t high = v << 4;
+				bytes_put(&rdata_raw, &high, 1);
+			} else {
+				rdata_raw.v[rdata_raw.n - 1] |= v;
+			}
+		}
+	size_t length = rdata_raw.n - start;
+	if (digits % 2 || digest_type == 0 ||
+	    (digest_type < 5 && length != length_of_type[digest_type]))
+		decline("%s:%u: a DS digest the full reader must judge", r->zone->display, r->line);
+}
+
+/* CAA: flags, an alphanumeric tag, the value as it is (RFC 8659 §4.1). */
+static void caa(const struct token *f, struct token value)
+{
+	uint8_t flags = number(f[0], 255, "CAA flags"), tag_len = f[1].len;
+	if (f[1].len > 255)
+		decline("a CAA tag over 255 octets");
+	for (size_t i = 0; i < f[1].len; i++)
+		if (!isalnum((unsigned char)f[1].p[i]))
+			decline("a CAA tag that is not alphanumeric");
+	bytes_put(&rdata_raw, &flags, 1);
+	bytes_put(&rdata_raw, &tag_len, 1);
+	bytes_put(&rdata_raw, f[1].p, f[1].len);
+	bytes_put(&rdata_raw, value.p, value.len);
+}
+
 static struct rdata rdata_of(const struct reader *r, uint16_t type, const struct token *f,
 			     size_t nf)
 {
@@ -253,6 +303,19 @@ static struct rdata rdata_of(const struct reader *r, uint16_t type, const struct
 		rd.name2 = name_field(r, f[1]);
 		for (int i = 2; i < 7; i++)
 			bytes_u32(&rdata_raw, number(f[i], UINT32_MAX, "SOA field"));
+		finish_raw(&rd);
+		return rd;
+	case T_DS:
+		if (nf < 4)
+			break;
+		bytes_u16(&rdata_raw, number(f[0], 65535, "DS key tag"));
+		ds_rest(r, f + 1, nf - 1);
+		finish_raw(&rd);
+		return rd;
+	case T_CAA:
+		if (nf != 3)
+			break;
+		caa(f, f[2]);
 		finish_raw(&rd);
 		return rd;
 	case T_TXT:  /* unquoted words, one string each */
@@ -328,13 +391,16 @@ static void record(struct reader *r, const char *line, size_t len)
 			tokens[at].p);
 	at++;
 	struct rdata rd;
-	if (quoted) {
-		if (type != T_TXT || at != nt)
-			decline("%s:%u: quoted text in %s data", r->zone->display, r->line,
-				type == T_TXT ? "unusual TXT" : "non-TXT");
+	if (quoted && type == T_TXT && at == nt) {
 		rd = raw_rdata();
 		for (size_t i = 0; i < ns; i++)
 			put_string(&rd, strings[i].p, strings[i].len);
+	} else if (quoted && type == T_CAA && nt - at == 2 && ns == 1) {
+		rd = raw_rdata();
+		caa(tokens + at, strings[0]);
+		finish_raw(&rd);
+	} else if (quoted) {
+		decline("%s:%u: quoted text the full reader must read", r->zone->display, r->line);
 	} else {
 		rd = rdata_of(r, type, tokens + at, nt - at);
 	}

@@ -14,19 +14,14 @@ __typeof__(zones) zones;
 __typeof__(nodes) nodes;
 bytes_t rdata_raw;
 
+const uint16_t type_of_bit[NTYPES] = {T_A, T_NS, T_CNAME, T_SOA, T_PTR, T_MX, T_TXT, T_AAAA,
+				       T_SRV, T_DS, T_CAA};
+
 int type_bit(uint16_t type)
 {
-	switch (type) {
-	case T_A: return 0;
-	case T_NS: return 1;
-	case T_CNAME: return 2;
-	case T_SOA: return 3;
-	case T_PTR: return 4;
-	case T_MX: return 5;
-	case T_TXT: return 6;
-	case T_AAAA: return 7;
-	case T_SRV: return 8;
-	}
+	for (int i = 0; i < NTYPES; i++)
+		if (type_of_bit[i] == type)
+			return i;
 	return -1;
 }
 
