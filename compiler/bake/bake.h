@@ -77,6 +77,7 @@ struct name {
 	uint32_t zone;        /* the zone whose apex is at or above it, or NONE */
 	uint32_t rrsets;      /* its first RRset (in its zone), or NONE */
 	uint32_t redirect;    /* memo of the cut at or above it (resolve.c), NONE until known */
+	name_t wildcard;      /* its child '*' when that owns data, or NONE */
 	uint32_t stamp;       /* scratch marks (zones.c, wire.c) */
 };
 
@@ -84,6 +85,7 @@ extern VEC(struct name) names;
 
 void names_init(void);
 name_t name_child(name_t parent, const uint8_t *label, size_t len);
+int name_is_wildcard(name_t id);  /* its first label is '*' */
 static inline struct name *N(name_t id) { return &names.v[id]; }
 const uint8_t *name_label(name_t id);
 int name_is_below_or_at(name_t name, name_t above);
@@ -164,9 +166,12 @@ struct response {
 
 #define RCODE_NXDOMAIN 3
 
-void resolve(struct response *r, uint32_t zone, name_t start, uint16_t qtype, int minimal,
-	     int every_rrset);
-void resolve_miss(struct response *r, uint32_t zone, name_t encloser);
+#define OWNER_QNAME (NONE - 1)  /* the question's own name: a pointer to offset 12 */
+
+void resolve(struct response *r, uint32_t zone, name_t start, name_t encloser, uint16_t qtype,
+	     int minimal, int every_rrset);
+name_t miss_wildcard(name_t encloser);
+int node_location(name_t name, name_t *cut);
 uint32_t redirect(name_t name);
 
 /* ---- wire.c, bodies.c ---- */
@@ -189,7 +194,8 @@ uint32_t intern_body(const uint8_t header[10], uint16_t base_len, const uint8_t 
 /* ---- answers.c ---- */
 
 struct node_answers {
-	uint32_t default_body, miss_body;
+	uint32_t default_body, miss_body;  /* miss_body NONE when miss_wildcard answers */
+	name_t miss_wildcard;
 	uint32_t types, ntypes;   /* in `typed`, sorted by qtype */
 };
 

@@ -85,7 +85,8 @@ void write_layout(const char *path, const struct phash *ph, const uint8_t *keys,
 		const struct node_answers *na = &node_answers.v[i];
 		for (uint32_t t = 0; t < na->ntypes; t++)
 			number_of(typed.v[na->types + t].body);
-		number_of(na->miss_body);
+		if (na->miss_body != NONE)
+			number_of(na->miss_body);
 		number_of(na->default_body);
 		type_count += na->ntypes;
 	}
@@ -114,6 +115,11 @@ void write_layout(const char *path, const struct phash *ph, const uint8_t *keys,
 	o.path = path;
 	if (o.fd < 0)
 		fail("cannot create %s", path);
+	/* A miss answered by a wildcard names the wildcard's slot. */
+	uint32_t *slot_of = xmalloc(names.n * sizeof *slot_of);
+	for (uint32_t slot = 0; slot < ph->nslots; slot++)
+		if (ph->slots[slot] != NONE)
+			slot_of[nodes.v[ph->slots[slot]]] = slot;
 	uint32_t name_at = names_off, type_index = 0;
 	for (uint32_t slot = 0; slot < ph->nslots; slot++) {
 		uint32_t i = ph->slots[slot];
@@ -124,9 +130,15 @@ void write_layout(const char *path, const struct phash *ph, const uint8_t *keys,
 			node = (struct zb_node){
 				.name_off = name_at, .types_off = type_index,
 				.default_answer = OFFSET(na->default_body),
-				.miss = OFFSET(na->miss_body), .ntypes = na->ntypes,
-				.name_len = key_len, .miss_kind = ZB_MISS_ANSWER,
+				.ntypes = na->ntypes, .name_len = key_len,
 			};
+			if (na->miss_body != NONE) {
+				node.miss = OFFSET(na->miss_body);
+				node.miss_kind = ZB_MISS_ANSWER;
+			} else {
+				node.miss = slot_of[na->miss_wildcard];
+				node.miss_kind = ZB_MISS_WILDCARD;
+			}
 			name_at += key_len;
 			type_index += na->ntypes;
 		}
@@ -179,5 +191,6 @@ void write_layout(const char *path, const struct phash *ph, const uint8_t *keys,
 	info->pilots_off = pilots_off;
 	info->nanswers = numbered.n;
 	free(answer_at);
+	free(slot_of);
 #undef OFFSET
 }

@@ -46,7 +46,7 @@ static void rehash(size_t size)
 void names_init(void)
 {
 	struct name root = {.parent = NONE, .wire_len = 1, .zone = NONE, .rrsets = NONE,
-			    .redirect = NONE, .next = NONE};
+			    .redirect = NONE, .next = NONE, .wildcard = NONE};
 	PUSH(names, root);
 	rehash(1 << 16);
 }
@@ -83,7 +83,7 @@ name_t name_child(name_t parent, const uint8_t *label, size_t len)
 	struct name n = {
 		.parent = parent, .label = labels.n, .label_len = len, .nlabels = p->nlabels + 1,
 		.wire_len = p->wire_len + 1 + len, .next = NONE,
-		.zone = p->zone, .rrsets = NONE, .redirect = NONE,
+		.zone = p->zone, .rrsets = NONE, .redirect = NONE, .wildcard = NONE,
 	};
 	bytes_put(&labels, label, len);
 	PUSH(names, n);
@@ -96,6 +96,11 @@ name_t name_child(name_t parent, const uint8_t *label, size_t len)
 		table[b] = id;
 	}
 	return id;
+}
+
+int name_is_wildcard(name_t id)
+{
+	return N(id)->label_len == 1 && labels.v[N(id)->label] == '*';
 }
 
 int name_is_below_or_at(name_t name, name_t above)

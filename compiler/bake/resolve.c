@@ -1,12 +1,12 @@
 /*
- * resolve.c - compiler/resolve.py for the baker's subset: no wildcards and no DNAMEs, one
- * zone per name. Same steps in the same order, so that the sections come out the same.
+ * resolve.c - compiler/resolve.py for the baker's subset: no DNAMEs, one zone per name. Same
+ * steps in the same order, so that the sections come out the same.
  */
 #include "bake.h"
 
 #define MAX_CHAIN 8
 
-enum where { DELEGATED, EXACT, MISSING };
+enum where { DELEGATED, EXACT, SYNTHESIZED, MISSING };
 
 /* The highest cut at or above a name of a zone, or NONE: the first cut on the way down from
  * the apex decides for every name below it (ZoneView._redirect). Remembered per name, with
@@ -28,22 +28,50 @@ static int contains(uint32_t zone, name_t name)
 	return N(name)->zone == zone;
 }
 
-/* Where a name falls in its zone (ZoneView.locate); `*cut` is the referral's cut. */
-static enum where locate(name_t name, uint16_t qtype, name_t *cut)
+/* Below an existing name, a name that does not exist: its wildcard's, or nothing
+ * (ZoneView._below). */
+static enum where below(name_t encloser, name_t *at)
+{
+	*at = N(encloser)->wildcard;
+	return *at != NONE ? SYNTHESIZED : MISSING;
+}
+
+/* Where a name falls in its zone (ZoneView.locate); `*at` is the referral's cut, or where the
+ * records are. */
+static enum where locate(name_t name, uint16_t qtype, name_t *at)
 {
 	const struct name *n = N(name);
 	if (!(n->flags & NAME_ORIGIN)) {
 		uint32_t r = redirect(n->parent);
 		if (r != NONE) {
-			*cut = r;
+			*at = r;
 			return DELEGATED;
 		}
 	}
 	if ((n->flags & NAME_CUT) && qtype != T_DS) {
-		*cut = name;
+		*at = name;
 		return DELEGATED;
 	}
-	return n->flags & NAME_EXISTS ? EXACT : MISSING;
+	if (n->flags & NAME_EXISTS) {
+		*at = name;
+		return EXACT;
+	}
+	name_t encloser = n->parent;
+	while (!(N(encloser)->flags & NAME_EXISTS))
+		encloser = N(encloser)->parent;
+	return below(encloser, at);
+}
+
+/* Where a name below `encloser` (an existing name) falls that does not exist itself
+ * (ZoneView.locate_below). */
+static enum where locate_below(name_t encloser, name_t *at)
+{
+	uint32_t r = redirect(encloser);
+	if (r != NONE) {
+		*at = r;
+		return DELEGATED;
+	}
+	return below(encloser, at);
 }
 
 static void add_entry(entries_t *section, name_t owner, uint32_t rrset, uint32_t ttl)
@@ -98,8 +126,8 @@ static void add_set_addresses(struct response *r, uint32_t zone, name_t target)
 		return;
 	}
 	uint32_t other = N(target)->zone;
-	name_t cut;
-	if (other != NONE && locate(target, T_A, &cut) == EXACT)
+	name_t at;
+	if (other != NONE && locate(target, T_A, &at) == EXACT)
 		add_addresses(r, &r->optional, other, target);
 }
 
@@ -177,25 +205,30 @@ static void reset(struct response *r)
 	r->answer.n = r->authority.n = r->additional.n = r->optional.n = 0;
 }
 
-/* The response to a question for `start`, a name of the zone's tree. */
-void resolve(struct response *r, uint32_t zone, name_t start, uint16_t qtype, int minimal,
-	     int every_rrset)
+/* The response to a question for `start`, a name of the zone, or when `start` is NONE, for
+ * the query name: a name below `encloser` that has no node, written as OWNER_QNAME. */
+void resolve(struct response *r, uint32_t zone, name_t start, name_t encloser, uint16_t qtype,
+	     int minimal, int every_rrset)
 {
 	name_t seen[MAX_CHAIN];
 	size_t nseen = 0;
-	name_t name = start;
+	name_t name = start, owner = start == NONE ? OWNER_QNAME : start;
 	reset(r);
-	seen[nseen++] = start;
+	if (start != NONE)
+		seen[nseen++] = start;
 	for (int hop = 0; hop < MAX_CHAIN; hop++) {
-		name_t cut, next = NONE;
-		switch (locate(name, qtype, &cut)) {
+		name_t at, next = NONE;
+		enum where where = name != NONE ? locate(name, qtype, &at)
+						: locate_below(encloser, &at);
+		switch (where) {
 		case DELEGATED:
-			referral(r, zone, cut);
+			referral(r, zone, at);
 			if (hop == 0)
 				r->aa = 0;  /* a referral is not an authoritative answer */
 			return;
 		case EXACT:
-			next = answer_from(r, zone, name, name, qtype, minimal, every_rrset);
+		case SYNTHESIZED:
+			next = answer_from(r, zone, at, owner, qtype, minimal, every_rrset);
 			break;
 		case MISSING:
 			r->rcode = RCODE_NXDOMAIN;
@@ -208,21 +241,25 @@ void resolve(struct response *r, uint32_t zone, name_t start, uint16_t qtype, in
 			if (seen[i] == next)
 				return;
 		seen[nseen++] = next;
-		name = next;
+		name = owner = next;
 	}
 }
 
-/* A name below `encloser` that has no node: a referral if a cut is at or above the encloser,
- * else NXDOMAIN (no wildcards here). */
-void resolve_miss(struct response *r, uint32_t zone, name_t encloser)
+/* The wildcard that answers for the names below `encloser` that have no node, or NONE when
+ * `resolve` with no start gives their answer (answers.py's miss_wildcard). */
+name_t miss_wildcard(name_t encloser)
 {
-	reset(r);
-	uint32_t cut = redirect(encloser);
-	if (cut != NONE) {
-		referral(r, zone, cut);
-		r->aa = 0;
-		return;
-	}
-	r->rcode = RCODE_NXDOMAIN;
-	negative_soa(r, zone);
+	name_t at;
+	return locate_below(encloser, &at) == SYNTHESIZED ? at : NONE;
+}
+
+/* The types that reach different answers at a node: its records' unless it is delegated
+ * (`*cut` then says where), for a wildcard as for any name below its parent. */
+int node_location(name_t name, name_t *cut)
+{
+	name_t at;
+	enum where where = name_is_wildcard(name) ? locate_below(N(name)->parent, &at)
+						  : locate(name, QTYPE_ANY_OVER_TCP, &at);
+	*cut = at;
+	return where == DELEGATED;
 }

@@ -96,7 +96,10 @@ static uint32_t write_entry(const struct entry *e)
 {
 	const struct rrset *set = &rrsets.v[e->rrset];
 	for (uint32_t i = set->first; i != NONE; i = rdatas.v[i].next) {
-		write_name(e->owner, 1);
+		if (e->owner == OWNER_QNAME)
+			bytes_u16(&w.out, 0xC000 | HEADER_LEN);  /* whatever it is: never shifted */
+		else
+			write_name(e->owner, 1);
 		bytes_u16(&w.out, set->type);
 		bytes_u16(&w.out, CLASS_IN);
 		bytes_u32(&w.out, e->ttl);

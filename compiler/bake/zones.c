@@ -33,6 +33,8 @@ uint32_t add_zone(const char *origin, const char *path, const char *display)
 		decline("the origin %s needs the full reader", origin);
 	if (N(name)->flags & NAME_ORIGIN)
 		decline("the zone %s is listed twice", origin);
+	if (name_is_wildcard(name))
+		decline("the zone %s is a wildcard", origin);
 	struct zone z = {.origin = name, .path = path, .display = display, .soa = NONE};
 	PUSH(zones, z);
 	N(name)->flags |= NAME_ORIGIN;
@@ -77,9 +79,13 @@ void add_record(uint32_t zone, name_t owner, uint16_t type, uint32_t ttl, struct
 	if (N(owner)->zone != zone)
 		decline("%s:%u: %s is outside the zone (or inside another served zone)", where,
 			line, name_text(owner));
+	/* A wildcard owns data (RFC 4592); a '*' deeper in a name is a label like any other to
+	 * dnspython, which the baker leaves to it. */
 	for (name_t n = owner; n != z->origin; n = N(n)->parent)
-		if (N(n)->label_len == 1 && name_label(n)[0] == '*')
-			decline("%s:%u: a wildcard", where, line);
+		if (n != owner && name_is_wildcard(n))
+			decline("%s:%u: a name below a wildcard", where, line);
+	if (name_is_wildcard(owner))
+		N(N(owner)->parent)->wildcard = owner;
 	PUSH(rdatas, rd);
 	uint32_t r = rdatas.n - 1;
 	uint32_t s = rrset_at(owner, type);
@@ -157,6 +163,8 @@ void check_zone(uint32_t zone)
 	for (size_t s = z->rrsets_begin; s < z->rrsets_end; s++) {
 		const struct rrset *set = &rrsets.v[s];
 		name_t owner = set->owner;
+		if (set->type == T_NS && name_is_wildcard(owner))
+			decline("%s:%u: a wildcard with NS records", where, set->line);
 		if (set->type == T_SOA && owner != z->origin)
 			decline("%s:%u: SOA below the apex", where, set->line);
 		if (set->type != T_CNAME && rrset_at(owner, T_CNAME) != NONE)
