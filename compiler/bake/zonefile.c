@@ -184,9 +184,11 @@ static int ipv6(struct token t, uint8_t out[16])
 	char text[64];
 	if (t.len >= sizeof text)
 		return -1;
+	/* glibc reads what dnspython reads here, embedded IPv4 included (both refuse its leading
+	 * zeros); anything but these characters is dnspython's to judge. */
 	for (size_t i = 0; i < t.len; i++)
-		if (!isxdigit((unsigned char)t.p[i]) && t.p[i] != ':')
-			return -1;  /* embedded IPv4 and the rest: dnspython's reading */
+		if (!isxdigit((unsigned char)t.p[i]) && t.p[i] != ':' && t.p[i] != '.')
+			return -1;
 	memcpy(text, t.p, t.len);
 	text[t.len] = 0;
 	return inet_pton(AF_INET6, text, out) == 1 ? 0 : -1;
