@@ -32,7 +32,7 @@ from .layout import Layout
 NATIVE_ENV = "ZONEBAKE_NATIVE"
 EXIT_DECLINED = 3
 SOURCES = Path(__file__).resolve().parent / "bake"
-CFLAGS = ["-std=gnu11", "-O2", "-Wall", "-Wextra"]
+CFLAGS = ["-std=gnu11", "-O2", "-pthread", "-Wall", "-Wextra"]
 
 
 class Declined(Exception):

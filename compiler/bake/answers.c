@@ -2,22 +2,43 @@
  * answers.c - compiler/answers.py for the baker's subset: for every node, the body for each
  * query type whose answer differs from the node's default, the default, and the answer for a
  * name below it that has no node.
+ *
+ * The nodes are shared out between threads, one a processor: each has its own response,
+ * serializer and table of bodies, and reads the names and records only. The tables are
+ * merged after, in thread order; the layout numbers the bodies by first use, so the result
+ * does not depend on how many threads there were.
  */
+#include <pthread.h>
+#include <stdlib.h>
+#include <unistd.h>
+
 #include "bake.h"
 
 __typeof__(node_answers) node_answers;
 __typeof__(typed) typed;
 
-static struct response response;
+#define MAX_THREADS 16
+#define NODES_PER_THREAD 50000  /* below this a thread costs more than it saves */
+
+struct worker {
+	pthread_t thread;
+	size_t begin, end;  /* its nodes */
+	int minimal;
+	struct body_table *bodies;
+	struct wire *wire;
+	struct response response;
+	VEC(struct typed_body) typed;  /* node_answers.types index this, until merged */
+};
 
 /* A wildcard's answers are written for any name it matches, against its parent; queried
  * literally ('*.x') the same answers are right (RFC 4592 §2.2.1). */
-static uint32_t answer(uint32_t zone, name_t name, name_t base, uint16_t qtype, int minimal)
+static uint32_t answer(struct worker *w, uint32_t zone, name_t name, name_t base,
+		       uint16_t qtype)
 {
 	int every_rrset = qtype == QTYPE_ANY_OVER_TCP;
-	resolve(&response, zone, name_is_wildcard(name) ? NONE : name, base,
-		every_rrset ? T_ANY : qtype, minimal, every_rrset);
-	return serialize(&response, base);
+	resolve(&w->response, zone, name_is_wildcard(name) ? NONE : name, base,
+		every_rrset ? T_ANY : qtype, w->minimal, every_rrset);
+	return serialize(w->wire, w->bodies, &w->response, base);
 }
 
 /* The types of a node that can answer other than the default, ascending (answers.py's
@@ -52,30 +73,107 @@ static size_t qtypes_of(name_t name, uint16_t *out)
 	return k;
 }
 
-void build_answers(int minimal)
+static void *work(void *arg)
 {
-	RESERVE(node_answers, nodes.n);
-	for (size_t i = 0; i < nodes.n; i++) {
+	struct worker *w = arg;
+	for (size_t i = w->begin; i < w->end; i++) {
 		name_t name = nodes.v[i];
 		name_t base = name_is_wildcard(name) ? N(name)->parent : name;
 		uint32_t zone = N(name)->zone;
 		uint16_t qtypes[16];
 		size_t nq = qtypes_of(name, qtypes);
-		struct node_answers na = {.types = typed.n, .miss_body = NONE};
-		na.default_body = answer(zone, name, base, UNUSED_QTYPE, minimal);
+		struct node_answers na = {.types = w->typed.n, .miss_body = NONE};
+		na.default_body = answer(w, zone, name, base, UNUSED_QTYPE);
 		for (size_t q = 0; q < nq; q++) {
-			uint32_t body = answer(zone, name, base, qtypes[q], minimal);
+			uint32_t body = answer(w, zone, name, base, qtypes[q]);
 			if (body != na.default_body) {
 				struct typed_body t = {qtypes[q], body};
-				PUSH(typed, t);
+				PUSH(w->typed, t);
 			}
 		}
-		na.ntypes = typed.n - na.types;
+		na.ntypes = w->typed.n - na.types;
 		na.miss_wildcard = miss_wildcard(name);
 		if (na.miss_wildcard == NONE) {
-			resolve(&response, zone, NONE, name, UNUSED_QTYPE, minimal, 0);
-			na.miss_body = serialize(&response, name);
+			resolve(&w->response, zone, NONE, name, UNUSED_QTYPE, w->minimal, 0);
+			na.miss_body = serialize(w->wire, w->bodies, &w->response, name);
 		}
-		node_answers.v[node_answers.n++] = na;
+		node_answers.v[i] = na;
 	}
+	return NULL;
+}
+
+/* One a processor, each with NODES_PER_THREAD at least; ZONEBAKE_BAKE_THREADS overrides
+ * (the tests use it to run the merge on small sets). */
+static size_t thread_count(void)
+{
+	const char *forced = getenv("ZONEBAKE_BAKE_THREADS");
+	long n = forced ? atol(forced) : sysconf(_SC_NPROCESSORS_ONLN);
+	if (!forced && (size_t)n > nodes.n / NODES_PER_THREAD)
+		n = nodes.n / NODES_PER_THREAD;
+	return n < 1 ? 1 : n > MAX_THREADS ? MAX_THREADS : (size_t)n;
+}
+
+/* Worker k's bodies into the set's table, and its nodes' body ids and types after. */
+static void merge(struct worker *w)
+{
+	uint32_t *map = xmalloc((w->bodies->list.n + 1) * sizeof *map);
+	if (w->bodies != &bodies)
+		merge_bodies(&bodies, w->bodies, map);
+	else
+		for (uint32_t id = 0; id < bodies.list.n; id++)
+			map[id] = id;
+	size_t offset = typed.n;
+	for (size_t t = 0; t < w->typed.n; t++) {
+		struct typed_body tb = {w->typed.v[t].qtype, map[w->typed.v[t].body]};
+		PUSH(typed, tb);
+	}
+	for (size_t i = w->begin; i < w->end; i++) {
+		struct node_answers *na = &node_answers.v[i];
+		na->types += offset;
+		na->default_body = map[na->default_body];
+		if (na->miss_body != NONE)
+			na->miss_body = map[na->miss_body];
+	}
+	free(map);
+}
+
+void build_answers(int minimal)
+{
+	/* The memo of cuts is written on first use: fill it now, before threads read it. */
+	for (name_t id = 1; id < names.n; id++)
+		if (N(id)->zone != NONE)
+			redirect(id);
+	RESERVE(node_answers, nodes.n);
+	node_answers.n = nodes.n;
+	size_t n = thread_count();
+	struct worker *workers = xcalloc(n, sizeof *workers);
+	for (size_t k = 0; k < n; k++) {
+		struct worker *w = &workers[k];
+		w->begin = nodes.n * k / n;
+		w->end = nodes.n * (k + 1) / n;
+		w->minimal = minimal;
+		w->wire = wire_new();
+		w->bodies = k == 0 ? &bodies : xmalloc(sizeof *w->bodies);
+		if (k > 0)
+			body_table_init(w->bodies);
+		if (k > 0 && pthread_create(&w->thread, NULL, work, w) != 0)
+			fail("cannot start a thread");
+	}
+	work(&workers[0]);
+	for (size_t k = 1; k < n; k++)
+		pthread_join(workers[k].thread, NULL);
+	phase("threads");
+	for (size_t k = 0; k < n; k++) {
+		struct worker *w = &workers[k];
+		merge(w);
+		if (k > 0)
+			body_table_free(w->bodies);  /* its arena stays: merged bodies point there */
+		wire_free(w->wire);
+		free(w->typed.v);
+		free(w->response.answer.v);
+		free(w->response.authority.v);
+		free(w->response.additional.v);
+		free(w->response.optional.v);
+	}
+	free(workers);
 }

@@ -39,6 +39,7 @@ void *xrealloc(void *p, size_t size);
 void grow(void **v, size_t *cap, size_t elem, size_t need);
 #define HUGE_RESERVE ((size_t)1 << 36)
 void reserve_huge(void **v, size_t *cap);  /* for an array of octets */
+void phase(const char *name);  /* ZONEBAKE_BAKE_TIMES=1: the time since the last */
 
 /* A growable array: VEC(int) v = {0}; PUSH(v, 3); v.v[0], v.n. */
 #define VEC(T) struct { T *v; size_t n, cap; }
@@ -179,17 +180,38 @@ uint32_t redirect(name_t name);
 struct body {
 	uint8_t header[10];
 	uint16_t base_len, data_len, nfixups, trunc_len, trunc_arcount;
-	uint64_t data;     /* offset in the body arena: data_len octets, then nfixups uint16 */
 	uint32_t hash_next;
+	const bytes_t *arena;  /* the arena of the table that made it (merging does not copy) */
+	uint64_t data;     /* offset in it: data_len octets, then nfixups uint16 */
 };
 
-extern VEC(struct body) bodies;
-extern bytes_t body_arena;
+static inline const uint8_t *body_data(const struct body *b)
+{
+	return b->arena->v + b->data;
+}
 
-uint32_t serialize(const struct response *r, name_t base);
-uint32_t intern_body(const uint8_t header[10], uint16_t base_len, const uint8_t *data,
-		     uint16_t data_len, const uint16_t *fixups, uint16_t nfixups,
-		     uint16_t trunc_len, uint16_t trunc_arcount);
+struct body_table {
+	VEC(struct body) list;
+	bytes_t arena;
+	uint64_t *hashes;  /* per body */
+	uint32_t *buckets; /* first body id, NONE when empty */
+	size_t nbuckets;   /* a power of two */
+};
+
+extern struct body_table bodies;  /* the set's: the first thread's, the others merged in */
+
+void body_table_init(struct body_table *t);
+void body_table_free(struct body_table *t);  /* all but the arena, which bodies use */
+uint32_t intern_body(struct body_table *t, const uint8_t header[10], uint16_t base_len,
+		     const uint8_t *data, uint16_t data_len, const uint16_t *fixups,
+		     uint16_t nfixups, uint16_t trunc_len, uint16_t trunc_arcount);
+void merge_bodies(struct body_table *into, const struct body_table *from, uint32_t *map);
+
+struct wire;  /* one thread's serializer */
+struct wire *wire_new(void);
+void wire_free(struct wire *w);
+uint32_t serialize(struct wire *w, struct body_table *t, const struct response *r,
+		   name_t base);
 
 /* ---- answers.c ---- */
 

@@ -1,15 +1,14 @@
 /*
  * bodies.c - every distinct body once: answers repeat (the same NODATA at most names of a
- * zone), and the layout stores each once, as layout.py does with its dict of Bodies.
+ * zone), and the layout stores each once, as layout.py does with its dict of Bodies. Each
+ * thread of the answers stage fills a table of its own; the tables are merged after.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "bake.h"
 
-__typeof__(bodies) bodies;
-bytes_t body_arena;
-static uint32_t *table;  /* buckets: first body id, NONE when empty */
-static size_t table_size;
+struct body_table bodies;
 
 /* Eight octets at a time: bodies are hashed once each, some hundreds of megabytes of them. */
 static uint64_t mix(uint64_t h, const uint8_t *p, size_t n)
@@ -26,69 +25,100 @@ static uint64_t mix(uint64_t h, const uint8_t *p, size_t n)
 	return h ^ (h >> 32);
 }
 
-static void init_table(void)
+void body_table_init(struct body_table *t)
 {
-	table_size = 1 << 16;
-	table = xmalloc(table_size * sizeof *table);
-	memset(table, 0xFF, table_size * sizeof *table);
+	memset(t, 0, sizeof *t);
+	t->nbuckets = 1 << 16;
+	t->buckets = xmalloc(t->nbuckets * sizeof *t->buckets);
+	memset(t->buckets, 0xFF, t->nbuckets * sizeof *t->buckets);
+	reserve_huge((void **)&t->arena.v, &t->arena.cap);
 }
 
-static uint64_t *hashes;  /* per body: its hash */
-
-static void relink(void)
+static void relink(struct body_table *t)
 {
-	memset(table, 0xFF, table_size * sizeof *table);
-	for (uint32_t id = 0; id < bodies.n; id++) {
-		size_t bucket = hashes[id] & (table_size - 1);
-		bodies.v[id].hash_next = table[bucket];
-		table[bucket] = id;
+	memset(t->buckets, 0xFF, t->nbuckets * sizeof *t->buckets);
+	for (uint32_t id = 0; id < t->list.n; id++) {
+		size_t bucket = t->hashes[id] & (t->nbuckets - 1);
+		t->list.v[id].hash_next = t->buckets[bucket];
+		t->buckets[bucket] = id;
 	}
 }
 
-uint32_t intern_body(const uint8_t header[10], uint16_t base_len, const uint8_t *data,
-		     uint16_t data_len, const uint16_t *fixups, uint16_t nfixups,
-		     uint16_t trunc_len, uint16_t trunc_arcount)
+static uint64_t hash_of(const struct body *b, const uint8_t *data, const uint16_t *fixups)
 {
-	uint16_t fields[5] = {base_len, data_len, nfixups, trunc_len, trunc_arcount};
+	uint16_t fields[5] = {b->base_len, b->data_len, b->nfixups, b->trunc_len,
+			      b->trunc_arcount};
 	uint64_t h = 0xCBF29CE484222325ull;
-	h = mix(h, header, 10);
+	h = mix(h, b->header, 10);
 	h = mix(h, (const uint8_t *)fields, sizeof fields);
-	h = mix(h, data, data_len);
-	h = mix(h, (const uint8_t *)fixups, 2u * nfixups);
-	if (!table) {
-		init_table();
-		reserve_huge((void **)&body_arena.v, &body_arena.cap);
-	}
-	for (uint32_t id = table[h & (table_size - 1)]; id != NONE; id = bodies.v[id].hash_next) {
-		const struct body *b = &bodies.v[id];
-		if (hashes[id] == h && memcmp(b->header, header, 10) == 0 &&
-		    b->base_len == base_len && b->data_len == data_len &&
-		    b->nfixups == nfixups && b->trunc_len == trunc_len &&
-		    b->trunc_arcount == trunc_arcount &&
-		    memcmp(body_arena.v + b->data, data, data_len) == 0 &&
-		    memcmp(body_arena.v + b->data + data_len, fixups, 2u * nfixups) == 0)
+	h = mix(h, data, b->data_len);
+	return mix(h, (const uint8_t *)fixups, 2u * b->nfixups);
+}
+
+/* `b`'s id in the table, added if it is new: with a copy of its data and fixups, or when it
+ * comes from another table (b.arena set), where it is. */
+static uint32_t intern(struct body_table *t, struct body b, uint64_t h, const uint8_t *data,
+		       const uint16_t *fixups)
+{
+	for (uint32_t id = t->buckets[h & (t->nbuckets - 1)]; id != NONE;
+	     id = t->list.v[id].hash_next) {
+		const struct body *o = &t->list.v[id];
+		if (t->hashes[id] == h && memcmp(o->header, b.header, 10) == 0 &&
+		    o->base_len == b.base_len && o->data_len == b.data_len &&
+		    o->nfixups == b.nfixups && o->trunc_len == b.trunc_len &&
+		    o->trunc_arcount == b.trunc_arcount &&
+		    memcmp(body_data(o), data, b.data_len) == 0 &&
+		    memcmp(body_data(o) + b.data_len, fixups, 2u * b.nfixups) == 0)
 			return id;
 	}
-	struct body b = {.base_len = base_len, .data_len = data_len, .nfixups = nfixups,
-			 .trunc_len = trunc_len, .trunc_arcount = trunc_arcount,
-			 .data = body_arena.n};
-	memcpy(b.header, header, 10);
-	bytes_put(&body_arena, data, data_len);
-	bytes_put(&body_arena, fixups, 2u * nfixups);
-	size_t cap = bodies.cap;
-	PUSH(bodies, b);
-	if (bodies.cap != cap)
-		hashes = xrealloc(hashes, bodies.cap * sizeof *hashes);
-	uint32_t id = bodies.n - 1;
-	hashes[id] = h;
-	if (bodies.n > table_size) {
-		table_size *= 2;
-		table = xrealloc(table, table_size * sizeof *table);
-		relink();
+	if (b.arena == NULL) {  /* new here, not merged from another table */
+		b.arena = &t->arena;
+		b.data = t->arena.n;
+		bytes_put(&t->arena, data, b.data_len);
+		bytes_put(&t->arena, fixups, 2u * b.nfixups);
+	}
+	size_t cap = t->list.cap;
+	PUSH(t->list, b);
+	if (t->list.cap != cap)
+		t->hashes = xrealloc(t->hashes, t->list.cap * sizeof *t->hashes);
+	uint32_t id = t->list.n - 1;
+	t->hashes[id] = h;
+	if (t->list.n > t->nbuckets) {
+		t->nbuckets *= 2;
+		t->buckets = xrealloc(t->buckets, t->nbuckets * sizeof *t->buckets);
+		relink(t);
 	} else {
-		size_t bucket = h & (table_size - 1);
-		bodies.v[id].hash_next = table[bucket];
-		table[bucket] = id;
+		size_t bucket = h & (t->nbuckets - 1);
+		t->list.v[id].hash_next = t->buckets[bucket];
+		t->buckets[bucket] = id;
 	}
 	return id;
+}
+
+uint32_t intern_body(struct body_table *t, const uint8_t header[10], uint16_t base_len,
+		     const uint8_t *data, uint16_t data_len, const uint16_t *fixups,
+		     uint16_t nfixups, uint16_t trunc_len, uint16_t trunc_arcount)
+{
+	struct body b = {.base_len = base_len, .data_len = data_len, .nfixups = nfixups,
+			 .trunc_len = trunc_len, .trunc_arcount = trunc_arcount};
+	memcpy(b.header, header, 10);
+	return intern(t, b, hash_of(&b, data, fixups), data, fixups);
+}
+
+/* Every body of `from` into `into`; map[id in from] = its id in into. */
+void merge_bodies(struct body_table *into, const struct body_table *from, uint32_t *map)
+{
+	for (uint32_t id = 0; id < from->list.n; id++) {
+		const struct body *b = &from->list.v[id];
+		const uint8_t *data = body_data(b);
+		map[id] = intern(into, *b, from->hashes[id], data,
+				 (const uint16_t *)(data + b->data_len));
+	}
+}
+
+void body_table_free(struct body_table *t)
+{
+	free(t->list.v);
+	free(t->hashes);
+	free(t->buckets);
 }

@@ -75,8 +75,8 @@ void write_layout(const char *path, const struct phash *ph, const uint8_t *keys,
 		  struct layout_info *info)
 {
 	/* Number the answers as the layout meets them: by slot; a node's types, miss, default. */
-	number = xmalloc((bodies.n ? bodies.n : 1) * sizeof *number);
-	memset(number, 0xFF, (bodies.n ? bodies.n : 1) * sizeof *number);
+	number = xmalloc((bodies.list.n ? bodies.list.n : 1) * sizeof *number);
+	memset(number, 0xFF, (bodies.list.n ? bodies.list.n : 1) * sizeof *number);
 	size_t type_count = 0;
 	for (uint32_t slot = 0; slot < ph->nslots; slot++) {
 		uint32_t i = ph->slots[slot];
@@ -98,7 +98,7 @@ void write_layout(const char *path, const struct phash *ph, const uint8_t *keys,
 	uint64_t position = align(pilots_off + 2ull * ph->nbuckets, ALIGN);
 	uint32_t *answer_at = xmalloc((numbered.n ? numbered.n : 1) * sizeof *answer_at);
 	for (size_t k = 0; k < numbered.n; k++) {
-		const struct body *b = &bodies.v[numbered.v[k]];
+		const struct body *b = &bodies.list.v[numbered.v[k]];
 		position = align(position, 4);
 		if (position > UINT32_MAX)
 			decline("the data passes 4 GiB");
@@ -159,7 +159,7 @@ void write_layout(const char *path, const struct phash *ph, const uint8_t *keys,
 	pad_to(&o, pilots_off);
 	put(&o, ph->pilots, 2u * ph->nbuckets);
 	for (size_t k = 0; k < numbered.n; k++) {
-		const struct body *b = &bodies.v[numbered.v[k]];
+		const struct body *b = &bodies.list.v[numbered.v[k]];
 		pad_to(&o, answer_at[k]);
 		uint32_t body_at = answer_at[k] + sizeof(struct zb_answer);
 		uint32_t fixups_at = align(body_at + b->data_len, 2);
@@ -170,9 +170,9 @@ void write_layout(const char *path, const struct phash *ph, const uint8_t *keys,
 		};
 		memcpy(a.header, b->header, 10);
 		put(&o, &a, sizeof a);
-		put(&o, body_arena.v + b->data, b->data_len);
+		put(&o, body_data(b), b->data_len);
 		pad_to(&o, fixups_at);
-		put(&o, body_arena.v + b->data + b->data_len, 2u * b->nfixups);
+		put(&o, body_data(b) + b->data_len, 2u * b->nfixups);
 	}
 	pad_to(&o, names_off);
 	for (uint32_t slot = 0; slot < ph->nslots; slot++) {

@@ -11,24 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "bake.h"
-
-/* ZONEBAKE_BAKE_TIMES=1: each phase's time on stderr, for profiling the baker. */
-static void phase(const char *name)
-{
-	static double last;
-	static int on = -1;
-	struct timespec ts;
-	if (on < 0)
-		on = getenv("ZONEBAKE_BAKE_TIMES") != NULL;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	double now = ts.tv_sec + ts.tv_nsec / 1e9;
-	if (on && name)
-		fprintf(stderr, "bake: %-8s %6.2f s\n", name, now - last);
-	last = now;
-}
 
 static char *next_line(FILE *f)
 {
@@ -77,7 +61,8 @@ static void read_chaos(FILE *f, struct chaos *c)
 			fail("manifest: too many fixups");
 		fix[nfix++] = atoi(p);
 	}
-	c->body = intern_body(header, base_len, body, len, fix, nfix, trunc_len, trunc_arcount);
+	c->body = intern_body(&bodies, header, base_len, body, len, fix, nfix, trunc_len,
+			      trunc_arcount);
 	free(key);
 	free(fields);
 	free(data);
@@ -95,6 +80,7 @@ int main(int argc, char **argv)
 		fail("cannot open %s", argv[1]);
 	phase(NULL);
 	names_init();
+	body_table_init(&bodies);
 	int minimal = 0;
 	VEC(struct chaos) chaos = {0};
 	char *line;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 
 #include "bake.h"
 
@@ -99,4 +100,19 @@ void reserve_huge(void **v, size_t *cap)
 	madvise(p, bytes, MADV_HUGEPAGE);
 	*v = p;
 	*cap = bytes;
+}
+
+/* ZONEBAKE_BAKE_TIMES=1: each phase's time on stderr, for profiling the baker. */
+void phase(const char *name)
+{
+	static double last;
+	static int on = -1;
+	struct timespec ts;
+	if (on < 0)
+		on = getenv("ZONEBAKE_BAKE_TIMES") != NULL;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	double now = ts.tv_sec + ts.tv_nsec / 1e9;
+	if (on && name)
+		fprintf(stderr, "bake: %-8s %6.2f s\n", name, now - last);
+	last = now;
 }
