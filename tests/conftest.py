@@ -112,6 +112,19 @@ class Server:
         self.process.stderr.close()
 
 
+@pytest.fixture(scope="session", autouse=True)
+def object_cache(tmp_path_factory):
+    """A cache of the runtime's objects (compiler/objcache.py) for this session's builds, which
+    start with it empty: the tests neither use nor fill the user's."""
+    saved = os.environ.get("XDG_CACHE_HOME")
+    os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("xdg-cache"))
+    yield
+    if saved is None:
+        del os.environ["XDG_CACHE_HOME"]
+    else:
+        os.environ["XDG_CACHE_HOME"] = saved
+
+
 @pytest.fixture(scope="session")
 def testset_binary(tmp_path_factory) -> Path:
     return build_set(tmp_path_factory.mktemp("testset"), "-c", str(ZONES / "testset.toml"))

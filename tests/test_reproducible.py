@@ -1,5 +1,6 @@
 """The same zones and compiler give byte-identical zonedata.c, zonedata.bin and binary: no time stamps, no
-dependence on dict order, Python's hash seed or the output directory."""
+dependence on dict order, Python's hash seed, the output directory, or whether the runtime's
+objects came from the cache (compiler/objcache.py), were compiled for it or compiled without one."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ import sys
 from conftest import ZONES
 
 
-def build(outdir, hash_seed: str):
-    env = {**os.environ, "PYTHONHASHSEED": hash_seed}
+def build(outdir, hash_seed: str, cache):
+    env = {**os.environ, "PYTHONHASHSEED": hash_seed, "XDG_CACHE_HOME": str(cache)}
     subprocess.run([sys.executable, "-m", "zonebake", "build", "-c",
                     str(ZONES / "resolution.toml"), "-o", str(outdir)], check=True, env=env,
                    capture_output=True)
@@ -19,9 +20,13 @@ def build(outdir, hash_seed: str):
                  for name in ("zonedata.c", "zonedata.bin", "zonebake-server"))
 
 
-def test_two_builds_are_byte_identical(tmp_path):
-    first = build(tmp_path / "one", "1")
-    second = build(tmp_path / "elsewhere" / "two", "4242")
-    assert first[0] == second[0]
-    assert first[1] == second[1]
-    assert first[2] == second[2]
+def test_builds_are_byte_identical(tmp_path):
+    cache = tmp_path / "cache"
+    cold = build(tmp_path / "one", "1", cache)
+    assert len(list((cache / "zonebake" / "objs").iterdir())) == 1  # one entry, stored
+    warm = build(tmp_path / "elsewhere" / "two", "4242", cache)
+    uncached = build(tmp_path / "three", "7", "/dev/null/no-cache")  # cannot be created
+    for other in (warm, uncached):
+        assert cold[0] == other[0]
+        assert cold[1] == other[1]
+        assert cold[2] == other[2]

@@ -1,0 +1,132 @@
+"""The cc stage: the runtime's objects compile once per sources, flags and compiler, then come
+from the cache (compiler/objcache.py); C compiler failures are usage errors that show the
+command."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ZONES
+
+ZONE = f"example.={ZONES / 'example.zone'}"
+
+
+def build(outdir, cache, cc="cc", sanitize=False) -> subprocess.CompletedProcess:
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache), "CC": cc}
+    env.pop("ZONEBAKE_SANITIZE", None)
+    if sanitize:
+        env["ZONEBAKE_SANITIZE"] = "1"
+    return subprocess.run([sys.executable, "-m", "zonebake", "build", "--zone", ZONE, "-o",
+                           str(outdir)], capture_output=True, text=True, env=env)
+
+
+@pytest.fixture
+def logging_cc(tmp_path):
+    """A CC that logs the file each run compiles ('-' for a link), then runs cc."""
+    log = tmp_path / "cc.log"
+    script = tmp_path / "logging-cc"
+    script.write_text(f"""#!/bin/sh
+compiles=-
+for arg; do case "$arg" in *.c) compiles=$arg;; esac; done
+case " $* " in *" -v "*) ;; *) echo "$compiles" >>{log};; esac
+exec cc "$@"
+""")
+    script.chmod(0o755)
+
+    def compiled() -> list[str]:
+        """What the compiler ran for since the last call, in order."""
+        runs = sorted(log.read_text().split()) if log.exists() else []
+        log.unlink(missing_ok=True)
+        return runs
+    return str(script), compiled
+
+
+def runtime_sources() -> list[str]:
+    from zonebake.cc import runtime_dir
+    return sorted(p.name for p in runtime_dir().glob("*.c"))
+
+
+def test_second_build_compiles_only_zonedata(tmp_path, logging_cc):
+    cc, compiled = logging_cc
+    assert build(tmp_path / "one", tmp_path / "cache", cc).returncode == 0
+    assert compiled() == sorted(["-", "zonedata.c", *runtime_sources()])
+    assert build(tmp_path / "two", tmp_path / "cache", cc).returncode == 0
+    assert compiled() == ["-", "zonedata.c"]
+
+
+def test_a_damaged_entry_is_compiled_again(tmp_path, logging_cc):
+    cc, compiled = logging_cc
+    assert build(tmp_path / "one", tmp_path / "cache", cc).returncode == 0
+    [entry] = (tmp_path / "cache" / "zonebake" / "objs").iterdir()
+    (entry / "main.o").write_bytes((entry / "main.o").read_bytes()[:100])  # a crash's leftover
+    compiled()
+    assert build(tmp_path / "two", tmp_path / "cache", cc).returncode == 0
+    assert compiled() == sorted(["-", "zonedata.c", *runtime_sources()])
+    assert (tmp_path / "one" / "zonebake-server").read_bytes() == \
+        (tmp_path / "two" / "zonebake-server").read_bytes()
+
+
+def test_a_changed_system_header_is_compiled_again(tmp_path, logging_cc):
+    """As after a libc upgrade: a header outside runtime/ (here one that -include names) is
+    not in the key, but in the entry's manifest."""
+    cc, compiled = logging_cc
+    header = tmp_path / "libc-ish.h"
+    header.write_text("/* version 1 */\n")
+    assert build(tmp_path / "one", tmp_path / "cache", f"{cc} -include {header}").returncode == 0
+    header.write_text("/* version 2 */\n")
+    compiled()
+    assert build(tmp_path / "two", tmp_path / "cache", f"{cc} -include {header}").returncode == 0
+    assert compiled() == sorted(["-", "zonedata.c", *runtime_sources()])
+    assert build(tmp_path / "three", tmp_path / "cache", f"{cc} -include {header}").returncode == 0
+    assert compiled() == ["-", "zonedata.c"]
+
+
+def test_sanitized_builds_have_objects_of_their_own(tmp_path, logging_cc):
+    cc, compiled = logging_cc
+    assert build(tmp_path / "plain", tmp_path / "cache", cc).returncode == 0
+    compiled()
+    assert build(tmp_path / "sanitized", tmp_path / "cache", cc, sanitize=True).returncode == 0
+    assert compiled() == sorted(["-", "zonedata.c", *runtime_sources()])
+    assert len(list((tmp_path / "cache" / "zonebake" / "objs").iterdir())) == 2
+
+
+def test_concurrent_cold_builds_share_one_entry(tmp_path):
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    builds = [subprocess.Popen([sys.executable, "-m", "zonebake", "build", "--zone", ZONE, "-o",
+                                str(tmp_path / name)], env=env, stderr=subprocess.PIPE)
+              for name in ("one", "two", "three")]
+    for process in builds:
+        assert process.wait() == 0, process.stderr.read()
+        process.stderr.close()
+    binaries = {(tmp_path / name / "zonebake-server").read_bytes()
+                for name in ("one", "two", "three")}
+    assert len(binaries) == 1
+    assert len(list((tmp_path / "cache" / "zonebake" / "objs").iterdir())) == 1
+
+
+def test_check_writes_no_cache(tmp_path):
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    result = subprocess.run([sys.executable, "-m", "zonebake", "check", "--zone", ZONE],
+                            capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_failing_compiler_is_a_usage_error_naming_the_command(tmp_path):
+    result = build(tmp_path / "out", tmp_path / "cache", cc="cc -include /nonexistent/zb.h")
+    assert result.returncode == 2
+    assert "the C compiler failed (cd " in result.stderr
+    assert "cc -include /nonexistent/zb.h" in result.stderr
+    assert "/nonexistent/zb.h: No such file or directory" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert not (tmp_path / "out" / "zonebake-server").exists()
+
+
+def test_a_missing_compiler_is_a_usage_error(tmp_path):
+    result = build(tmp_path / "out", tmp_path / "cache", cc="/nonexistent/cc")
+    assert result.returncode == 2
+    assert "cannot run the C compiler '/nonexistent/cc'" in result.stderr
