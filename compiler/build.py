@@ -80,13 +80,14 @@ class Built:
     native: bool  # the native baker made the data (compiler/native.py)
 
 
-def _bake(config: ZoneSetConfig, data_file: Path, progress: Progress) -> native.Baked | None:
+def _bake(config: ZoneSetConfig, data_file: Path, progress: Progress,
+          cache: bool = True) -> native.Baked | None:
     """The native baker's result, or None when the Python pipeline must do the work."""
     if native.mode() == "off":
         return None
     try:
         with progress.stage("native bake"):
-            return native.bake(config, data_file)
+            return native.bake(config, data_file, cache)
     except native.Declined as exc:
         if native.mode() == "require":
             raise UsageError(f"the native baker declined: {exc}") from None
@@ -99,7 +100,7 @@ def check(config: ZoneSetConfig, lenient: bool = False,
     temporary file. A set the native baker accepts has none."""
     progress = progress or Progress(out=None)
     with tempfile.TemporaryDirectory(prefix="zonebake-check-") as scratch:
-        if _bake(config, Path(scratch) / emit.DATA_FILE, progress) is not None:
+        if _bake(config, Path(scratch) / emit.DATA_FILE, progress, cache=False) is not None:
             return []
     return compile_zoneset(config, lenient, progress).warnings
 

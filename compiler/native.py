@@ -8,13 +8,15 @@ on a corpus). For anything else it declines, and `build` runs the Python pipelin
 reads every form of zone file and reports every problem with its position.
 
 The baker is compiled on first use with the same C compiler as the responder, into a cache
-keyed by its sources and the compiler, so a build pays for it once.
+keyed by its sources and the compiler, so a build pays for it once (`check` uses the cached
+one, or compiles one for the run, and writes nothing).
 
 ZONEBAKE_NATIVE=0 never uses it; ZONEBAKE_NATIVE=require fails when it declines (for tests).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import shlex
@@ -22,6 +24,7 @@ import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 from .cc import runtime_dir
 from .chaos import chaos_answers
@@ -50,40 +53,59 @@ def _cache_dir() -> Path:
     return Path(base) / "zonebake"
 
 
-def baker() -> Path:
-    """The baker's executable, compiled now if this version of it is not in the cache yet."""
-    cc = shlex.split(os.environ.get("CC", "cc"))
-    runtime = runtime_dir()
-    inputs = sorted(SOURCES.glob("*.[ch]")) + [runtime / "hash.h", runtime / "zonedata.h"]
+def _digest(cc: list[str], runtime: Path) -> str:
+    """What the executable depends on: its sources, the responder's headers, the compiler."""
     digest = hashlib.sha256(" ".join(cc + CFLAGS).encode())
-    for path in inputs:
+    for path in sorted(SOURCES.glob("*.[ch]")) + [runtime / "hash.h", runtime / "zonedata.h"]:
         digest.update(path.name.encode() + b"\0" + path.read_bytes())
     try:
-        version = subprocess.run([*cc, "--version"], capture_output=True).stdout
+        digest.update(subprocess.run([*cc, "--version"], capture_output=True).stdout)
     except OSError as exc:
         raise UsageError(f"cannot run the C compiler {cc[0]!r}: {exc.strerror}") from None
-    digest.update(version)
-    for directory in (_cache_dir(), Path(tempfile.gettempdir()) / f"zonebake-{os.getuid()}"):
-        executable = directory / f"bake-{digest.hexdigest()[:16]}"
-        if executable.is_file():
-            return executable
+    return digest.hexdigest()[:16]
+
+
+def _compile(cc: list[str], runtime: Path, executable: Path) -> bool:
+    """Compile the baker to `executable`, via a name of its own and a rename (builds running
+    at once each get a whole executable); False when the directory is not writable."""
+    temporary = executable.with_name(f".{executable.name}.{os.getpid()}")
+    command = [*cc, *CFLAGS, f"-I{runtime}", *map(str, sorted(SOURCES.glob("*.c"))),
+               "-o", str(temporary)]
+    result = subprocess.run(command, capture_output=True, text=True)
+    if result.returncode != 0:
+        temporary.unlink(missing_ok=True)
+        if "Permission denied" in result.stderr:
+            return False
+        raise UsageError(f"the C compiler failed ({shlex.join(command)}):\n{result.stderr}")
+    os.replace(temporary, executable)
+    return True
+
+
+@contextlib.contextmanager
+def baker(cache: bool = True) -> Iterator[Path]:
+    """The baker's executable, from the cache, or compiled now: into the cache, or with
+    `cache` false (for `check`, which writes nothing) into a directory removed after."""
+    cc = shlex.split(os.environ.get("CC", "cc"))
+    runtime = runtime_dir()
+    name = f"bake-{_digest(cc, runtime)}"
+    directories = (_cache_dir(), Path(tempfile.gettempdir()) / f"zonebake-{os.getuid()}")
+    for directory in directories:
+        if (directory / name).is_file():
+            yield directory / name
+            return
+    if not cache:
+        with tempfile.TemporaryDirectory(prefix="zonebake-bake-") as scratch:
+            _compile(cc, runtime, Path(scratch) / name)
+            yield Path(scratch) / name
+        return
+    for directory in directories:
         try:
             directory.mkdir(parents=True, exist_ok=True)
         except OSError:
             continue
-        # Written under a name of its own, then renamed: builds running at once each get a
-        # complete executable.
-        temporary = directory / f".{executable.name}.{os.getpid()}"
-        command = [*cc, *CFLAGS, f"-I{runtime}", *map(str, sorted(SOURCES.glob("*.c"))),
-                   "-o", str(temporary)]
-        result = subprocess.run(command, capture_output=True, text=True)
-        if result.returncode != 0:
-            temporary.unlink(missing_ok=True)
-            if "Permission denied" in result.stderr:
-                continue
-            raise UsageError(f"the C compiler failed ({shlex.join(command)}):\n{result.stderr}")
-        os.replace(temporary, executable)
-        return executable
+        if _compile(cc, runtime, directory / name):
+            yield directory / name
+            return
     raise UsageError("no writable directory for the native baker (tried "
                      f"{_cache_dir()} and {tempfile.gettempdir()})")
 
@@ -108,11 +130,13 @@ class Baked:
     max_labels: int
 
 
-def bake(config: ZoneSetConfig, data_file: Path) -> Baked:
-    """Write the set's blob to data_file; raise Declined when the baker will not."""
-    executable = baker()
-    with tempfile.NamedTemporaryFile("w", prefix="zonebake-manifest-", suffix=".txt") as m:
-        m.write(_manifest(config))
+def bake(config: ZoneSetConfig, data_file: Path, cache: bool = True) -> Baked:
+    """Write the set's blob to data_file; raise Declined when the baker will not. `cache`:
+    keep the baker's executable in the cache if it has to be compiled."""
+    manifest = _manifest(config)
+    with baker(cache) as executable, \
+            tempfile.NamedTemporaryFile("w", prefix="zonebake-manifest-", suffix=".txt") as m:
+        m.write(manifest)
         m.flush()
         result = subprocess.run([str(executable), m.name, str(data_file)],
                                 capture_output=True, text=True)

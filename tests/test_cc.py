@@ -16,7 +16,8 @@ ZONE = f"example.={ZONES / 'example.zone'}"
 
 
 def build(outdir, cache, cc="cc", sanitize=False) -> subprocess.CompletedProcess:
-    env = {**os.environ, "XDG_CACHE_HOME": str(cache), "CC": cc}
+    # The Python pipeline: the native baker is compiled with CC too, which would show here.
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache), "CC": cc, "ZONEBAKE_NATIVE": "0"}
     env.pop("ZONEBAKE_SANITIZE", None)
     if sanitize:
         env["ZONEBAKE_SANITIZE"] = "1"
