@@ -87,7 +87,7 @@ def _bake(config: ZoneSetConfig, data_file: Path, progress: Progress,
         return None
     try:
         with progress.stage("native bake"):
-            return native.bake(config, data_file, cache)
+            return native.bake(config, data_file, cache, progress.detail)
     except native.Declined as exc:
         if native.mode() == "require":
             raise UsageError(f"the native baker declined: {exc}") from None

@@ -24,7 +24,7 @@ import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 from .cc import runtime_dir
 from .chaos import chaos_answers
@@ -130,26 +130,40 @@ class Baked:
     max_labels: int
 
 
-def bake(config: ZoneSetConfig, data_file: Path, cache: bool = True) -> Baked:
+Phase = Callable[[str, float, int, str], None]  # name, seconds, count, unit
+
+
+def bake(config: ZoneSetConfig, data_file: Path, cache: bool = True,
+         on_phase: Phase = lambda *_: None) -> Baked:
     """Write the set's blob to data_file; raise Declined when the baker will not. `cache`:
-    keep the baker's executable in the cache if it has to be compiled."""
+    keep the baker's executable in the cache if it has to be compiled. `on_phase` hears of
+    each of the baker's phases as it ends (progress reports)."""
     manifest = _manifest(config)
     with baker(cache) as executable, \
             tempfile.NamedTemporaryFile("w", prefix="zonebake-manifest-", suffix=".txt") as m:
         m.write(manifest)
         m.flush()
-        result = subprocess.run([str(executable), m.name, str(data_file)],
-                                capture_output=True, text=True)
-    if result.returncode == EXIT_DECLINED:
+        process = subprocess.Popen([str(executable), m.name, str(data_file)], text=True,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        said = []
+        for line in process.stderr:  # stdout holds a few lines: it waits without blocking
+            if line.startswith("phase "):
+                seconds, count, unit, name = line[6:].rstrip("\n").split(" ", 3)
+                on_phase(name, float(seconds), int(count), unit)
+            else:
+                said.append(line)
+        stdout = process.stdout.read()
+        returncode = process.wait()
+    message = "".join(said).strip()
+    if returncode == EXIT_DECLINED:
         data_file.unlink(missing_ok=True)
-        raise Declined(result.stderr.strip().removeprefix("declined: "))
-    if result.returncode != 0:
+        raise Declined(message.removeprefix("declined: "))
+    if returncode != 0:
         data_file.unlink(missing_ok=True)
-        raise UsageError(f"the native baker failed (exit {result.returncode}): "
-                         f"{result.stderr.strip()}")
+        raise UsageError(f"the native baker failed (exit {returncode}): {message}")
     numbers: dict[str, int] = {}
     chaos_offsets = []
-    for line in result.stdout.splitlines():
+    for line in stdout.splitlines():
         key, value = line.split()
         if key == "chaos":
             chaos_offsets.append(int(value))

@@ -26,6 +26,11 @@ class StageTime:
     seconds: float
     count: int | None  # items handled, for stages that loop over them
     unit: str = ""
+    details: list[StageTime] = field(default_factory=list)  # its own steps (the native baker's)
+
+    def __str__(self) -> str:
+        steps = ", ".join(f"{d.name} {d.seconds:.1f} s" for d in self.details)
+        return f"{self.name} {self.seconds:.1f} s" + (f" ({steps})" if steps else "")
 
 
 @dataclass
@@ -69,9 +74,18 @@ class Progress:
                 rate = current.count / (now - self._stage_begun)
                 self._say(f"{current.name}: {current.count}{of} {current.unit}, {rate:.0f}/s")
 
+    def detail(self, name: str, seconds: float, count: int, unit: str) -> None:
+        """A step of the current stage has ended (the native baker reports its own): noted
+        for the summary, and said as it happens once the build has run a few seconds."""
+        current = self._current
+        assert current is not None, "steps are inside a stage"
+        current.details.append(StageTime(name, seconds, count, unit))
+        if self.out is not None and self.clock() - self.started >= QUIET_FOR:
+            self._say(f"{current.name}: {name}: {count} {unit} in {seconds:.1f} s")
+
     def summary(self) -> str:
         total = self.clock() - self.started
-        stages = ", ".join(f"{s.name} {s.seconds:.1f} s" for s in self.stages)
+        stages = ", ".join(map(str, self.stages))
         return f"built in {total:.1f} s ({stages}); peak memory {peak_memory_mib()} MiB"
 
     def finish(self) -> None:

@@ -162,7 +162,7 @@ void build_answers(int minimal)
 	work(&workers[0]);
 	for (size_t k = 1; k < n; k++)
 		pthread_join(workers[k].thread, NULL);
-	phase("threads");
+	phase("answers", nodes.n, "names");
 	for (size_t k = 0; k < n; k++) {
 		struct worker *w = &workers[k];
 		merge(w);
@@ -176,4 +176,5 @@ void build_answers(int minimal)
 		free(w->response.optional.v);
 	}
 	free(workers);
+	phase("merge", bodies.list.n, "answers");
 }

@@ -39,7 +39,7 @@ void *xrealloc(void *p, size_t size);
 void grow(void **v, size_t *cap, size_t elem, size_t need);
 #define HUGE_RESERVE ((size_t)1 << 36)
 void reserve_huge(void **v, size_t *cap);  /* for an array of octets */
-void phase(const char *name);  /* ZONEBAKE_BAKE_TIMES=1: the time since the last */
+void phase(const char *name, size_t count, const char *unit);  /* see util.c */
 
 /* A growable array: VEC(int) v = {0}; PUSH(v, 3); v.v[0], v.n. */
 #define VEC(T) struct { T *v; size_t n, cap; }

@@ -78,7 +78,7 @@ int main(int argc, char **argv)
 	FILE *f = fopen(argv[1], "r");
 	if (!f)
 		fail("cannot open %s", argv[1]);
-	phase(NULL);
+	phase(NULL, 0, NULL);
 	names_init();
 	body_table_init(&bodies);
 	int minimal = 0;
@@ -117,7 +117,7 @@ int main(int argc, char **argv)
 		zones.v[z].rrsets_end = rrsets.n;
 		check_zone(z);
 	}
-	phase("read");
+	phase("read", rdatas.n, "records");
 
 	/* The hash keys: each node's lowercased wire-format name. */
 	uint32_t *key_off = xmalloc((nodes.n + 1) * sizeof *key_off);
@@ -133,13 +133,12 @@ int main(int argc, char **argv)
 	key_off[nodes.n] = keys.n;
 
 	build_answers(minimal);
-	phase("answers");
 	struct phash ph;
 	build_phash(&ph, keys.v, key_off, nodes.n);
-	phase("phash");
+	phase("perfect hash", nodes.n, "names");
 	struct layout_info info;
 	write_layout(argv[2], &ph, keys.v, key_off, chaos.v, chaos.n, &info);
-	phase("layout");
+	phase("layout", info.size, "octets");
 
 	printf("size %llu\nnodes_off 0\ntypes_off %u\npilots_off %u\nnnodes %u\nnanswers %u\n"
 	       "nbuckets %u\nseed %llu\nmax_labels %u\n", (unsigned long long)info.size,

@@ -102,17 +102,17 @@ void reserve_huge(void **v, size_t *cap)
 	*cap = bytes;
 }
 
-/* ZONEBAKE_BAKE_TIMES=1: each phase's time on stderr, for profiling the baker. */
-void phase(const char *name)
+/* Each phase's end, on stderr, for the driver's progress report and stage times:
+ * `phase SECONDS COUNT UNIT NAME`. The first call starts the clock. */
+void phase(const char *name, size_t count, const char *unit)
 {
 	static double last;
-	static int on = -1;
 	struct timespec ts;
-	if (on < 0)
-		on = getenv("ZONEBAKE_BAKE_TIMES") != NULL;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	double now = ts.tv_sec + ts.tv_nsec / 1e9;
-	if (on && name)
-		fprintf(stderr, "bake: %-8s %6.2f s\n", name, now - last);
+	if (name) {
+		fprintf(stderr, "phase %.3f %zu %s %s\n", now - last, count, unit, name);
+		fflush(stderr);
+	}
 	last = now;
 }
