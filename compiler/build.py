@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -91,6 +92,13 @@ def _bake(config: ZoneSetConfig, data_file: Path, progress: Progress,
     except native.Declined as exc:
         if native.mode() == "require":
             raise UsageError(f"the native baker declined: {exc}") from None
+        return None
+    except native.Failed as exc:
+        if native.mode() == "require":
+            raise
+        # A bug of ours should not stop a user's build: the Python pipeline does it all.
+        print(f"zonebake: warning: {exc}; compiling with the Python pipeline instead",
+              file=sys.stderr)
         return None
 
 

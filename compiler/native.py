@@ -36,10 +36,21 @@ NATIVE_ENV = "ZONEBAKE_NATIVE"
 EXIT_DECLINED = 3
 SOURCES = Path(__file__).resolve().parent / "bake"
 CFLAGS = ["-std=gnu11", "-O2", "-pthread", "-Wall", "-Wextra"]
+# ZONEBAKE_SANITIZE=1 (the tests' second pass) builds it with ASan and UBSan too.
+SANITIZE_CFLAGS = ["-std=gnu11", "-O1", "-g", "-pthread", "-fno-omit-frame-pointer",
+                   "-fsanitize=address,undefined", "-fno-sanitize-recover=all"]
+
+
+def _cflags() -> list[str]:
+    return SANITIZE_CFLAGS if os.environ.get("ZONEBAKE_SANITIZE") else CFLAGS
 
 
 class Declined(Exception):
     """The set needs the Python pipeline; the message says why."""
+
+
+class Failed(UsageError):
+    """The baker itself went wrong (a bug of ours, or no way to compile it)."""
 
 
 def mode() -> str:
@@ -55,13 +66,13 @@ def _cache_dir() -> Path:
 
 def _digest(cc: list[str], runtime: Path) -> str:
     """What the executable depends on: its sources, the responder's headers, the compiler."""
-    digest = hashlib.sha256(" ".join(cc + CFLAGS).encode())
+    digest = hashlib.sha256(" ".join(cc + _cflags()).encode())
     for path in sorted(SOURCES.glob("*.[ch]")) + [runtime / "hash.h", runtime / "zonedata.h"]:
         digest.update(path.name.encode() + b"\0" + path.read_bytes())
     try:
         digest.update(subprocess.run([*cc, "--version"], capture_output=True).stdout)
     except OSError as exc:
-        raise UsageError(f"cannot run the C compiler {cc[0]!r}: {exc.strerror}") from None
+        raise Failed(f"cannot run the C compiler {cc[0]!r}: {exc.strerror}") from None
     return digest.hexdigest()[:16]
 
 
@@ -69,14 +80,14 @@ def _compile(cc: list[str], runtime: Path, executable: Path) -> bool:
     """Compile the baker to `executable`, via a name of its own and a rename (builds running
     at once each get a whole executable); False when the directory is not writable."""
     temporary = executable.with_name(f".{executable.name}.{os.getpid()}")
-    command = [*cc, *CFLAGS, f"-I{runtime}", *map(str, sorted(SOURCES.glob("*.c"))),
+    command = [*cc, *_cflags(), f"-I{runtime}", *map(str, sorted(SOURCES.glob("*.c"))),
                "-o", str(temporary)]
     result = subprocess.run(command, capture_output=True, text=True)
     if result.returncode != 0:
         temporary.unlink(missing_ok=True)
         if "Permission denied" in result.stderr:
             return False
-        raise UsageError(f"the C compiler failed ({shlex.join(command)}):\n{result.stderr}")
+        raise Failed(f"the C compiler failed ({shlex.join(command)}):\n{result.stderr}")
     os.replace(temporary, executable)
     return True
 
@@ -106,7 +117,7 @@ def baker(cache: bool = True) -> Iterator[Path]:
         if _compile(cc, runtime, directory / name):
             yield directory / name
             return
-    raise UsageError("no writable directory for the native baker (tried "
+    raise Failed("no writable directory for the native baker (tried "
                      f"{_cache_dir()} and {tempfile.gettempdir()})")
 
 
@@ -160,7 +171,7 @@ def bake(config: ZoneSetConfig, data_file: Path, cache: bool = True,
         raise Declined(message.removeprefix("declined: "))
     if returncode != 0:
         data_file.unlink(missing_ok=True)
-        raise UsageError(f"the native baker failed (exit {returncode}): {message}")
+        raise Failed(f"the native baker failed (exit {returncode}): {message}")
     numbers: dict[str, int] = {}
     chaos_offsets = []
     for line in stdout.splitlines():

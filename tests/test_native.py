@@ -293,3 +293,28 @@ def test_accepted_sets_spell_each_name_one_way(name):
                 if isinstance(value, dns.name.Name):
                     note(value)
     assert {k: v for k, v in spellings.items() if len(v) > 1} == {}
+
+
+def test_a_failing_baker_leaves_the_build_to_the_pipeline(tmp_path):
+    """A baker that cannot be compiled (or crashes) is a bug of ours, not the user's: the
+    build warns and goes on with the Python pipeline; `require` makes it an error."""
+    cc = tmp_path / "cc-without-baker"
+    cc.write_text('#!/bin/sh\ncase "$*" in *bake/main.c*) echo "no baker here" >&2; exit 1;; '
+                  'esac\nexec cc "$@"\n')
+    cc.chmod(0o755)
+    config = GENERATED["gen-zoneset-30"](tmp_path / "zones")
+    env = {**os.environ, "CC": str(cc), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    results = {}
+    for mode in ("auto", "require"):
+        env["ZONEBAKE_NATIVE"] = mode
+        results[mode] = subprocess.run(
+            [sys.executable, "-m", "zonebake", "build", "-q", "-c", str(config), "-o",
+             str(tmp_path / mode)], env=env, capture_output=True, text=True)
+    auto, required = results["auto"], results["require"]
+    assert auto.returncode == 0, auto.stderr
+    assert "warning: the C compiler failed" in auto.stderr
+    assert "no baker here" in auto.stderr
+    assert "compiling with the Python pipeline instead" in auto.stderr
+    assert (tmp_path / "auto" / "zonebake-server").is_file()
+    assert required.returncode == EXIT_DECLINED, required.stderr
+    assert "the C compiler failed" in required.stderr
