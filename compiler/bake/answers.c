@@ -73,6 +73,24 @@ static size_t qtypes_of(name_t name, uint16_t *out)
 	return k;
 }
 
+/* The index among qtypes[0..q) of a type whose answer is the one for qtypes[q], or q: ANY
+ * over UDP at a name with records gets the lowest type's RRset (RFC 8482 §4.1; resolve.c's
+ * answer_from), so its body is that type's, already made when the type sorts first. */
+static size_t same_answer(name_t name, const uint16_t *qtypes, size_t q)
+{
+	uint32_t first = N(name)->rrsets;
+	if (qtypes[q] != T_ANY || first == NONE)
+		return q;
+	uint16_t lowest = rrsets.v[first].type;
+	for (uint32_t s = first; s != NONE; s = rrsets.v[s].next)
+		if (rrsets.v[s].type < lowest)
+			lowest = rrsets.v[s].type;
+	for (size_t i = 0; i < q; i++)
+		if (qtypes[i] == lowest)
+			return i;
+	return q;
+}
+
 static void *work(void *arg)
 {
 	struct worker *w = arg;
@@ -84,8 +102,11 @@ static void *work(void *arg)
 		size_t nq = qtypes_of(name, qtypes);
 		struct node_answers na = {.types = w->typed.n, .miss_body = NONE};
 		na.default_body = answer(w, zone, name, base, UNUSED_QTYPE);
+		uint32_t got[16];
 		for (size_t q = 0; q < nq; q++) {
-			uint32_t body = answer(w, zone, name, base, qtypes[q]);
+			size_t same = same_answer(name, qtypes, q);
+			uint32_t body = got[q] = same < q ? got[same]
+							  : answer(w, zone, name, base, qtypes[q]);
 			if (body != na.default_body) {
 				struct typed_body t = {qtypes[q], body};
 				PUSH(w->typed, t);
