@@ -49,7 +49,8 @@ def compile_server(zonedata_c: Path, output: Path) -> None:
     key = runtime_key(cc, flags, runtime)
     cached = objcache.lookup(key)
     temporary = output.with_name(f".{output.name}.tmp")
-    data_object = output.with_name(".zonedata.o.tmp")  # as big as zonedata.bin
+    data_object = _scratch_for(zonedata_c.with_name("zonedata.bin"), output) / \
+        f".zonedata.{os.getpid()}.o.tmp"  # as big as zonedata.bin
     try:
         with objcache.workspace() as fresh:
             objects = cached or fresh
@@ -70,6 +71,25 @@ def compile_server(zonedata_c: Path, output: Path) -> None:
     finally:
         data_object.unlink(missing_ok=True)
         temporary.unlink(missing_ok=True)
+
+
+# Memory-backed, where Linux has it: the data object is written once and read once, and
+# on a disk file system that costs seconds for a large zone set (479 MiB: 3.0 s against
+# 0.7 s for the assembler here).
+RAM_DIRECTORY = Path("/dev/shm")
+
+
+def _scratch_for(data: Path, output: Path) -> Path:
+    """Where to put the temporary data object: in memory if there is room for it twice
+    over (others use that memory too), else beside the output."""
+    try:
+        room = os.statvfs(RAM_DIRECTORY)
+        if os.access(RAM_DIRECTORY, os.W_OK) and \
+                room.f_bavail * room.f_frsize > 2 * data.stat().st_size:
+            return RAM_DIRECTORY
+    except OSError:
+        pass
+    return output.parent
 
 
 def runtime_key(cc: list[str], flags: list[str], runtime: Path) -> str:
