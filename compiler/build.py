@@ -6,6 +6,7 @@ import os
 import shutil
 import sys
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -121,21 +122,26 @@ def build(config: ZoneSetConfig, outdir: Path, lenient: bool = False,
     outdir.mkdir(parents=True, exist_ok=True)  # the baker writes its data there
     data_file = outdir / emit.DATA_FILE
     temporary = emit.temporary_for(data_file)
-    try:
-        baked = _bake(config, temporary, progress)
-        if baked is not None:
-            os.replace(temporary, data_file)
-            layout, max_labels, warnings = baked.layout, baked.max_labels, []
-        else:
-            compiled = compile_zoneset(config, lenient, progress)
-            layout, max_labels = compiled.layout, compiled.tree.max_labels
-            warnings = compiled.warnings
-    except BaseException:
-        if created:  # a set that does not compile leaves nothing behind
-            shutil.rmtree(outdir, ignore_errors=True)
-        raise
-    with progress.stage("emit"):
-        zonedata = emit.write(outdir, config, layout, max_labels)
-    with progress.stage("cc"):
-        cc.compile_server(zonedata, outdir / "zonebake-server")
+    # The responder's own objects do not depend on the zones: on a first build they compile
+    # meanwhile, mostly on the core the single-threaded stages leave idle.
+    with ThreadPoolExecutor(max_workers=1) as meanwhile:
+        runtime = meanwhile.submit(cc.prepare_runtime)
+        try:
+            baked = _bake(config, temporary, progress)
+            if baked is not None:
+                os.replace(temporary, data_file)
+                layout, max_labels, warnings = baked.layout, baked.max_labels, []
+            else:
+                compiled = compile_zoneset(config, lenient, progress)
+                layout, max_labels = compiled.layout, compiled.tree.max_labels
+                warnings = compiled.warnings
+        except BaseException:
+            if created:  # a set that does not compile leaves nothing behind
+                shutil.rmtree(outdir, ignore_errors=True)
+            raise
+        with progress.stage("emit"):
+            zonedata = emit.write(outdir, config, layout, max_labels)
+        with progress.stage("cc"):
+            runtime.result()
+            cc.compile_server(zonedata, outdir / "zonebake-server")
     return Built(warnings, baked is not None)

@@ -40,13 +40,36 @@ def runtime_dir() -> Path:
     raise UsageError(f"the responder's C sources are missing (looked beside {package})")
 
 
-def compile_server(zonedata_c: Path, output: Path) -> None:
-    zonedata_c, output = zonedata_c.absolute(), output.absolute()  # the compiles change directory
+def _setting() -> tuple[list[str], Path, list[str], list[str], str]:
+    """The compiler, runtime/, the runtime's file names, the flags, and the cache key."""
     cc = shlex.split(os.environ.get("CC", "cc"))
     runtime = runtime_dir()
     names = sorted(p.stem for p in runtime.glob("*.c"))
     flags = SANITIZE_CFLAGS if os.environ.get("ZONEBAKE_SANITIZE") else CFLAGS
-    key = runtime_key(cc, flags, runtime)
+    return cc, runtime, names, flags, runtime_key(cc, flags, runtime)
+
+
+def _runtime_jobs(cc: list[str], runtime: Path, names: list[str], flags: list[str],
+                  into: Path) -> list[tuple[list[str], Path]]:
+    return [([*cc, *flags, "-I.", "-MD", "-MF", str(into / f"{name}.d"), "-c", f"{name}.c",
+              "-o", str(into / f"{name}.o")], runtime) for name in names]
+
+
+def prepare_runtime() -> None:
+    """Put the runtime's objects in the cache if they are not there: `build` runs this while
+    the zones are being compiled, which leaves a core idle most of the time. Without a cache
+    to write to it does nothing, and compile_server compiles them."""
+    cc, runtime, names, flags, key = _setting()
+    if objcache.cache_dir() is None or objcache.lookup(key) is not None:
+        return
+    with objcache.workspace() as fresh:
+        run_all(_runtime_jobs(cc, runtime, names, flags, fresh))
+        objcache.store(key, fresh, headers_read(fresh))
+
+
+def compile_server(zonedata_c: Path, output: Path) -> None:
+    zonedata_c, output = zonedata_c.absolute(), output.absolute()  # the compiles change directory
+    cc, runtime, names, flags, key = _setting()
     cached = objcache.lookup(key)
     temporary = output.with_name(f".{output.name}.tmp")
     data_object = _scratch_for(zonedata_c.with_name("zonedata.bin"), output) / \
@@ -58,9 +81,7 @@ def compile_server(zonedata_c: Path, output: Path) -> None:
             jobs = [([*cc, *flags, f"-I{runtime}", "-Wa,-I.", "-c", zonedata_c.name,
                       "-o", str(data_object)], zonedata_c.parent)]
             if cached is None:
-                jobs += [([*cc, *flags, "-I.", "-MD", "-MF", str(fresh / f"{name}.d"), "-c",
-                           f"{name}.c", "-o", str(fresh / f"{name}.o")], runtime)
-                         for name in names]
+                jobs += _runtime_jobs(cc, runtime, names, flags, fresh)
             run_all(jobs)
             # The order of the objects is the order of the binary's contents.
             run([*cc, *flags, *LDFLAGS, *(str(objects / f"{name}.o") for name in names),
