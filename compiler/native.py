@@ -22,10 +22,12 @@ import os
 import shlex
 import subprocess
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
+from . import objcache
 from .cc import runtime_dir
 from .chaos import chaos_answers
 from .config import ZoneSetConfig
@@ -59,9 +61,25 @@ def mode() -> str:
     return {"0": "off", "require": "require"}.get(value, "auto")
 
 
-def _cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "zonebake"
+UNUSED_FOR = 7 * 24 * 3600  # seconds after which another version's executable is deleted
+
+
+def _directories() -> list[Path]:
+    """Where the executable is kept: beside the runtime's objects (objcache.py), else in the
+    temporary directory."""
+    objects = objcache.cache_dir()
+    fallback = Path(tempfile.gettempdir()) / f"zonebake-{os.getuid()}"
+    return [objects.parent, fallback] if objects is not None else [fallback]
+
+
+def _prune(directory: Path, keep: Path) -> None:
+    """Executables of other versions of the baker, unused for a week."""
+    for old in directory.glob("bake-*"):
+        try:
+            if old != keep and time.time() - old.stat().st_atime > UNUSED_FOR:
+                old.unlink()
+        except OSError:
+            pass
 
 
 def _digest(cc: list[str], runtime: Path) -> str:
@@ -99,7 +117,7 @@ def baker(cache: bool = True) -> Iterator[Path]:
     cc = shlex.split(os.environ.get("CC", "cc"))
     runtime = runtime_dir()
     name = f"bake-{_digest(cc, runtime)}"
-    directories = (_cache_dir(), Path(tempfile.gettempdir()) / f"zonebake-{os.getuid()}")
+    directories = _directories()
     for directory in directories:
         if (directory / name).is_file():
             yield directory / name
@@ -115,10 +133,11 @@ def baker(cache: bool = True) -> Iterator[Path]:
         except OSError:
             continue
         if _compile(cc, runtime, directory / name):
+            _prune(directory, directory / name)
             yield directory / name
             return
     raise Failed("no writable directory for the native baker (tried "
-                     f"{_cache_dir()} and {tempfile.gettempdir()})")
+                 f"{' and '.join(map(str, directories))})")
 
 
 def _manifest(config: ZoneSetConfig) -> str:
