@@ -81,7 +81,8 @@ class Progress:
         assert current is not None, "steps are inside a stage"
         current.details.append(StageTime(name, seconds, count, unit))
         if self.out is not None and self.clock() - self.started >= QUIET_FOR:
-            self._say(f"{current.name}: {name}: {count} {unit} in {seconds:.1f} s")
+            rate = f", {count / seconds:.0f}/s" if seconds > 0 else ""
+            self._say(f"{current.name}: {name}: {count} {unit} in {seconds:.1f} s{rate}")
 
     def summary(self) -> str:
         total = self.clock() - self.started
