@@ -1,0 +1,83 @@
+"""Progress on stderr (compiler/progress.py): nothing for a build under five seconds; past
+that, a line every few seconds with the stage, the count, the total and the rate, each step
+of the native baker as it ends, and a summary of every stage's time; nothing at all with -q.
+The clock is a fake one, moved by the test."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+
+from zonebake.progress import EVERY, QUIET_FOR, Progress
+
+
+class Clock:
+    def __init__(self):
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_short_build_says_nothing():
+    out, clock = io.StringIO(), Clock()
+    progress = Progress(out=out, clock=clock)
+    with progress.stage("answers", "names"):
+        for _ in range(5000):
+            progress.tick(5000)
+            clock.now += 0.0001
+    progress.finish()
+    assert out.getvalue() == ""
+
+
+def test_a_long_stage_reports_count_total_and_rate():
+    out, clock = io.StringIO(), Clock()
+    progress = Progress(out=out, clock=clock)
+    with progress.stage("answers", "names"):
+        for _ in range(10240):
+            progress.tick(20000)
+            clock.now += 0.001  # 1,000 names a second: 10.24 s in all
+    lines = out.getvalue().splitlines()
+    assert lines, "a stage past five seconds reports"
+    # The first line comes once the build has run QUIET_FOR seconds, at a multiple of 1024.
+    assert lines[0] == "zonebake: answers: 5120/20000 names, 1000/s"
+    assert len(lines) == 1 + int((10.24 - QUIET_FOR) // EVERY)
+
+
+def test_the_bakers_steps_are_said_past_five_seconds_and_summed_up():
+    out, clock = io.StringIO(), Clock()
+    progress = Progress(out=out, clock=clock)
+    with progress.stage("native bake"):
+        clock.now += 1.5
+        progress.detail("read", 1.5, 3000, "records")
+        clock.now += 4.0
+        progress.detail("answers", 4.0, 1000, "names")
+    with progress.stage("cc"):
+        clock.now += 1.0
+    progress.finish()
+    lines = out.getvalue().splitlines()
+    assert lines[0] == "zonebake: native bake: answers: 1000 names in 4.0 s, 250/s"
+    assert lines[1].startswith("zonebake: built in 6.5 s (native bake 5.5 s (read 1.5 s, "
+                               "answers 4.0 s), cc 1.0 s); peak memory ")
+    assert len(lines) == 2
+
+
+def test_quiet_says_nothing_however_long():
+    clock = Clock()
+    progress = Progress(out=None, clock=clock)
+    with progress.stage("answers", "names"):
+        for _ in range(4096):
+            progress.tick()
+            clock.now += 1
+        progress.detail("read", 1.0, 1, "records")
+    progress.finish()  # no output stream to write to: it would raise if it tried
+
+
+def test_quiet_build_prints_nothing(tmp_path):
+    from conftest import ZONES
+    result = subprocess.run([sys.executable, "-m", "zonebake", "build", "-q", "--zone",
+                             f"example.={ZONES / 'example.zone'}", "-o", str(tmp_path / "out")],
+                            capture_output=True, text=True)
+    assert result.returncode == 0
+    assert result.stderr == ""
