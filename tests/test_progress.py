@@ -20,13 +20,18 @@ class Clock:
         return self.now
 
 
+def run_stage(progress: Progress, clock: Clock, items: int, total: int | None,
+              seconds_each: float) -> None:
+    with progress.stage("answers", "names"):
+        for _ in range(items):
+            progress.tick(total)
+            clock.now += seconds_each
+
+
 def test_a_short_build_says_nothing():
     out, clock = io.StringIO(), Clock()
     progress = Progress(out=out, clock=clock)
-    with progress.stage("answers", "names"):
-        for _ in range(5000):
-            progress.tick(5000)
-            clock.now += 0.0001
+    run_stage(progress, clock, 5000, 5000, 0.0001)
     progress.finish()
     assert out.getvalue() == ""
 
@@ -34,10 +39,7 @@ def test_a_short_build_says_nothing():
 def test_a_long_stage_reports_count_total_and_rate():
     out, clock = io.StringIO(), Clock()
     progress = Progress(out=out, clock=clock)
-    with progress.stage("answers", "names"):
-        for _ in range(10240):
-            progress.tick(20000)
-            clock.now += 0.001  # 1,000 names a second: 10.24 s in all
+    run_stage(progress, clock, 10240, 20000, 0.001)  # 1,000 names a second: 10.24 s in all
     lines = out.getvalue().splitlines()
     assert lines, "a stage past five seconds reports"
     # The first line comes once the build has run QUIET_FOR seconds, at a multiple of 1024.
@@ -66,10 +68,8 @@ def test_the_bakers_steps_are_said_past_five_seconds_and_summed_up():
 def test_quiet_says_nothing_however_long():
     clock = Clock()
     progress = Progress(out=None, clock=clock)
-    with progress.stage("answers", "names"):
-        for _ in range(4096):
-            progress.tick()
-            clock.now += 1
+    run_stage(progress, clock, 4096, None, 1.0)
+    with progress.stage("native bake"):
         progress.detail("read", 1.0, 1, "records")
     progress.finish()  # no output stream to write to: it would raise if it tried
 
