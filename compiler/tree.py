@@ -1,8 +1,9 @@
 """Stage 3: one name tree over every zone of the set.
 
 A node exists for every name at or below a zone apex that owns data or has a descendant that
-does (an empty non-terminal, RFC 4592 §2.2.2). Each node belongs to the deepest zone whose apex
-is at or above it, so when a parent and its child zone are both served, the child answers.
+does (an empty non-terminal, RFC 4592 §2.2.2), but for names below a zone cut (glue and
+occluded data), which the cut's referral answers. Each node belongs to the deepest zone whose
+apex is at or above it, so when a parent and its child zone are both served, the child answers.
 Names above every apex are not in the tree: the responder refuses them.
 """
 
@@ -56,6 +57,10 @@ def build_tree(zones: list[Zone]) -> NameTree:
         names.add(zone.origin)
 
     images = _dname_images(zones, names)
+    # Below a cut every name gets the cut's referral, and the cut's node gives it already to
+    # the names below it that have no node (its miss answer, shifted to the query name at run
+    # time): nodes there would only repeat it, for a quarter of a hosting zone's names.
+    names = {name for name in names if not _below_cut(name, origins)}
     nodes = {}
     for name in sorted(names | set(images), key=canonical_key):
         zone = _deepest_zone(name, origins)
@@ -86,6 +91,16 @@ def _dname_images(zones: list[Zone], names: set[dns.name.Name]) -> dict:
                     except dns.name.NameTooLong:
                         pass  # no query name can be that long
     return images
+
+
+def _below_cut(name: dns.name.Name, origins: dict[dns.name.Name, Zone]) -> bool:
+    """Whether a cut of the name's zone lies strictly above it."""
+    zone = _deepest_zone(name, origins)
+    while name != zone.origin:
+        name = name.parent()
+        if name != zone.origin and dns.rdatatype.NS in zone.nodes.get(name, {}):
+            return True
+    return False
 
 
 def _deepest_zone(name: dns.name.Name, origins: dict[dns.name.Name, Zone]) -> Zone:

@@ -127,6 +127,15 @@ int main(int argc, char **argv)
 	}
 	phase("read", rdatas.n, "records");
 
+	/* No nodes below a cut: the cut's referral answers for every name there (tree.py). */
+	size_t kept = 0;
+	for (size_t i = 0; i < nodes.n; i++) {
+		const struct name *n = N(nodes.v[i]);
+		if ((n->flags & NAME_ORIGIN) || redirect(n->parent) == NONE)
+			nodes.v[kept++] = nodes.v[i];
+	}
+	nodes.n = kept;
+
 	/* The hash keys: each node's lowercased wire-format name. */
 	uint32_t *key_off = xmalloc((nodes.n + 1) * sizeof *key_off);
 	bytes_t keys = {0};
