@@ -4,6 +4,7 @@ LISTEN_PID to that child's pid, and execs the server, which must serve exactly t
 
 from __future__ import annotations
 
+import errno
 import os
 import select
 import signal
@@ -73,15 +74,27 @@ class Activated:
         return status
 
 
-def systemd_sockets():
-    """A UDP socket and a listening TCP socket on one ephemeral loopback port."""
-    udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    udp.bind(("127.0.0.1", 0))
-    tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    tcp.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    tcp.bind(udp.getsockname())
-    tcp.listen()
-    return udp, tcp
+def systemd_sockets(listen: bool = True):
+    """A UDP socket and a TCP socket (listening, unless told not to) on one ephemeral
+    loopback port. The port the kernel picks for UDP may be taken for TCP (by another test's
+    connection, say): then another port."""
+    for _ in range(100):
+        udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        udp.bind(("127.0.0.1", 0))
+        tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        tcp.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            tcp.bind(udp.getsockname())
+        except OSError as exc:
+            udp.close()
+            tcp.close()
+            if exc.errno != errno.EADDRINUSE:
+                raise
+            continue
+        if listen:
+            tcp.listen()
+        return udp, tcp
+    raise OSError(errno.EADDRINUSE, "no loopback port free for both UDP and TCP")
 
 
 def query(port, tcp=False):
@@ -142,10 +155,7 @@ def test_queries_wait_in_the_sockets_across_a_restart(testset_binary):
 
 
 def test_a_tcp_socket_that_does_not_listen_is_refused(testset_binary):
-    udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    udp.bind(("127.0.0.1", 0))
-    tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    tcp.bind(udp.getsockname())
+    udp, tcp = systemd_sockets(listen=False)
     try:
         server = Activated(testset_binary, [udp, tcp])
         assert "socket activation: descriptor 4: a TCP socket that is not listening" in \
