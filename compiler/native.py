@@ -147,8 +147,8 @@ def _manifest(config: ZoneSetConfig) -> str:
         if any("\n" in field for field in fields):
             raise Declined("a path with a newline")
         lines += ["zone", *fields]
-    for key, body in chaos_answers(config.server):
-        lines += ["chaos", key.hex(),
+    for _, body in chaos_answers(config.server):
+        lines += ["chaos",
                   f"{body.header.hex()} {body.base_len} {body.trunc_len} {body.trunc_arcount}",
                   body.data.hex(), " ".join(map(str, body.fixups))]
     return "\n".join(lines + ["end", ""])

@@ -244,9 +244,8 @@ void build_phash(struct phash *ph, const uint8_t *keys, const uint32_t *key_off,
 
 /* ---- layout.c ---- */
 
+/* A CH answer: its body, and where the layout put it (the driver knows its name). */
 struct chaos {
-	uint8_t key[256];
-	size_t key_len;
 	uint32_t body;
 	uint32_t offset;   /* set by write_layout */
 };

@@ -5,7 +5,7 @@
  * failure of its own. compiler/native.py writes the manifest and reads the numbers.
  *
  * The manifest, a line each: `minimal 0|1`; then per zone `zone`, its origin, its file's
- * path, the path to show; then per CH answer `chaos`, its key in hex, and the body's
+ * path, the path to show; then per CH answer `chaos` and the body's
  * `header base_len trunc_len trunc_arcount`, data and fixups (hex, hex, decimals).
  */
 #include <stdio.h>
@@ -50,9 +50,7 @@ static size_t unhex(const char *text, uint8_t *out, size_t max)
 
 static void read_chaos(FILE *f, struct chaos *c)
 {
-	char *key = next_line(f), *fields = next_line(f), *data = next_line(f);
-	char *fixups = next_line(f);
-	c->key_len = unhex(key, c->key, sizeof c->key);
+	char *fields = next_line(f), *data = next_line(f), *fixups = next_line(f);
 	char header_hex[32];
 	unsigned base_len, trunc_len, trunc_arcount;
 	if (sscanf(fields, "%31s %u %u %u", header_hex, &base_len, &trunc_len, &trunc_arcount) != 4)
@@ -71,7 +69,6 @@ static void read_chaos(FILE *f, struct chaos *c)
 	}
 	c->body = intern_body(&bodies, header, base_len, body, len, fix, nfix, trunc_len,
 			      trunc_arcount);
-	free(key);
 	free(fields);
 	free(data);
 	free(fixups);
