@@ -19,6 +19,7 @@ __typeof__(typed) typed;
 
 #define MAX_THREADS 16
 #define NODES_PER_THREAD 50000  /* below this a thread costs more than it saves */
+#define BODIES_PER_NODE 4       /* about what a hosting zone has: the tables start that big */
 
 struct worker {
 	pthread_t thread;
@@ -91,6 +92,8 @@ static size_t same_answer(name_t name, const uint16_t *qtypes, size_t q)
 	return q;
 }
 
+/* A node's bodies are staged as they are made and interned together at the end (bodies.c
+ * says why); `staged` holds their indices until then. */
 static void *work(void *arg)
 {
 	struct worker *w = arg;
@@ -100,24 +103,30 @@ static void *work(void *arg)
 		uint32_t zone = N(name)->zone;
 		uint16_t qtypes[16];
 		size_t nq = qtypes_of(name, qtypes);
-		struct node_answers na = {.types = w->typed.n, .miss_body = NONE};
-		na.default_body = answer(w, zone, name, base, UNUSED_QTYPE);
-		uint32_t got[16];
+		uint32_t staged[16], id[18];
+		uint32_t default_staged = answer(w, zone, name, base, UNUSED_QTYPE);
 		for (size_t q = 0; q < nq; q++) {
 			size_t same = same_answer(name, qtypes, q);
-			uint32_t body = got[q] = same < q ? got[same]
-							  : answer(w, zone, name, base, qtypes[q]);
-			if (body != na.default_body) {
-				struct typed_body t = {qtypes[q], body};
+			staged[q] = same < q ? staged[same] : answer(w, zone, name, base, qtypes[q]);
+		}
+		struct node_answers na = {.types = w->typed.n, .miss_body = NONE};
+		na.miss_wildcard = miss_wildcard(name);
+		uint32_t miss_staged = NONE;
+		if (na.miss_wildcard == NONE) {
+			resolve(&w->response, zone, NONE, name, UNUSED_QTYPE, w->minimal, 0);
+			miss_staged = serialize(w->wire, w->bodies, &w->response, name);
+		}
+		intern_staged(w->bodies, id);
+		na.default_body = id[default_staged];
+		for (size_t q = 0; q < nq; q++) {
+			if (id[staged[q]] != na.default_body) {
+				struct typed_body t = {qtypes[q], id[staged[q]]};
 				PUSH(w->typed, t);
 			}
 		}
 		na.ntypes = w->typed.n - na.types;
-		na.miss_wildcard = miss_wildcard(name);
-		if (na.miss_wildcard == NONE) {
-			resolve(&w->response, zone, NONE, name, UNUSED_QTYPE, w->minimal, 0);
-			na.miss_body = serialize(w->wire, w->bodies, &w->response, name);
-		}
+		if (miss_staged != NONE)
+			na.miss_body = id[miss_staged];
 		node_answers.v[i] = na;
 	}
 	return NULL;
@@ -177,6 +186,7 @@ void build_answers(int minimal)
 		w->bodies = k == 0 ? &bodies : xmalloc(sizeof *w->bodies);
 		if (k > 0)
 			body_table_init(w->bodies);
+		body_table_expect(w->bodies, (w->end - w->begin) * BODIES_PER_NODE);
 		if (k > 0 && pthread_create(&w->thread, NULL, work, w) != 0)
 			fail("cannot start a thread");
 	}

@@ -180,7 +180,6 @@ uint32_t redirect(name_t name);
 struct body {
 	uint8_t header[10];
 	uint16_t base_len, data_len, nfixups, trunc_len, trunc_arcount;
-	uint32_t hash_next;
 	const bytes_t *arena;  /* the arena of the table that made it (merging does not copy) */
 	uint64_t data;     /* offset in it: data_len octets, then nfixups uint16 */
 };
@@ -194,24 +193,35 @@ struct body_table {
 	VEC(struct body) list;
 	bytes_t arena;
 	uint64_t *hashes;  /* per body */
-	uint32_t *buckets; /* first body id, NONE when empty */
-	size_t nbuckets;   /* a power of two */
+	struct body_slot { uint32_t tag, id; } *slots;  /* id NONE when empty */
+	size_t nslots;     /* a power of two */
+	/* Bodies staged for intern_staged (bodies.c): .data is an offset in staged_bytes. */
+	VEC(struct body) staged;
+	VEC(uint64_t) staged_hashes;
+	bytes_t staged_bytes;
 };
 
 extern struct body_table bodies;  /* the set's: the first thread's, the others merged in */
 
 void body_table_init(struct body_table *t);
+void body_table_expect(struct body_table *t, size_t more);  /* presize for more bodies */
 void body_table_free(struct body_table *t);  /* all but the arena, which bodies use */
 uint32_t intern_body(struct body_table *t, const uint8_t header[10], uint16_t base_len,
 		     const uint8_t *data, uint16_t data_len, const uint16_t *fixups,
 		     uint16_t nfixups, uint16_t trunc_len, uint16_t trunc_arcount);
+/* Two steps for many bodies: stage them (the result is an index among the staged), then
+ * intern_staged puts each one's id at ids[index] and empties the stage. */
+uint32_t stage_body(struct body_table *t, const uint8_t header[10], uint16_t base_len,
+		    const uint8_t *data, uint16_t data_len, const uint16_t *fixups,
+		    uint16_t nfixups, uint16_t trunc_len, uint16_t trunc_arcount);
+void intern_staged(struct body_table *t, uint32_t *ids);
 void merge_bodies(struct body_table *into, const struct body_table *from, uint32_t *map);
 
 struct wire;  /* one thread's serializer */
 struct wire *wire_new(void);
 void wire_free(struct wire *w);
 uint32_t serialize(struct wire *w, struct body_table *t, const struct response *r,
-		   name_t base);
+		   name_t base);  /* stages the body: see stage_body */
 
 /* ---- answers.c ---- */
 

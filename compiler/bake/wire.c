@@ -168,6 +168,6 @@ uint32_t serialize(struct wire *w, struct body_table *t, const struct response *
 		header[2 * i] = fields[i] >> 8;
 		header[2 * i + 1] = fields[i] & 0xFF;
 	}
-	return intern_body(t, header, base_len, w->out.v, w->out.n, w->pointers.v,
+	return stage_body(t, header, base_len, w->out.v, w->out.n, w->pointers.v,
 			   w->pointers.n, trunc_len, ar);
 }
