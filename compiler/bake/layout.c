@@ -1,9 +1,11 @@
 /*
  * layout.c - compiler/layout.py's pack(), written straight to zonedata.bin: nodes in slot
  * order, type entries, pilots, every distinct answer (record, body, fixups), the names. The
- * struct layouts are runtime/zonedata.h's own.
+ * struct layouts are runtime/zonedata.h's own. Every part's place is known before any is
+ * written, so two threads write the parts at once.
  */
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -32,10 +34,11 @@ static uint32_t number_of(uint32_t body)
 	return number[body];
 }
 
-/* The blob goes out through a buffer of our own: hundreds of megabytes in small pieces. */
+/* The blob goes out through buffers of our own: hundreds of megabytes in small pieces. Two
+ * threads write it, each its own part at its own offsets. */
 struct out {
 	int fd;
-	uint64_t at;
+	uint64_t at;      /* the file offset of the next octet put */
 	const char *path;
 	size_t used;
 	uint8_t buffer[1 << 22];
@@ -43,13 +46,21 @@ struct out {
 
 static void flush(struct out *o)
 {
+	uint64_t start = o->at - o->used;
 	for (size_t done = 0; done < o->used;) {
-		ssize_t n = write(o->fd, o->buffer + done, o->used - done);
+		ssize_t n = pwrite(o->fd, o->buffer + done, o->used - done, start + done);
 		if (n <= 0)
 			fail("cannot write %s", o->path);
 		done += n;
 	}
 	o->used = 0;
+}
+
+/* Go on writing at `to`, leaving what lies between to the other writer. */
+static void jump_to(struct out *o, uint64_t to)
+{
+	flush(o);
+	o->at = to;
 }
 
 static void put(struct out *o, const void *p, size_t n)
@@ -70,6 +81,85 @@ static void pad_to(struct out *o, uint64_t to)
 		put(o, zeros, to - o->at < sizeof zeros ? to - o->at : sizeof zeros);
 }
 
+/* How far ahead the loops over slots and answers fetch what they will read: they visit nodes
+ * in slot order and bodies in number order, both random in memory. */
+enum { AHEAD = 16 };
+
+static void prefetch_node(const struct phash *ph, uint32_t slot)
+{
+	if (slot + AHEAD < ph->nslots && ph->slots[slot + AHEAD] != NONE)
+		__builtin_prefetch(&node_answers.v[ph->slots[slot + AHEAD]]);
+	if (slot + AHEAD / 2 < ph->nslots && ph->slots[slot + AHEAD / 2] != NONE)
+		__builtin_prefetch(&typed.v[node_answers.v[ph->slots[slot + AHEAD / 2]].types]);
+}
+
+static void prefetch_answer(size_t k)
+{
+	if (k + AHEAD < numbered.n)
+		__builtin_prefetch(&bodies.list.v[numbered.v[k + AHEAD]]);
+	if (k + AHEAD / 2 < numbered.n)
+		__builtin_prefetch(body_data(&bodies.list.v[numbered.v[k + AHEAD / 2]]));
+}
+
+static size_t answer_size(const struct body *b)
+{
+	return sizeof(struct zb_answer) + b->data_len + b->data_len % 2 + 2u * b->nfixups;
+}
+
+/* The answers are written in chunks, taken in turn by both writers. */
+#define CHUNK 1024  /* small enough that the tests' generated zone has many */
+
+struct answers_job {
+	const char *path;
+	int fd;
+	const uint32_t *answer_at;
+	uint64_t start;        /* where the first answer's padding begins */
+	size_t next_chunk;     /* atomic */
+};
+
+static void write_answers(struct answers_job *job)
+{
+	struct out *o = xmalloc(sizeof *o);  /* megabytes: not on a thread's stack */
+	o->fd = job->fd;
+	o->path = job->path;
+	o->used = 0;
+	size_t nchunks = (numbered.n + CHUNK - 1) / CHUNK;
+	for (;;) {
+		size_t chunk = __atomic_fetch_add(&job->next_chunk, 1, __ATOMIC_RELAXED);
+		if (chunk >= nchunks)
+			break;
+		size_t k = chunk * CHUNK, end = k + CHUNK < numbered.n ? k + CHUNK : numbered.n;
+		const struct body *before = k ? &bodies.list.v[numbered.v[k - 1]] : NULL;
+		jump_to(o, k ? job->answer_at[k - 1] + answer_size(before) : job->start);
+		for (; k < end; k++) {
+			prefetch_answer(k);
+			const struct body *b = &bodies.list.v[numbered.v[k]];
+			pad_to(o, job->answer_at[k]);
+			uint32_t body_at = job->answer_at[k] + sizeof(struct zb_answer);
+			uint32_t fixups_at = align(body_at + b->data_len, 2);
+			struct zb_answer a = {
+				.body_len = b->data_len, .base_len = b->base_len,
+				.nfixups = b->nfixups, .trunc_len = b->trunc_len,
+				.trunc_arcount = b->trunc_arcount, .body_off = body_at,
+				.fixups_off = fixups_at,
+			};
+			memcpy(a.header, b->header, 10);
+			put(o, &a, sizeof a);
+			put(o, body_data(b), b->data_len);
+			pad_to(o, fixups_at);
+			put(o, body_data(b) + b->data_len, 2u * b->nfixups);
+		}
+	}
+	flush(o);
+	free(o);
+}
+
+static void *answers_thread(void *job)
+{
+	write_answers(job);
+	return NULL;
+}
+
 void write_layout(const char *path, const struct phash *ph, const uint8_t *keys,
 		  const uint32_t *key_off, struct chaos *chaos, size_t nchaos,
 		  struct layout_info *info)
@@ -79,6 +169,7 @@ void write_layout(const char *path, const struct phash *ph, const uint8_t *keys,
 	memset(number, 0xFF, (bodies.list.n ? bodies.list.n : 1) * sizeof *number);
 	size_t type_count = 0;
 	for (uint32_t slot = 0; slot < ph->nslots; slot++) {
+		prefetch_node(ph, slot);
 		uint32_t i = ph->slots[slot];
 		if (i == NONE)
 			continue;
@@ -95,26 +186,39 @@ void write_layout(const char *path, const struct phash *ph, const uint8_t *keys,
 
 	uint64_t types_off = align(sizeof(struct zb_node) * (uint64_t)ph->nslots, ALIGN);
 	uint64_t pilots_off = align(types_off + sizeof(struct zb_type_entry) * type_count, ALIGN);
-	uint64_t position = align(pilots_off + 2ull * ph->nbuckets, ALIGN);
+	uint64_t answers_off = align(pilots_off + 2ull * ph->nbuckets, ALIGN);
+	uint64_t position = answers_off;
 	uint32_t *answer_at = xmalloc((numbered.n ? numbered.n : 1) * sizeof *answer_at);
 	for (size_t k = 0; k < numbered.n; k++) {
-		const struct body *b = &bodies.list.v[numbered.v[k]];
+		if (k + AHEAD < numbered.n)
+			__builtin_prefetch(&bodies.list.v[numbered.v[k + AHEAD]]);
 		position = align(position, 4);
 		if (position > UINT32_MAX)
 			decline("the data passes 4 GiB");
 		answer_at[k] = position;
-		position += sizeof(struct zb_answer) + b->data_len + b->data_len % 2 + 2u * b->nfixups;
+		position += answer_size(&bodies.list.v[numbered.v[k]]);
 	}
 	uint64_t names_off = position;
 	if (names_off + key_off[node_answers.n] > UINT32_MAX)
 		decline("the data passes 4 GiB");
 #define OFFSET(body) answer_at[number[body]]
 
-	static struct out o;
-	o.fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	o.path = path;
-	if (o.fd < 0)
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0)
 		fail("cannot create %s", path);
+	/* The answers, most of the octets, on a second thread while this one writes the rest,
+	 * then on both. */
+	struct answers_job job = {.path = path, .fd = fd, .answer_at = answer_at,
+				  .start = answers_off};
+	pthread_t helper;
+	int helped = pthread_create(&helper, NULL, answers_thread, &job) == 0;
+
+	/* Nodes, type entries and names in one pass over the slots, each to its own place. */
+	static struct out nodes_out, types_out, names_out;
+	struct out *outs[] = {&nodes_out, &types_out, &names_out};
+	uint64_t starts[] = {0, types_off, names_off};
+	for (int k = 0; k < 3; k++)
+		*outs[k] = (struct out){.fd = fd, .path = path, .at = starts[k]};
 	/* A miss answered by a wildcard names the wildcard's slot. */
 	uint32_t *slot_of = xmalloc(names.n * sizeof *slot_of);
 	for (uint32_t slot = 0; slot < ph->nslots; slot++)
@@ -122,6 +226,7 @@ void write_layout(const char *path, const struct phash *ph, const uint8_t *keys,
 			slot_of[nodes.v[ph->slots[slot]]] = slot;
 	uint32_t name_at = names_off, type_index = 0;
 	for (uint32_t slot = 0; slot < ph->nslots; slot++) {
+		prefetch_node(ph, slot);
 		uint32_t i = ph->slots[slot];
 		struct zb_node node = {0};
 		if (i != NONE) {
@@ -139,54 +244,32 @@ void write_layout(const char *path, const struct phash *ph, const uint8_t *keys,
 				node.miss = slot_of[na->miss_wildcard];
 				node.miss_kind = ZB_MISS_WILDCARD;
 			}
+			for (uint32_t t = 0; t < na->ntypes; t++) {
+				const struct typed_body *tb = &typed.v[na->types + t];
+				struct zb_type_entry e = {.qtype = tb->qtype, .answer = OFFSET(tb->body)};
+				put(&types_out, &e, sizeof e);
+			}
+			put(&names_out, keys + key_off[i], key_len);
 			name_at += key_len;
 			type_index += na->ntypes;
 		}
-		put(&o, &node, sizeof node);
+		put(&nodes_out, &node, sizeof node);
 	}
-	pad_to(&o, types_off);
-	for (uint32_t slot = 0; slot < ph->nslots; slot++) {
-		uint32_t i = ph->slots[slot];
-		if (i == NONE)
-			continue;
-		const struct node_answers *na = &node_answers.v[i];
-		for (uint32_t t = 0; t < na->ntypes; t++) {
-			const struct typed_body *tb = &typed.v[na->types + t];
-			struct zb_type_entry e = {.qtype = tb->qtype, .answer = OFFSET(tb->body)};
-			put(&o, &e, sizeof e);
-		}
-	}
-	pad_to(&o, pilots_off);
-	put(&o, ph->pilots, 2u * ph->nbuckets);
-	for (size_t k = 0; k < numbered.n; k++) {
-		const struct body *b = &bodies.list.v[numbered.v[k]];
-		pad_to(&o, answer_at[k]);
-		uint32_t body_at = answer_at[k] + sizeof(struct zb_answer);
-		uint32_t fixups_at = align(body_at + b->data_len, 2);
-		struct zb_answer a = {
-			.body_len = b->data_len, .base_len = b->base_len, .nfixups = b->nfixups,
-			.trunc_len = b->trunc_len, .trunc_arcount = b->trunc_arcount,
-			.body_off = body_at, .fixups_off = fixups_at,
-		};
-		memcpy(a.header, b->header, 10);
-		put(&o, &a, sizeof a);
-		put(&o, body_data(b), b->data_len);
-		pad_to(&o, fixups_at);
-		put(&o, body_data(b) + b->data_len, 2u * b->nfixups);
-	}
-	pad_to(&o, names_off);
-	for (uint32_t slot = 0; slot < ph->nslots; slot++) {
-		uint32_t i = ph->slots[slot];
-		if (i != NONE)
-			put(&o, keys + key_off[i], key_off[i + 1] - key_off[i]);
-	}
-	pad_to(&o, o.at + 8);  /* the responder reads names a word at a time */
-	flush(&o);
-	if (close(o.fd) != 0)
+	pad_to(&nodes_out, types_off);
+	pad_to(&types_out, pilots_off);
+	put(&types_out, ph->pilots, 2u * ph->nbuckets);
+	pad_to(&types_out, answers_off);
+	pad_to(&names_out, names_out.at + 8);  /* the responder reads names a word at a time */
+	for (int k = 0; k < 3; k++)
+		flush(outs[k]);
+	write_answers(&job);
+	if (helped)
+		pthread_join(helper, NULL);
+	if (close(fd) != 0)
 		fail("cannot write %s", path);
 	for (size_t c = 0; c < nchaos; c++)
 		chaos[c].offset = OFFSET(chaos[c].body);
-	info->size = o.at;
+	info->size = names_out.at;
 	info->types_off = types_off;
 	info->pilots_off = pilots_off;
 	info->nanswers = numbered.n;
