@@ -37,6 +37,10 @@ struct reader {
 	uint32_t ttl;
 	name_t last;        /* the previous owner, NONE before the first */
 	uint32_t line;      /* of the record being read */
+	/* The previous owner as written, when it was short: zone files name an owner on each
+	 * of its records, and looking it up again cost a hash probe per label. */
+	char last_text[64];
+	size_t last_len;    /* 0 when there is none to compare with */
 };
 
 /* Python's str.split() whitespace, in ASCII. */
@@ -374,8 +378,15 @@ static void record(struct reader *r, const char *line, size_t len)
 		if (r->last == NONE)
 			decline("%s:%u: a record without an owner", r->zone->display, r->line);
 		owner = r->last;
+	} else if (tokens[at].len == r->last_len && memcmp(tokens[at].p, r->last_text,
+								 r->last_len) == 0) {
+		owner = r->last;
+		at++;
 	} else {
-		owner = r->last = name_field(r, tokens[at++]);
+		owner = r->last = name_field(r, tokens[at]);
+		r->last_len = tokens[at].len <= sizeof r->last_text ? tokens[at].len : 0;
+		memcpy(r->last_text, tokens[at].p, r->last_len);
+		at++;
 	}
 	uint32_t ttl = r->ttl;
 	for (int i = 0; i < 2; i++) {
@@ -421,6 +432,7 @@ static void directive(struct reader *r, const char *line, size_t len)
 		r->have_ttl = 1;
 	} else if (eq_upper(t[0], "$ORIGIN")) {
 		r->origin = name_field(r, t[1]);
+		r->last_len = 0;  /* a relative owner now means another name */
 	} else {
 		decline("%s:%u: %.*s", r->zone->display, r->line, (int)t[0].len, t[0].p);
 	}
