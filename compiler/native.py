@@ -143,7 +143,9 @@ def baker(cache: bool = True) -> Iterator[Path]:
 def _manifest(config: ZoneSetConfig) -> str:
     lines = [f"minimal {int(config.server.minimal_responses)}"]
     for zone in config.zones:
-        fields = (zone.origin.to_text(), str(Path(zone.path).resolve()), zone.display)
+        # abspath, not resolve(): the same file for the baker, without resolve's system call
+        # per path component (half a second for 10,000 zones).
+        fields = (zone.origin.to_text(), os.path.abspath(zone.path), zone.display)
         if any("\n" in field for field in fields):
             raise Declined("a path with a newline")
         lines += ["zone", *fields]
