@@ -74,7 +74,6 @@ struct name {
 	uint8_t nlabels;      /* not counting the root */
 	uint8_t wire_len;     /* the whole name in wire format */
 	uint8_t flags;
-	uint32_t next;        /* hash chain */
 	uint32_t zone;        /* the zone whose apex is at or above it, or NONE */
 	uint32_t rrsets;      /* its first RRset (in its zone), or NONE */
 	uint32_t redirect;    /* memo of the cut at or above it (resolve.c), NONE until known */

@@ -14,7 +14,10 @@
 
 __typeof__(names) names;
 static bytes_t labels;       /* first labels, as spelled */
-static uint32_t *table;      /* hash buckets: first name id, NONE when empty */
+/* Open addressing, linear probing, at most half full. A slot holds the high half of the
+ * name's hash beside its id, so that a probe reads a name only when the tags match: with
+ * chains, reading the zone files spent a third of its time on the names of each chain. */
+static struct name_slot { uint32_t tag, id; } *table;  /* id NONE when empty */
 static size_t table_size;    /* a power of two */
 
 static inline uint8_t lower(uint8_t c)
@@ -30,6 +33,14 @@ static uint64_t hash_of(name_t parent, const uint8_t *label, size_t len)
 	return h ^ (h >> 29);
 }
 
+static void place(uint64_t h, name_t id)
+{
+	size_t s = h & (table_size - 1);
+	while (table[s].id != NONE)
+		s = (s + 1) & (table_size - 1);
+	table[s] = (struct name_slot){h >> 32, id};
+}
+
 static void rehash(size_t size)
 {
 	table = xrealloc(table, size * sizeof *table);
@@ -37,16 +48,14 @@ static void rehash(size_t size)
 	table_size = size;
 	for (name_t id = 1; id < names.n; id++) {
 		struct name *n = N(id);
-		size_t b = hash_of(n->parent, labels.v + n->label, n->label_len) & (size - 1);
-		n->next = table[b];
-		table[b] = id;
+		place(hash_of(n->parent, labels.v + n->label, n->label_len), id);
 	}
 }
 
 void names_init(void)
 {
 	struct name root = {.parent = NONE, .wire_len = 1, .zone = NONE, .rrsets = NONE,
-			    .redirect = NONE, .next = NONE, .wildcard = NONE};
+			    .redirect = NONE, .wildcard = NONE};
 	PUSH(names, root);
 	rehash(1 << 16);
 }
@@ -68,7 +77,11 @@ static int same_ignoring_case(const uint8_t *a, const uint8_t *b, size_t len)
 name_t name_child(name_t parent, const uint8_t *label, size_t len)
 {
 	uint64_t h = hash_of(parent, label, len);
-	for (uint32_t id = table[h & (table_size - 1)]; id != NONE; id = N(id)->next) {
+	size_t s = h & (table_size - 1);
+	for (; table[s].id != NONE; s = (s + 1) & (table_size - 1)) {
+		if (table[s].tag != (uint32_t)(h >> 32))
+			continue;
+		name_t id = table[s].id;
 		struct name *n = N(id);
 		if (n->parent != parent || n->label_len != len)
 			continue;
@@ -82,19 +95,16 @@ name_t name_child(name_t parent, const uint8_t *label, size_t len)
 	struct name *p = N(parent);
 	struct name n = {
 		.parent = parent, .label = labels.n, .label_len = len, .nlabels = p->nlabels + 1,
-		.wire_len = p->wire_len + 1 + len, .next = NONE,
+		.wire_len = p->wire_len + 1 + len,
 		.zone = p->zone, .rrsets = NONE, .redirect = NONE, .wildcard = NONE,
 	};
 	bytes_put(&labels, label, len);
 	PUSH(names, n);
 	name_t id = names.n - 1;
-	if (names.n > table_size)
+	if (2 * names.n > table_size)
 		rehash(table_size * 2);
-	else {
-		size_t b = h & (table_size - 1);
-		N(id)->next = table[b];
-		table[b] = id;
-	}
+	else
+		table[s] = (struct name_slot){h >> 32, id};
 	return id;
 }
 
