@@ -318,3 +318,34 @@ def test_a_failing_baker_leaves_the_build_to_the_pipeline(tmp_path):
     assert (tmp_path / "auto" / "zonebake-server").is_file()
     assert required.returncode == EXIT_DECLINED, required.stderr
     assert "the C compiler failed" in required.stderr
+
+
+PLAIN_ZONE = ("$ORIGIN example.test.\n$TTL 300\n@ SOA ns hostmaster 1 7200 900 1209600 300\n"
+              "@ NS ns\nns A 192.0.2.1\n")
+
+
+@pytest.mark.parametrize("octet, reason", [(b"\0", "octets outside ASCII"),
+                                           (b"\xc3", "octets outside ASCII"),
+                                           (b"\r", "a carriage return alone")])
+def test_octets_the_reader_leaves_to_python_are_found_at_every_offset(octet, reason,
+                                                                      tmp_path):
+    """The reader scans the file eight octets at a time: an odd octet must be found wherever
+    it falls in a word, and in the tail that is not a whole word."""
+    zone = tmp_path / "example.test.zone"
+    config = load_toml_text(tmp_path, zone)
+    for padding in range(17):
+        zone.write_bytes(PLAIN_ZONE.encode() + b";" + b"x" * padding + octet + b"x\n")
+        with pytest.raises(native.Declined, match=reason):
+            native.bake(config, tmp_path / "zonedata.bin")
+        zone.write_bytes(PLAIN_ZONE.encode() + b";" + b"x" * padding + octet)
+        with pytest.raises(native.Declined, match=reason):
+            native.bake(config, tmp_path / "zonedata.bin")
+    zone.write_bytes(PLAIN_ZONE.encode() + b"; \r\n")  # CR LF is a line end
+    native.bake(config, tmp_path / "zonedata.bin")
+    assert (tmp_path / "zonedata.bin").stat().st_size > 0
+
+
+def load_toml_text(directory: Path, zone: Path):
+    toml = directory / "zonebake.toml"
+    toml.write_text(f'[[zone]]\norigin = "example.test."\nfile = "{zone.name}"\n')
+    return load_toml(toml)
