@@ -25,6 +25,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* ---- util.c ---- */
 
@@ -49,10 +50,27 @@ void phase(const char *name, size_t count, const char *unit);  /* see util.c */
 } while (0)
 #define PUSH(vec, x) do { RESERVE(vec, 1); (vec).v[(vec).n++] = (x); } while (0)
 
+/* Octet strings. Inline: serializing the answers calls these a dozen times a record. */
 typedef VEC(uint8_t) bytes_t;
-void bytes_put(bytes_t *b, const void *p, size_t n);
-void bytes_u16(bytes_t *b, uint16_t x);  /* network order */
-void bytes_u32(bytes_t *b, uint32_t x);
+
+static inline void bytes_put(bytes_t *b, const void *p, size_t n)
+{
+	RESERVE(*b, n);
+	memcpy(b->v + b->n, p, n);
+	b->n += n;
+}
+
+static inline void bytes_u16(bytes_t *b, uint16_t x)  /* network order */
+{
+	uint8_t o[2] = {x >> 8, x & 0xFF};
+	bytes_put(b, o, 2);
+}
+
+static inline void bytes_u32(bytes_t *b, uint32_t x)
+{
+	uint8_t o[4] = {x >> 24, (x >> 16) & 0xFF, (x >> 8) & 0xFF, x & 0xFF};
+	bytes_put(b, o, 4);
+}
 
 #define NONE UINT32_MAX
 

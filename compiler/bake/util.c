@@ -68,25 +68,6 @@ void grow(void **v, size_t *cap, size_t elem, size_t need)
 	*cap = cap2;
 }
 
-void bytes_put(bytes_t *b, const void *p, size_t n)
-{
-	RESERVE(*b, n);
-	memcpy(b->v + b->n, p, n);
-	b->n += n;
-}
-
-void bytes_u16(bytes_t *b, uint16_t x)
-{
-	uint8_t o[2] = {x >> 8, x & 0xFF};
-	bytes_put(b, o, 2);
-}
-
-void bytes_u32(bytes_t *b, uint32_t x)
-{
-	uint8_t o[4] = {x >> 24, (x >> 16) & 0xFF, (x >> 8) & 0xFF, x & 0xFF};
-	bytes_put(b, o, 4);
-}
-
 /* Address space for an array that may reach gigabytes: reserved once, so it never moves
  * (no realloc copies), and backed by huge pages where the kernel allows: the layout reads
  * the bodies back in another order, and 4 KiB pages made that a TLB miss per body. */
