@@ -1,0 +1,191 @@
+"""Put zonedata.bin into a server linked with a one-byte placeholder for it: the result is the
+file the linker writes when it reads the data itself, byte for byte.
+
+Why: the data is most of the binary (441 MiB for a million names). Through the assembler
+and the linker it is copied twice, into an object and then into the binary, which was most of
+the cc stage. Linked with a placeholder instead, the link is small and the data is copied
+once, by the kernel (copy_file_range), never through Python.
+
+What makes it possible: cc.py links the data's section (SECTION) at an address far above the
+rest of the program, and GNU ld then gives it a PT_LOAD segment of its own, the last one, at
+the end of the loaded part of the file. Nothing before it depends on its size but the ELF
+header's e_shoff and that segment's sizes. After it come only the sections that are not
+loaded (.comment, .symtab, .strtab, .shstrtab; debug info in a sanitizer build) and the
+section header table, which move when the data grows: ld lays them out in section header
+order, each at the next multiple of its sh_addralign, and the header table at the next
+multiple of 8 (binutils' bfd/elf.c: _bfd_elf_assign_file_position_for_section,
+align_file_position). Before relying on that rule for the data, `splice` checks that it gives
+back the linked file's own tail, padding included. The symbol table needs no change: zb_data
+has the data's size with the placeholder too (zonedata.c.j2).
+
+Anything else raises Refused, and cc.py has the assembler and the linker do it all, which
+stays the reference: another ELF class or byte order, a section or segment other than ours at
+or past the data, a segment holding more than the data, a file that does not end as the rule
+says. Only ELF64 little-endian is read: zonebake's data is little-endian (runtime/zonedata.h),
+and the servers it is built for are 64-bit (x86_64, aarch64).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+import struct
+from collections import namedtuple
+from pathlib import Path
+
+SECTION = ".zonedata"  # zonedata.c.j2 puts zb_data there
+
+# ELF64 little-endian structures, fields as the System V gABI names them.
+EHDR = struct.Struct("<16sHHIQQQIHHHHHH")
+Header = namedtuple("Header", "ident type machine version entry phoff shoff flags ehsize "
+                              "phentsize phnum shentsize shnum shstrndx")
+PHDR = struct.Struct("<IIQQQQQQ")
+Segment = namedtuple("Segment", "type flags offset vaddr paddr filesz memsz align")
+SHDR = struct.Struct("<IIQQQQIIQQ")
+Section = namedtuple("Section", "name type flags addr offset size link info addralign entsize")
+ELF64_LE = b"\x7fELF\x02\x01\x01"  # magic, ELFCLASS64, ELFDATA2LSB, EV_CURRENT
+PT_LOAD = 1
+SHT_NOBITS = 8
+SHF_WRITE, SHF_ALLOC = 0x1, 0x2
+SHN_LORESERVE = 0xFF00  # e_shnum and e_shstrndx at or above it are stored elsewhere
+PN_XNUM = 0xFFFF  # likewise e_phnum
+SHDR_TABLE_ALIGN = 8  # bfd: 1 << log_file_align for ELF64
+
+
+class Refused(Exception):
+    """The linked file is not one `splice` knows how to complete; the message says why."""
+
+
+def splice(linked: Path, data: Path, output: Path) -> None:
+    """Write OUTPUT: LINKED (read whole: it is small) with the contents of its SECTION replaced
+    by DATA's."""
+    image = linked.read_bytes()
+    size = os.stat(data).st_size
+    head, tail = _rebuild(image, size)
+    descriptor = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        with open(data, "rb") as source:
+            _write(descriptor, head)
+            _copy(source.fileno(), descriptor, size)
+            _write(descriptor, tail)
+    finally:
+        os.close(descriptor)
+    shutil.copymode(linked, output)  # executable, as the linker made it
+
+
+def _rebuild(image: bytes, size: int) -> tuple[bytes, bytes]:
+    """The bytes before the data and after it, for data of SIZE bytes."""
+    header = Header._make(_unpack(EHDR, image, 0))
+    if not header.ident.startswith(ELF64_LE):
+        raise Refused("not an ELF64 little-endian file")
+    if (header.phentsize, header.shentsize) != (PHDR.size, SHDR.size) or \
+            header.phnum >= PN_XNUM or not 0 < header.shstrndx < header.shnum < SHN_LORESERVE:
+        raise Refused("unusual ELF header")
+    segments = [Segment._make(_unpack(PHDR, image, header.phoff + i * PHDR.size))
+                for i in range(header.phnum)]
+    sections = [Section._make(_unpack(SHDR, image, header.shoff + i * SHDR.size))
+                for i in range(header.shnum)]
+    names = _names(image, sections, header.shstrndx)
+    ours = [i for i, name in enumerate(names) if name == SECTION.encode()]
+    if len(ours) != 1:
+        raise Refused(f"{len(ours)} sections named {SECTION}")
+    data = sections[ours[0]]
+    start, end = data.offset, data.offset + data.size
+    if data.flags & (SHF_ALLOC | SHF_WRITE) != SHF_ALLOC or data.type == SHT_NOBITS or \
+            size == 0 or end > len(image):
+        raise Refused(f"{SECTION} is not loaded read-only data, or there is none")
+
+    # The data's segment: the last PT_LOAD, holding our section and nothing else.
+    loads = [i for i, segment in enumerate(segments) if segment.type == PT_LOAD]
+    last = segments[loads[-1]] if loads else Segment(*[0] * len(Segment._fields))
+    if (last.offset, last.vaddr, last.paddr, last.filesz, last.memsz) != \
+            (start, data.addr, data.addr, data.size, data.size):
+        raise Refused(f"the last PT_LOAD segment is not {SECTION} alone")
+    # Everything else that is in the file ends before the data: the headers, every other
+    # segment and loaded section. Only unloaded sections come after it.
+    ends = [EHDR.size, header.phoff + header.phnum * PHDR.size]
+    ends += [s.offset + s.filesz for i, s in enumerate(segments) if i != loads[-1]]
+    ends += [s.offset + s.size for i, s in enumerate(sections)
+             if s.flags & SHF_ALLOC and s.type != SHT_NOBITS and i != ours[0]]
+    after = [i for i, s in enumerate(sections) if i != 0 and not s.flags & SHF_ALLOC]
+    if max(ends) > start or any(sections[i].offset < end for i in after):
+        raise Refused(f"{SECTION} is not the last of the loaded contents")
+
+    # The rule must give back the file as the linker wrote it, section header table last,
+    # before it is trusted with the data's size.
+    if _tail(image, sections, after, ours[0], end) != image[end:] or \
+            header.shoff != len(image) - header.shnum * SHDR.size:
+        raise Refused("the linker laid out the unloaded sections in another way")
+    tail = _tail(image, sections, after, ours[0], start + size)
+    header = header._replace(shoff=start + size + len(tail) - header.shnum * SHDR.size)
+    segments[loads[-1]] = last._replace(filesz=size, memsz=size)
+    head = bytearray(image[:start])
+    EHDR.pack_into(head, 0, *header)
+    for i, segment in enumerate(segments):
+        PHDR.pack_into(head, header.phoff + i * PHDR.size, *segment)
+    return bytes(head), tail
+
+
+def _tail(image: bytes, sections: list[Section], after: list[int], data: int,
+          data_end: int) -> bytes:
+    """What follows the data (section DATA) when it ends at DATA_END: the unloaded sections
+    AFTER and the section header table, where the linker puts them, the gaps zero-filled."""
+    tail = bytearray()
+    placed = list(sections)
+    for i in after:  # in section header order, as the linker places them
+        offset = _align(data_end + len(tail), sections[i].addralign)
+        tail += bytes(offset - data_end - len(tail))
+        placed[i] = sections[i]._replace(offset=offset)
+        if sections[i].type != SHT_NOBITS:
+            tail += image[sections[i].offset:sections[i].offset + sections[i].size]
+    tail += bytes(_align(data_end + len(tail), SHDR_TABLE_ALIGN) - data_end - len(tail))
+    placed[data] = sections[data]._replace(size=data_end - sections[data].offset)
+    for section in placed:
+        tail += SHDR.pack(*section)
+    return bytes(tail)
+
+
+def _names(image: bytes, sections: list[Section], shstrndx: int) -> list[bytes]:
+    table = sections[shstrndx]
+    strings = image[table.offset:table.offset + table.size]
+    names = []
+    for section in sections:
+        name_end = strings.find(b"\0", section.name)
+        if name_end < 0:
+            raise Refused("a section name runs past the section name table")
+        names.append(strings[section.name:name_end])
+    return names
+
+
+def _align(offset: int, alignment: int) -> int:
+    return offset if alignment <= 1 else -(-offset // alignment) * alignment
+
+
+def _unpack(layout: struct.Struct, image: bytes, offset: int) -> tuple:
+    if offset + layout.size > len(image):
+        raise Refused("the file ends inside its headers")
+    return layout.unpack_from(image, offset)
+
+
+def _write(descriptor: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(descriptor, view):]
+
+
+def _copy(source: int, destination: int, size: int) -> None:
+    """SIZE bytes from SOURCE's position to DESTINATION's, inside the kernel: copy_file_range
+    (which may even share the blocks, on a file system that can), else sendfile."""
+    copied = 0
+    while copied < size:
+        try:
+            count = os.copy_file_range(source, destination, size - copied)
+        except OSError as exc:
+            if exc.errno not in (errno.EXDEV, errno.ENOSYS, errno.EOPNOTSUPP, errno.EINVAL,
+                                 errno.EPERM):
+                raise
+            count = os.sendfile(destination, source, None, size - copied)
+        if count == 0:
+            raise Refused("the data file is shorter than it was")
+        copied += count
