@@ -4,7 +4,12 @@ executable, written atomically: the old binary stays in place until the new one 
 runtime/*.c compile to objects kept in a cache (objcache.py), so a build compiles only
 zonedata.c and links; on a miss they compile in parallel with it. Each file compiles in its
 own directory under its bare name, so no object (and no binary) depends on where the
-checkout, the output directory or the cache is."""
+checkout, the output directory or the cache is.
+
+The data, hundreds of MiB for a large zone set, is not assembled and linked: the link has a
+one-byte placeholder, and elfsplice.py copies zonedata.bin into the linked file, the same bytes
+as the assembler and the linker would write with one copy of the data instead of two. Where
+elfsplice refuses the linked file, they do it all."""
 
 from __future__ import annotations
 
@@ -12,10 +17,11 @@ import os
 import shlex
 import shutil
 import subprocess
+import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from . import objcache, scratch
+from . import elfsplice, objcache, scratch
 from .errors import UsageError
 
 CFLAGS = ["-std=gnu11", "-O2", "-pthread", "-fno-strict-aliasing", "-Wall", "-Wextra", "-static"]
@@ -25,14 +31,15 @@ SANITIZE_CFLAGS = ["-std=gnu11", "-O1", "-g", "-pthread", "-fno-strict-aliasing"
                    "-fno-omit-frame-pointer", "-fsanitize=address,undefined",
                    "-fno-sanitize-recover=all"]
 # No build ID: the linker's SHA-1 of the whole output took 1.5 s of a 2 s link for a 479 MiB
-# zone set, and nothing reads it (the binary is reproducible; its bytes identify it).
+# zone set, and nothing reads it (the binary is reproducible; its bytes identify it). With one,
+# the data spliced in after the link (elfsplice.py) would sit under the placeholder's hash.
 # zb_data's section at 1 GiB, far above the rest of the program: ld then gives it a PT_LOAD
-# segment of its own, the last in memory and in the file. A static binary starts at 4 MiB on
-# x86_64 and aarch64 alike (ld's default text segment), so the rest never reaches it, and 1 GiB
-# is a multiple of any page size ld aligns segments to (4 KiB on x86_64, 64 KiB on aarch64,
-# which is untested). A PIE (the sanitizer builds) moves as a whole.
-DATA_SECTION, DATA_ADDRESS = ".zonedata", 0x40000000
-LDFLAGS = ["-Wl,--build-id=none", f"-Wl,--section-start={DATA_SECTION}={DATA_ADDRESS:#x}"]
+# segment of its own, the last in memory and in the file, which elfsplice needs. A static
+# binary starts at 4 MiB on x86_64 and aarch64 alike (ld's default text segment), so the rest
+# never reaches it, and 1 GiB is a multiple of any page size ld aligns segments to (4 KiB on
+# x86_64, 64 KiB on aarch64, which is untested). A PIE (the sanitizer builds) moves as a whole.
+DATA_ADDRESS = 0x40000000
+LDFLAGS = ["-Wl,--build-id=none", f"-Wl,--section-start={elfsplice.SECTION}={DATA_ADDRESS:#x}"]
 # Environment variables that change what the compiler reads, beside its command line.
 COMPILER_ENV = ["CPATH", "C_INCLUDE_PATH", "GCC_EXEC_PREFIX", "COMPILER_PATH"]
 
@@ -73,31 +80,60 @@ def prepare_runtime() -> None:
         objcache.store(key, fresh, headers_read(fresh))
 
 
-def compile_server(zonedata_c: Path, output: Path) -> None:
+def compile_server(zonedata_c: Path, output: Path, splice: bool = True) -> None:
+    """Link the responder with a one-byte placeholder for zonedata.bin and splice the data in
+    (elfsplice.py). Where the linked file is not what elfsplice knows, or `splice` is False,
+    the assembler and the linker copy the data in, as a manual build does: the same binary."""
     zonedata_c, output = zonedata_c.absolute(), output.absolute()  # the compiles change directory
     cc, runtime, names, flags, key = _setting()
     cached = objcache.lookup(key)
+    data = zonedata_c.with_name("zonedata.bin")
     temporary = output.with_name(f".{output.name}.tmp")
-    data_object = _scratch_for(zonedata_c.with_name("zonedata.bin"), output) / \
-        f".zonedata.{os.getpid()}.o.tmp"  # as big as zonedata.bin
     try:
         with objcache.workspace() as fresh:
             objects = cached or fresh
-            # -Wa,-I.: the assembler finds zonedata.bin beside zonedata.c (.incbin).
-            jobs = [([*cc, *flags, f"-I{runtime}", "-Wa,-I.", "-c", zonedata_c.name,
-                      "-o", str(data_object)], zonedata_c.parent)]
-            if cached is None:
-                jobs += _runtime_jobs(cc, runtime, names, flags, fresh)
-            run_all(jobs)
-            # The order of the objects is the order of the binary's contents.
-            run([*cc, *flags, *LDFLAGS, *(str(objects / f"{name}.o") for name in names),
-                 str(data_object), "-o", str(temporary)], None)
+
+            def compile_and_link(data_object: Path, binary: Path, placeholder: bool,
+                                 jobs: list[tuple[list[str], Path]]) -> None:
+                # -Wa,-I.: the assembler finds zonedata.bin beside zonedata.c (.incbin).
+                define = ["-DZB_DATA_PLACEHOLDER"] if placeholder else []
+                run_all([([*cc, *flags, f"-I{runtime}", "-Wa,-I.", *define, "-c",
+                           zonedata_c.name, "-o", str(data_object)], zonedata_c.parent), *jobs])
+                # The order of the objects is the order of the binary's contents.
+                run([*cc, *flags, *LDFLAGS, *(str(objects / f"{name}.o") for name in names),
+                     str(data_object), "-o", str(binary)], None)
+
+            # The runtime's objects compile alongside the first compile of zonedata.c.
+            jobs = [] if cached else _runtime_jobs(cc, runtime, names, flags, fresh)
+            spliced = False
+            if splice:
+                with tempfile.TemporaryDirectory(prefix="zonebake-link-") as small:
+                    linked = Path(small) / "zonebake-server"
+                    compile_and_link(Path(small) / "zonedata.o", linked, True, jobs)
+                    jobs = []  # compiled by now
+                    spliced = _splice(linked, data, temporary)
+            if not spliced:
+                data_object = _scratch_for(data, output) / \
+                    f".zonedata.{os.getpid()}.o.tmp"  # as big as zonedata.bin
+                try:
+                    compile_and_link(data_object, temporary, False, jobs)
+                finally:
+                    data_object.unlink(missing_ok=True)
             if cached is None:
                 objcache.store(key, fresh, headers_read(fresh))
         os.replace(temporary, output)
     finally:
-        data_object.unlink(missing_ok=True)
         temporary.unlink(missing_ok=True)
+
+
+def _splice(linked: Path, data: Path, binary: Path) -> bool:
+    """elfsplice.splice; False where it refuses the linked file or cannot write BINARY (then
+    the full link does, or says why not)."""
+    try:
+        elfsplice.splice(linked, data, binary)
+    except (elfsplice.Refused, OSError):
+        return False
+    return True
 
 
 def _scratch_for(data: Path, output: Path) -> Path:
