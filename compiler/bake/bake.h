@@ -40,6 +40,8 @@ void *xrealloc(void *p, size_t size);
 void grow(void **v, size_t *cap, size_t elem, size_t need);
 #define HUGE_RESERVE ((size_t)1 << 36)
 void reserve_huge(void **v, size_t *cap);  /* for an array of octets */
+void *huge_alloc(size_t bytes);  /* for hash tables; see util.c */
+void huge_free(void *p, size_t bytes);
 void phase(const char *name, size_t count, const char *unit);  /* see util.c */
 
 /* A growable array: VEC(int) v = {0}; PUSH(v, 3); v.v[0], v.n. */

@@ -25,12 +25,12 @@ static uint64_t mix(uint64_t h, const uint8_t *p, size_t n)
 	return h ^ (h >> 32);
 }
 
+static void resize(struct body_table *t, size_t nslots);
+
 void body_table_init(struct body_table *t)
 {
 	memset(t, 0, sizeof *t);
-	t->nslots = 1 << 16;
-	t->slots = xmalloc(t->nslots * sizeof *t->slots);
-	memset(t->slots, 0xFF, t->nslots * sizeof *t->slots);
+	resize(t, 1 << 16);
 	reserve_huge((void **)&t->arena.v, &t->arena.cap);
 }
 
@@ -48,8 +48,11 @@ static uint32_t tag_of(uint64_t h)
 	return h >> 32;
 }
 
-static void rehash(struct body_table *t)
+static void resize(struct body_table *t, size_t nslots)
 {
+	huge_free(t->slots, t->nslots * sizeof *t->slots);
+	t->nslots = nslots;
+	t->slots = huge_alloc(t->nslots * sizeof *t->slots);
 	memset(t->slots, 0xFF, t->nslots * sizeof *t->slots);
 	for (uint32_t id = 0; id < t->list.n; id++) {
 		size_t s = first_slot(t, t->hashes[id]);
@@ -65,11 +68,8 @@ void body_table_expect(struct body_table *t, size_t more)
 	size_t need = t->nslots;
 	while (need < 2 * (t->list.n + more))
 		need *= 2;
-	if (need != t->nslots) {
-		t->nslots = need;
-		t->slots = xrealloc(t->slots, t->nslots * sizeof *t->slots);
-		rehash(t);
-	}
+	if (need != t->nslots)
+		resize(t, need);
 }
 
 static uint64_t hash_of(const struct body *b, const uint8_t *data, const uint16_t *fixups)
@@ -114,9 +114,7 @@ static uint32_t intern(struct body_table *t, struct body b, uint64_t h, const ui
 	uint32_t id = t->list.n - 1;
 	t->hashes[id] = h;
 	if (2 * t->list.n > t->nslots) {
-		t->nslots *= 2;
-		t->slots = xrealloc(t->slots, t->nslots * sizeof *t->slots);
-		rehash(t);
+		resize(t, 2 * t->nslots);
 	} else {
 		t->slots[s] = (struct body_slot){tag_of(h), id};
 	}
@@ -186,7 +184,7 @@ void body_table_free(struct body_table *t)
 {
 	free(t->list.v);
 	free(t->hashes);
-	free(t->slots);
+	huge_free(t->slots, t->nslots * sizeof *t->slots);
 	free(t->staged.v);
 	free(t->staged_hashes.v);
 	free(t->staged_bytes.v);

@@ -43,7 +43,8 @@ static void place(uint64_t h, name_t id)
 
 static void rehash(size_t size)
 {
-	table = xrealloc(table, size * sizeof *table);
+	huge_free(table, table_size * sizeof *table);
+	table = huge_alloc(size * sizeof *table);
 	memset(table, 0xFF, size * sizeof *table);
 	table_size = size;
 	for (name_t id = 1; id < names.n; id++) {
