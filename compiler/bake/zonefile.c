@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -460,7 +461,10 @@ static void logical_line(struct reader *r, const char *line, size_t len)
 	record(r, line, len);
 }
 
-static char *slurp(const char *path, size_t *len)
+/* The file, mapped rather than read: its pages are in the page cache already, and a copy
+ * would take as much fresh memory again, which the kernel must clear first (a tenth of the
+ * baker's time went to clearing pages). Nothing here reads past `len`. */
+static const char *map_file(const char *path, size_t *len)
 {
 	int fd = open(path, O_RDONLY);
 	if (fd < 0)
@@ -468,17 +472,15 @@ static char *slurp(const char *path, size_t *len)
 	struct stat st;
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
 		decline("%s is not a regular file", path);
-	char *text = xmalloc(st.st_size + 1);
-	size_t got = 0;
-	while (got < (size_t)st.st_size) {
-		ssize_t n = read(fd, text + got, st.st_size - got);
-		if (n <= 0)
-			decline("cannot read %s", path);
-		got += n;
+	*len = st.st_size;
+	if (*len == 0) {
+		close(fd);
+		return "";
 	}
+	void *text = mmap(NULL, *len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+	if (text == MAP_FAILED)
+		decline("cannot read %s: %s", path, strerror(errno));
 	close(fd);
-	text[got] = 0;
-	*len = got;
 	return text;
 }
 
@@ -520,7 +522,7 @@ void read_zone_file(uint32_t zone_index)
 {
 	const struct zone *zone = &zones.v[zone_index];
 	size_t size;
-	char *text = slurp(zone->path, &size);
+	const char *text = map_file(zone->path, &size);
 	const char *end = text + size;
 	for (size_t i = 0; i < size; i++) {
 		if (i % 8 == 0 && i + 8 <= size && plain_word(text + i)) {
@@ -588,5 +590,6 @@ void read_zone_file(uint32_t zone_index)
 		p = next;
 	}
 	free(joined.v);
-	free(text);
+	if (size > 0)
+		munmap((void *)text, size);
 }
