@@ -23,6 +23,7 @@ import shlex
 import subprocess
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
@@ -96,18 +97,32 @@ def _digest(cc: list[str], runtime: Path) -> str:
 
 def _compile(cc: list[str], runtime: Path, executable: Path) -> bool:
     """Compile the baker to `executable`, via a name of its own and a rename (builds running
-    at once each get a whole executable); False when the directory is not writable."""
+    at once each get a whole executable); False when the directory is not writable. The files
+    compile at once, one a core: on a first build the baker's compile delays everything."""
     temporary = executable.with_name(f".{executable.name}.{os.getpid()}")
-    command = [*cc, *_cflags(), f"-I{runtime}", *map(str, sorted(SOURCES.glob("*.c"))),
-               "-o", str(temporary)]
-    result = subprocess.run(command, capture_output=True, text=True)
-    if result.returncode != 0:
-        temporary.unlink(missing_ok=True)
-        if "Permission denied" in result.stderr:
-            return False
-        raise Failed(f"the C compiler failed ({shlex.join(command)}):\n{result.stderr}")
+    sources = sorted(SOURCES.glob("*.c"))
+    with tempfile.TemporaryDirectory(prefix="zonebake-bake-") as objects:
+        jobs = [[*cc, *_cflags(), f"-I{runtime}", "-c", str(source), "-o",
+                 str(Path(objects) / f"{source.stem}.o")] for source in sources]
+        with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+            results = list(pool.map(_run, jobs))
+        link = [*cc, *_cflags(), *(job[-1] for job in jobs), "-o", str(temporary)]
+        results.append(_run(link) if all(r.returncode == 0 for r, _ in results) else None)
+    for result, command in filter(None, results):
+        if result.returncode != 0:
+            temporary.unlink(missing_ok=True)
+            if command is link and "Permission denied" in result.stderr:
+                return False
+            raise Failed(f"the C compiler failed ({shlex.join(command)}):\n{result.stderr}")
     os.replace(temporary, executable)
     return True
+
+
+def _run(command: list[str]) -> tuple[subprocess.CompletedProcess, list[str]]:
+    try:
+        return subprocess.run(command, capture_output=True, text=True), command
+    except OSError as exc:
+        raise Failed(f"cannot run the C compiler {command[0]!r}: {exc.strerror}") from None
 
 
 @contextlib.contextmanager
