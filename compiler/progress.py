@@ -2,8 +2,10 @@
 
 Each stage of the pipeline runs inside `Progress.stage`; loops over many items go through
 `Progress.each`, which says on stderr how far the stage is (count, total, rate) every few
-seconds, once the build has run for a few seconds: small builds stay silent. At the end,
-`summary` gives every stage's time and the compiler's peak memory. `-q` silences all of it.
+seconds, once the build has run for a few seconds: small builds stay silent. A stage that goes
+over its items in several steps (the tree, the perfect hash, the layout) gives each step a
+unit of its own, and the count starts again. At the end, `summary` gives every stage's time
+and the compiler's peak memory. `-q` silences all of it.
 """
 
 from __future__ import annotations
@@ -16,15 +18,19 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator, TextIO, TypeVar
 
 T = TypeVar("T")
+# How a stage goes over its items: each(items, total, unit) yields them. Progress.each counts
+# them; `uncounted`, the stages' default, costs nothing per item.
+Each = Callable[[Iterable[T], int, str], Iterable[T]]
 QUIET_FOR = 5.0  # seconds of build before anything is said
 EVERY = 5.0  # seconds between progress lines of a stage
+LOOK_EVERY = 1024  # items counted between looks at the clock
 
 
 @dataclass
 class StageTime:
     name: str
     seconds: float
-    count: int | None  # items handled, for stages that loop over them
+    count: int | None  # items handled, for stages that loop over them (in the last step)
     unit: str = ""
     details: list[StageTime] = field(default_factory=list)  # its own steps (the native baker's)
 
@@ -46,7 +52,7 @@ class Progress:
 
     @contextmanager
     def stage(self, name: str, unit: str = "") -> Iterator[None]:
-        self._stage_begun = begun = self.clock()
+        self._counting_since = begun = self.clock()
         self._current = StageTime(name, 0.0, None, unit)
         try:
             yield
@@ -55,8 +61,15 @@ class Progress:
             self.stages.append(self._current)
             self._current = None
 
-    def each(self, items: Iterable[T], total: int | None = None) -> Iterator[T]:
-        """Yield the items, counting them for the current stage."""
+    def each(self, items: Iterable[T], total: int | None = None,
+             unit: str | None = None) -> Iterator[T]:
+        """Yield the items, counting them for the current stage; with a unit, they are a step
+        of the stage, counted from zero in that unit (from the first item asked for)."""
+        if unit is not None:
+            current = self._current
+            assert current is not None, "items are counted inside a stage"
+            current.count, current.unit = 0, unit
+            self._counting_since = self.clock()
         for item in items:
             yield item
             self.tick(total)
@@ -66,13 +79,14 @@ class Progress:
         current = self._current
         assert current is not None, "items are counted inside a stage"
         current.count = (current.count or 0) + 1
-        if current.count & 1023 == 0 and self.out is not None:
+        if current.count % LOOK_EVERY == 0 and self.out is not None:
             now = self.clock()
             if now >= self._next_line:
                 self._next_line = now + EVERY
                 of = f"/{total}" if total is not None else ""
-                rate = current.count / (now - self._stage_begun)
-                self._say(f"{current.name}: {current.count}{of} {current.unit}, {rate:.0f}/s")
+                seconds = now - self._counting_since
+                rate = f", {current.count / seconds:.0f}/s" if seconds > 0 else ""
+                self._say(f"{current.name}: {current.count}{of} {current.unit}{rate}")
 
     def detail(self, name: str, seconds: float, count: int, unit: str) -> None:
         """A step of the current stage has ended (the native baker reports its own): noted
@@ -97,6 +111,12 @@ class Progress:
     def _say(self, text: str) -> None:
         assert self.out is not None
         print(f"zonebake: {text}", file=self.out, flush=True)
+
+
+def uncounted(items: Iterable[T], total: int | None = None,
+              unit: str | None = None) -> Iterable[T]:
+    """The items as they are: how the stages go over them when nobody counts."""
+    return items
 
 
 def peak_memory_mib() -> int:

@@ -81,3 +81,18 @@ def test_quiet_build_prints_nothing(tmp_path):
                             capture_output=True, text=True)
     assert result.returncode == 0
     assert result.stderr == ""
+
+
+def test_a_step_counts_from_zero_in_its_own_unit():
+    out, clock = io.StringIO(), Clock()
+    progress = Progress(out=out, clock=clock)
+    with progress.stage("tree"):
+        for _ in progress.each(range(6144), 6144, "owner names added"):
+            clock.now += 0.001  # 1,000 a second: past QUIET_FOR at 5,120
+        for _ in progress.each(range(8192), 8192, "names checked for cuts"):
+            clock.now += 0.0005  # 2,000 a second, from the step's own start
+    assert out.getvalue().splitlines() == [
+        "zonebake: tree: 5120/6144 owner names added, 1000/s",
+        # EVERY seconds after the first line, at the next multiple of 1024.
+        "zonebake: tree: 8192/8192 names checked for cuts, 2000/s",
+    ]
