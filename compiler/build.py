@@ -53,7 +53,7 @@ def compile_zoneset(config: ZoneSetConfig, lenient: bool = False,
         raise CompileError(errors)
 
     with progress.stage("tree"):
-        tree = build_tree(zones)
+        tree = build_tree(zones, progress.each)
     with progress.stage("answers", "names"):
         node_answers = build_answers(tree, config.server.minimal_responses,
                                      lambda nodes: progress.each(nodes, len(tree.nodes)))

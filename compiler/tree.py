@@ -15,6 +15,7 @@ import dns.name
 import dns.rdatatype
 
 from .names import canonical_key
+from .progress import Each, uncounted
 from .zone import RRset, Zone
 
 
@@ -41,34 +42,36 @@ class NameTree:
         return max(len(name) - 1 for name in self.nodes)
 
 
-def build_tree(zones: list[Zone]) -> NameTree:
+def build_tree(zones: list[Zone], each: Each = uncounted) -> NameTree:
+    """The tree; `each` wraps every walk over the names (progress reports)."""
     origins = {zone.origin: zone for zone in zones}
-    names: set[dns.name.Name] = set()
-    for zone in zones:
-        for name in zone.nodes:
-            if _deepest_zone(name, origins) is not zone:
-                continue  # the parent's glue inside a child zone we also serve: the child answers
-            # The name and every ancestor down to its zone's apex exist (ENTs included).
-            while True:
-                names.add(name)
-                if name == zone.origin:
-                    break
-                name = name.parent()
-        names.add(zone.origin)
+    names: set[dns.name.Name] = set(origins)
+    owners = ((zone, name) for zone in zones for name in zone.nodes)
+    for zone, name in each(owners, sum(len(zone.nodes) for zone in zones), "owner names added"):
+        if _deepest_zone(name, origins) is not zone:
+            continue  # the parent's glue inside a child zone we also serve: the child answers
+        # The name and every ancestor down to its zone's apex exist (ENTs included).
+        while True:
+            names.add(name)
+            if name == zone.origin:
+                break
+            name = name.parent()
 
-    images = _dname_images(zones, names)
+    images = _dname_images(zones, names, each)
     # Below a cut every name gets the cut's referral, and the cut's node gives it already to
     # the names below it that have no node (its miss answer, shifted to the query name at run
     # time): nodes there would only repeat it, for a quarter of a hosting zone's names.
-    names = {name for name in names if not _below_cut(name, origins)}
+    names = {name for name in each(names, len(names), "names checked for cuts")
+             if not _below_cut(name, origins)}
+    names |= set(images)
     nodes = {}
-    for name in sorted(names | set(images), key=canonical_key):
+    for name in each(sorted(names, key=canonical_key), len(names), "nodes made"):
         zone = _deepest_zone(name, origins)
         nodes[name] = Node(name, zone, dict(zone.nodes.get(name, {})), images.get(name))
     return NameTree(tuple(zones), nodes)
 
 
-def _dname_images(zones: list[Zone], names: set[dns.name.Name]) -> dict:
+def _dname_images(zones: list[Zone], names: set[dns.name.Name], each: Each) -> dict:
     """Nodes for names below a DNAME whose image under its target exists in the same zone.
 
     A query for X.owner is rewritten to X.target (RFC 6672 §3.3) and followed there. Where
@@ -84,7 +87,7 @@ def _dname_images(zones: list[Zone], names: set[dns.name.Name]) -> dict:
             target = dname.rdataset[0].target
             if not target.is_subdomain(zone.origin) or target.is_subdomain(owner):
                 continue
-            for name in names:
+            for name in each(names, len(names), f"names checked against the DNAME of {owner}"):
                 if name != target and name.is_subdomain(target):
                     try:
                         images[name.relativize(target).concatenate(owner)] = name

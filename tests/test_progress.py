@@ -9,7 +9,16 @@ import io
 import subprocess
 import sys
 
+import pytest
+
+from conftest import ZONES
+from zonebake.build import compile_zoneset
+from zonebake.config import load_toml
 from zonebake.progress import EVERY, QUIET_FOR, Progress
+from zonebake.tree import build_tree
+
+# One DNAME (old -> new) over four owner names: example.test., ns1, old and www.new.
+DNAME_SET = ZONES / "native" / "declined" / "dname" / "zonebake.toml"
 
 
 class Clock:
@@ -75,7 +84,6 @@ def test_quiet_says_nothing_however_long():
 
 
 def test_quiet_build_prints_nothing(tmp_path):
-    from conftest import ZONES
     result = subprocess.run([sys.executable, "-m", "zonebake", "build", "-q", "--zone",
                              f"example.={ZONES / 'example.zone'}", "-o", str(tmp_path / "out")],
                             capture_output=True, text=True)
@@ -96,3 +104,36 @@ def test_a_step_counts_from_zero_in_its_own_unit():
         # EVERY seconds after the first line, at the next multiple of 1024.
         "zonebake: tree: 8192/8192 names checked for cuts, 2000/s",
     ]
+
+
+class Walks:
+    """An `each` for the stages that notes every walk: [unit, total, items gone by]."""
+
+    def __init__(self):
+        self.walks = []
+
+    def __call__(self, items, total, unit):
+        walk = [unit, total, 0]
+        self.walks.append(walk)
+        for item in items:
+            walk[2] += 1
+            yield item
+
+
+@pytest.fixture(scope="module")
+def dname_set():
+    return compile_zoneset(load_toml(DNAME_SET))
+
+
+def test_the_tree_counts_every_walk_over_the_names(dname_set):
+    walks = Walks()
+    tree = build_tree(list(dname_set.tree.zones), walks)
+    assert list(tree.nodes.items()) == list(dname_set.tree.nodes.items())
+    assert walks.walks == [
+        ["owner names added", 4, 4],
+        # ... and new.example.test., an empty non-terminal.
+        ["names checked against the DNAME of old.example.test.", 5, 5],
+        ["names checked for cuts", 5, 5],
+        ["nodes made", 6, 6],  # www.old.example.test., the image of www.new, is a node too
+    ]
+    assert len(tree.nodes) == 6
