@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .progress import Each, uncounted
+
 MASK64 = (1 << 64) - 1
 HASH_M = 0x9E3779B97F4A7C15  # 2^64 / golden ratio: an odd multiplier that spreads bits up
 PILOT_M = 0xC2B2AE3D27D4EB4F
@@ -87,34 +89,38 @@ class PerfectHashFailed(Exception):
     pass
 
 
-def build_perfect_hash(keys: list[bytes], attempts: int = 32) -> PerfectHash:
-    """Build over distinct keys; deterministic (the seeds tried are 0, 1, 2, ...)."""
+def build_perfect_hash(keys: list[bytes], attempts: int = 32,
+                       each: Each = uncounted) -> PerfectHash:
+    """Build over distinct keys; deterministic (the seeds tried are 0, 1, 2, ...). `each`
+    wraps the walks over the keys and the buckets (progress reports)."""
     if len(set(keys)) != len(keys):
         raise ValueError("perfect hash keys must be distinct")
     n = len(keys)
     nslots = max(1, n if n < 1000 else int(n / LOAD_FACTOR))
     nbuckets = max(1, (n + KEYS_PER_BUCKET - 1) // KEYS_PER_BUCKET)
     for seed in range(attempts):
-        result = _try_seed(keys, seed, nbuckets, nslots)
+        result = _try_seed(keys, seed, nbuckets, nslots, each)
         if result is not None:
             return result
     raise PerfectHashFailed(f"no perfect hash found for {n} keys in {attempts} seeds")
 
 
-def _try_seed(keys: list[bytes], seed: int, nbuckets: int, nslots: int) -> PerfectHash | None:
-    hashes = [zb_hash(key, seed) for key in keys]
+def _try_seed(keys: list[bytes], seed: int, nbuckets: int, nslots: int,
+              each: Each) -> PerfectHash | None:
+    again = f" (seed {seed})" if seed else ""  # a retry counts from zero again: say why
+    hashes = [zb_hash(key, seed) for key in each(keys, len(keys), "keys hashed" + again)]
     buckets: list[list[int]] = [[] for _ in range(nbuckets)]
     for index, h in enumerate(hashes):
         buckets[bucket_of(h, nbuckets)].append(index)
     # Largest buckets first, while the table is empty enough to place them (ties by number,
-    # so the result does not depend on anything but the keys and the seed).
-    order = sorted(range(nbuckets), key=lambda b: (-len(buckets[b]), b))
+    # so the result does not depend on anything but the keys and the seed); empty buckets
+    # keep pilot 0.
+    filled = [b for b in range(nbuckets) if buckets[b]]
+    order = sorted(filled, key=lambda b: (-len(buckets[b]), b))
     slots = [EMPTY_SLOT] * nslots
     pilots = [0] * nbuckets
-    for b in order:
+    for b in each(order, len(order), "buckets placed" + again):
         members = buckets[b]
-        if not members:
-            break
         pilot = _find_pilot([hashes[i] for i in members], slots)
         if pilot is None:
             return None  # two keys with the same hash, or an unlucky seed

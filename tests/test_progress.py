@@ -12,6 +12,7 @@ import sys
 import pytest
 
 from conftest import ZONES
+from zonebake import phash
 from zonebake.build import compile_zoneset
 from zonebake.config import load_toml
 from zonebake.progress import EVERY, QUIET_FOR, Progress
@@ -137,3 +138,35 @@ def test_the_tree_counts_every_walk_over_the_names(dname_set):
         ["nodes made", 6, 6],  # www.old.example.test., the image of www.new, is a node too
     ]
     assert len(tree.nodes) == 6
+
+
+def filled_buckets(keys: list[bytes], seed: int, nbuckets: int) -> int:
+    return len({phash.bucket_of(phash.zb_hash(key, seed), nbuckets) for key in keys})
+
+
+def test_the_perfect_hash_counts_keys_hashed_and_buckets_placed(dname_set):
+    keys = [b.key for b in dname_set.bodies]
+    walks = Walks()
+    ph = phash.build_perfect_hash(keys, each=walks)
+    assert ph == dname_set.phash
+    filled = filled_buckets(keys, ph.seed, len(ph.pilots))
+    assert walks.walks == [["keys hashed", 6, 6], ["buckets placed", filled, filled]]
+
+
+def test_a_seed_tried_again_says_so_and_counts_from_zero(dname_set, monkeypatch):
+    find_pilot, calls = phash._find_pilot, []
+
+    def failing_first(member_hashes, slots):
+        calls.append(1)
+        return None if len(calls) == 1 else find_pilot(member_hashes, slots)
+
+    monkeypatch.setattr(phash, "_find_pilot", failing_first)
+    keys = [b.key for b in dname_set.bodies]
+    walks = Walks()
+    ph = phash.build_perfect_hash(keys, each=walks)
+    assert ph.seed == 1
+    first, again = (filled_buckets(keys, seed, len(ph.pilots)) for seed in (0, 1))
+    assert walks.walks == [
+        ["keys hashed", 6, 6], ["buckets placed", first, 1],  # the first bucket failed
+        ["keys hashed (seed 1)", 6, 6], ["buckets placed (seed 1)", again, again],
+    ]
