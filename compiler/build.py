@@ -72,7 +72,7 @@ def compile_zoneset(config: ZoneSetConfig, lenient: bool = False,
     with progress.stage("perfect hash"):
         phash = build_perfect_hash([b.key for b in bodies], each=progress.each)
     with progress.stage("layout"):
-        layout = pack(bodies, phash, chaos_answers(config.server))
+        layout = pack(bodies, phash, chaos_answers(config.server), progress.each)
     return Compiled(config, warnings, tree, node_answers, bodies, phash, layout)
 
 

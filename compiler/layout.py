@@ -12,6 +12,7 @@ import struct
 from dataclasses import dataclass
 
 from .phash import EMPTY_SLOT, PerfectHash
+from .progress import Each, uncounted
 from .wire import Body, NodeBodies
 
 NODE = struct.Struct("<IIIIHBB")  # struct zb_node
@@ -45,11 +46,12 @@ def _align(n: int, to: int = ALIGN) -> int:
     return (n + to - 1) & ~(to - 1)
 
 
-def pack(nodes: list[NodeBodies], phash: PerfectHash,
-         chaos: list[tuple[bytes, Body]] = ()) -> Layout:
+def pack(nodes: list[NodeBodies], phash: PerfectHash, chaos: list[tuple[bytes, Body]] = (),
+         each: Each = uncounted) -> Layout:
     """Nodes in the order of the perfect hash's slots (a node's slot is its index; empty
     slots hold empty nodes), and each answer's record right before its body, so a lookup
-    touches as few cache lines as it can. The CH answers go after the zones' answers."""
+    touches as few cache lines as it can. The CH answers go after the zones' answers.
+    `each` wraps the walks over the slots and the answers (progress reports)."""
     answers: list[Body] = []
     answer_number: dict[Body, int] = {}
 
@@ -65,7 +67,7 @@ def pack(nodes: list[NodeBodies], phash: PerfectHash,
                    if index != EMPTY_SLOT}
     rows = []  # per slot: (node, types, default, miss, miss_kind) with answer numbers
     type_count = 0
-    for index in phash.slots:
+    for index in each(phash.slots, len(phash.slots), "slots gathered"):
         if index == EMPTY_SLOT:
             rows.append(None)
             continue
@@ -86,7 +88,7 @@ def pack(nodes: list[NodeBodies], phash: PerfectHash,
 
     # Where each answer goes: its record, its body, its fixups.
     answer_at, position = [], answers_off
-    for body in answers:
+    for body in each(answers, len(answers), "answers placed"):
         position = _align(position, 4)
         answer_at.append(position)
         position += ANSWER.size + len(body.data) + len(body.data) % 2 + 2 * len(body.fixups)
@@ -99,7 +101,7 @@ def pack(nodes: list[NodeBodies], phash: PerfectHash,
     name_at = names_off
     names = bytearray()
     type_rows = bytearray()
-    for row in rows:
+    for row in each(rows, len(rows), "slots written"):
         if row is None:
             out += bytes(NODE.size)  # name_len 0: no query name matches
             continue
@@ -116,7 +118,7 @@ def pack(nodes: list[NodeBodies], phash: PerfectHash,
     out += type_rows
     out += bytes(pilots_off - len(out))
     out += struct.pack(f"<{len(phash.pilots)}H", *phash.pilots)
-    for body, at in zip(answers, answer_at):
+    for body, at in each(zip(answers, answer_at), len(answers), "answers written"):
         out += bytes(at - len(out))
         body_at = at + ANSWER.size
         fixups_at = _align(body_at + len(body.data), 2)

@@ -14,7 +14,9 @@ import pytest
 from conftest import ZONES
 from zonebake import phash
 from zonebake.build import compile_zoneset
+from zonebake.chaos import chaos_answers
 from zonebake.config import load_toml
+from zonebake.layout import pack
 from zonebake.progress import EVERY, QUIET_FOR, Progress
 from zonebake.tree import build_tree
 
@@ -170,3 +172,14 @@ def test_a_seed_tried_again_says_so_and_counts_from_zero(dname_set, monkeypatch)
         ["keys hashed", 6, 6], ["buckets placed", first, 1],  # the first bucket failed
         ["keys hashed (seed 1)", 6, 6], ["buckets placed (seed 1)", again, again],
     ]
+
+
+def test_the_layout_counts_slots_and_answers(dname_set):
+    walks = Walks()
+    layout = pack(dname_set.bodies, dname_set.phash,
+                  chaos_answers(dname_set.config.server), walks)
+    assert layout == dname_set.layout
+    slots, answers = layout.nnodes, layout.nanswers
+    assert walks.walks == [["slots gathered", slots, slots], ["answers placed", answers, answers],
+                           ["slots written", slots, slots], ["answers written", answers, answers]]
+    assert slots == len(dname_set.phash.slots)
