@@ -1,18 +1,20 @@
 """Progress on stderr (compiler/progress.py): nothing for a build under five seconds; past
 that, a line every few seconds with the stage, the count, the total and the rate, each step
 of the native baker as it ends, and a summary of every stage's time; nothing at all with -q.
-The clock is a fake one, moved by the test."""
+The tree, perfect hash and layout stages count each of their walks over the items in a unit
+of its own. The clock is a fake one, moved by the test, but in the end-to-end builds."""
 
 from __future__ import annotations
 
 import io
+import re
 import subprocess
 import sys
 
 import pytest
 
 from conftest import ZONES
-from zonebake import phash
+from zonebake import cli, phash, progress as progress_module
 from zonebake.build import compile_zoneset
 from zonebake.chaos import chaos_answers
 from zonebake.config import load_toml
@@ -183,3 +185,55 @@ def test_the_layout_counts_slots_and_answers(dname_set):
     assert walks.walks == [["slots gathered", slots, slots], ["answers placed", answers, answers],
                            ["slots written", slots, slots], ["answers written", answers, answers]]
     assert slots == len(dname_set.phash.slots)
+
+
+PROGRESS_LINE = re.compile(r"^zonebake: (tree|perfect hash|layout): (\d+)/(\d+) ([^,]+)"
+                           r"(, \d+/s)?$")
+
+
+def loud_build(tmp_path, monkeypatch, capsys, *args: str) -> str:
+    """The Python pipeline's build of the DNAME set, with a line for every item counted."""
+    monkeypatch.setenv("ZONEBAKE_NATIVE", "0")
+    monkeypatch.setattr(progress_module, "QUIET_FOR", 0.0)
+    monkeypatch.setattr(progress_module, "EVERY", 0.0)
+    monkeypatch.setattr(progress_module, "LOOK_EVERY", 1)
+    assert cli.main(["build", *args, "-c", str(DNAME_SET), "-o", str(tmp_path / "out")]) == 0
+    return capsys.readouterr().err
+
+
+def test_a_python_build_says_how_far_the_tree_hash_and_layout_are(tmp_path, monkeypatch,
+                                                                   capsys, dname_set):
+    lines = loud_build(tmp_path, monkeypatch, capsys).splitlines()
+    ours = [line for line in lines if line.startswith(("zonebake: tree: ",
+                                                       "zonebake: perfect hash: ",
+                                                       "zonebake: layout: "))]
+    said = [PROGRESS_LINE.match(line) for line in ours]
+    assert all(said), ours
+    # The lines of each walk, one per item: ((stage, unit, total), the counts said).
+    walks: list[tuple[tuple[str, str, int], list[int]]] = []
+    for line in said:
+        walk = (line[1], line[4], int(line[3]))
+        if not walks or walks[-1][0] != walk:
+            walks.append((walk, []))
+        walks[-1][1].append(int(line[2]))
+    assert all(counts == list(range(1, total + 1)) for (_, _, total), counts in walks)
+    keys = [b.key for b in dname_set.bodies]
+    buckets = filled_buckets(keys, dname_set.phash.seed, len(dname_set.phash.pilots))
+    answers = dname_set.layout.nanswers
+    assert [walk for walk, _ in walks] == [
+        ("tree", "owner names added", 4),
+        ("tree", "names checked against the DNAME of old.example.test.", 5),
+        ("tree", "names checked for cuts", 5),
+        ("tree", "nodes made", 6),
+        ("perfect hash", "keys hashed", 6),
+        ("perfect hash", "buckets placed", buckets),
+        ("layout", "slots gathered", 6),
+        ("layout", "answers placed", answers),
+        ("layout", "slots written", 6),
+        ("layout", "answers written", answers),
+    ]
+    assert lines[-1].startswith("zonebake: built in ")
+
+
+def test_a_quiet_python_build_says_nothing_however_loud(tmp_path, monkeypatch, capsys):
+    assert loud_build(tmp_path, monkeypatch, capsys, "-q") == ""
