@@ -10,6 +10,7 @@ Names above every apex are not in the tree: the responder refuses them.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from operator import itemgetter
 
 import dns.name
 import dns.rdatatype
@@ -64,8 +65,12 @@ def build_tree(zones: list[Zone], each: Each = uncounted) -> NameTree:
     names = {name for name in each(names, len(names), "names checked for cuts")
              if not _below_cut(name, origins)}
     names |= set(images)
+    # With the sort keys made in a walk of their own, only the sort itself goes uncounted (a
+    # few seconds for a million names).
+    keyed = [(canonical_key(name), name) for name in each(names, len(names), "sort keys made")]
+    keyed.sort(key=itemgetter(0))
     nodes = {}
-    for name in each(sorted(names, key=canonical_key), len(names), "nodes made"):
+    for _, name in each(keyed, len(keyed), "nodes made"):
         zone = _deepest_zone(name, origins)
         nodes[name] = Node(name, zone, dict(zone.nodes.get(name, {})), images.get(name))
     return NameTree(tuple(zones), nodes)
