@@ -2,14 +2,18 @@
 that, a line every few seconds with the stage, the count, the total and the rate, each step
 of the native baker as it ends, and a summary of every stage's time; nothing at all with -q.
 The tree, perfect hash and layout stages count each of their walks over the items in a unit
-of its own. The clock is a fake one, moved by the test, but in the end-to-end builds."""
+of its own, and a compile keeps what earlier stages made out of the collector's full passes
+(long silences of their own). The clock is a fake one, moved by the test, but in the
+end-to-end builds."""
 
 from __future__ import annotations
 
+import gc
 import io
 import re
 import subprocess
 import sys
+from dataclasses import dataclass, field
 
 import pytest
 
@@ -17,7 +21,8 @@ from conftest import ZONES
 from zonebake import cli, phash, progress as progress_module
 from zonebake.build import compile_zoneset
 from zonebake.chaos import chaos_answers
-from zonebake.config import load_toml
+from zonebake.config import load_toml, zones_from_args
+from zonebake.errors import CompileError
 from zonebake.layout import pack
 from zonebake.progress import EVERY, QUIET_FOR, Progress
 from zonebake.tree import build_tree
@@ -239,3 +244,26 @@ def test_a_python_build_says_how_far_the_tree_hash_and_layout_are(tmp_path, monk
 
 def test_a_quiet_python_build_says_nothing_however_loud(tmp_path, monkeypatch, capsys):
     assert loud_build(tmp_path, monkeypatch, capsys, "-q") == ""
+
+
+@dataclass
+class NotingFrozen(Progress):
+    """Notes, at every item counted, how many objects the cyclic collector leaves out."""
+    frozen: list[int] = field(default_factory=list)
+
+    def tick(self, total=None):
+        self.frozen.append(gc.get_freeze_count())
+        super().tick(total)
+
+
+def test_a_compile_freezes_what_earlier_stages_made_and_thaws_it_after():
+    progress = NotingFrozen(out=None)
+    compile_zoneset(load_toml(DNAME_SET), progress=progress)
+    assert progress.frozen and min(progress.frozen) > 0
+    assert gc.get_freeze_count() == 0
+
+
+def test_a_compile_that_fails_thaws_too():
+    with pytest.raises(CompileError):
+        compile_zoneset(zones_from_args([f"example.={ZONES / 'broken' / 'no-soa.zone'}"]))
+    assert gc.get_freeze_count() == 0
