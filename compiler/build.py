@@ -58,7 +58,9 @@ def _run_stages(config: ZoneSetConfig, lenient: bool, progress: Progress) -> Com
     with stage("parse and check", "records"):
         for source in config.zones:
             try:
-                zone, zone_warnings = build_zone(parse_zone(source, progress.tick), lenient)
+                progress.step("records read")
+                parsed = parse_zone(source, progress.tick)
+                zone, zone_warnings = build_zone(parsed, lenient, progress.each)
             except CompileError as exc:
                 errors += exc.diagnostics
                 continue

@@ -66,13 +66,17 @@ class Progress:
         """Yield the items, counting them for the current stage; with a unit, they are a step
         of the stage, counted from zero in that unit (from the first item asked for)."""
         if unit is not None:
-            current = self._current
-            assert current is not None, "items are counted inside a stage"
-            current.count, current.unit = 0, unit
-            self._counting_since = self.clock()
+            self.step(unit)
         for item in items:
             yield item
             self.tick(total)
+
+    def step(self, unit: str) -> None:
+        """A new step of the current stage: counted from zero, in its own unit."""
+        current = self._current
+        assert current is not None, "items are counted inside a stage"
+        current.count, current.unit = 0, unit
+        self._counting_since = self.clock()
 
     def tick(self, total: int | None = None) -> None:
         """One more item done in the current stage; every few seconds, say how far it is."""

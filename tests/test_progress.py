@@ -15,6 +15,7 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 
+import dns.name
 import pytest
 
 from conftest import ZONES
@@ -25,7 +26,10 @@ from zonebake.config import load_toml, zones_from_args
 from zonebake.errors import CompileError
 from zonebake.layout import pack
 from zonebake.progress import EVERY, QUIET_FOR, Progress
+from zonebake.config import ZoneSource
+from zonebake.parse import parse_zone
 from zonebake.tree import build_tree
+from zonebake.validate import build_zone
 
 # One DNAME (old -> new) over four owner names: example.test., ns1, old and www.new.
 DNAME_SET = ZONES / "native" / "declined" / "dname" / "zonebake.toml"
@@ -267,3 +271,18 @@ def test_a_compile_that_fails_thaws_too():
     with pytest.raises(CompileError):
         compile_zoneset(zones_from_args([f"example.={ZONES / 'broken' / 'no-soa.zone'}"]))
     assert gc.get_freeze_count() == 0
+
+
+def test_the_check_counts_the_records_it_groups_and_every_walk_over_the_names():
+    source = ZoneSource(dns.name.from_text("example."), ZONES / "example.zone",
+                        str(ZONES / "example.zone"))
+    parsed = parse_zone(source)
+    walks = Walks()
+    zone, warnings = build_zone(parsed, each=walks)
+    plain_zone, plain_warnings = build_zone(parsed)
+    assert list(zone.nodes) == list(plain_zone.nodes) and warnings == plain_warnings
+    records, names = len(parsed.records), len(zone.nodes)
+    assert walks.walks == [["records grouped into RRsets", records, records]] + [
+        [f"names checked for {check}", names, names]
+        for check in ("SOA", "CNAME", "DNAME", "glue", "warnings")]
+    assert records > names > 1
