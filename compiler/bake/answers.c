@@ -167,6 +167,10 @@ static void merge(struct worker *w)
 	free(map);
 }
 
+/* Between build_answers and merge_answers: the workers, their tables not yet merged. */
+static struct worker *workers;
+static size_t nworkers;
+
 void build_answers(int minimal)
 {
 	/* The memo of cuts is written on first use: fill it now, before threads read it. */
@@ -175,8 +179,8 @@ void build_answers(int minimal)
 			redirect(id);
 	RESERVE(node_answers, nodes.n);
 	node_answers.n = nodes.n;
-	size_t n = thread_count();
-	struct worker *workers = xcalloc(n, sizeof *workers);
+	size_t n = nworkers = thread_count();
+	workers = xcalloc(n, sizeof *workers);
 	for (size_t k = 0; k < n; k++) {
 		struct worker *w = &workers[k];
 		w->begin = nodes.n * k / n;
@@ -194,7 +198,11 @@ void build_answers(int minimal)
 	for (size_t k = 1; k < n; k++)
 		pthread_join(workers[k].thread, NULL);
 	phase("answers", nodes.n, "names");
-	for (size_t k = 0; k < n; k++) {
+}
+
+void merge_answers(void)
+{
+	for (size_t k = 0; k < nworkers; k++) {
 		struct worker *w = &workers[k];
 		merge(w);
 		if (k > 0)
@@ -207,5 +215,6 @@ void build_answers(int minimal)
 		free(w->response.optional.v);
 	}
 	free(workers);
+	workers = NULL;
 	phase("merge", bodies.list.n, "answers");
 }

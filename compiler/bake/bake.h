@@ -258,7 +258,8 @@ struct typed_body {
 extern VEC(struct node_answers) node_answers;  /* parallel to `nodes` */
 extern VEC(struct typed_body) typed;
 
-void build_answers(int minimal);
+void build_answers(int minimal);  /* each thread's bodies in a table of its own */
+void merge_answers(void);         /* ...all in one table, renumbered */
 
 /* ---- phash.c ---- */
 

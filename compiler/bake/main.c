@@ -8,6 +8,7 @@
  * path, the path to show; then per CH answer `chaos` and the body's
  * `header base_len trunc_len trunc_arcount`, data and fixups (hex, hex, decimals).
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,6 +75,30 @@ static void read_chaos(FILE *f, struct chaos *c)
 	free(fixups);
 }
 
+/* The hash keys (each node's lowercased wire-format name) and the perfect hash over them. */
+struct hash_job {
+	bytes_t keys;
+	uint32_t *key_off;
+	unsigned max_labels;
+	struct phash ph;
+};
+
+static void *hash_names(void *arg)
+{
+	struct hash_job *job = arg;
+	job->key_off = xmalloc((nodes.n + 1) * sizeof *job->key_off);
+	for (size_t i = 0; i < nodes.n; i++) {
+		job->key_off[i] = job->keys.n;
+		RESERVE(job->keys, 256);
+		job->keys.n += name_key(nodes.v[i], job->keys.v + job->keys.n);
+		if (N(nodes.v[i])->nlabels > job->max_labels)
+			job->max_labels = N(nodes.v[i])->nlabels;
+	}
+	job->key_off[nodes.n] = job->keys.n;
+	build_phash(&job->ph, job->keys.v, job->key_off, nodes.n);
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 3) {
@@ -133,25 +158,24 @@ int main(int argc, char **argv)
 	}
 	nodes.n = kept;
 
-	/* The hash keys: each node's lowercased wire-format name. */
-	uint32_t *key_off = xmalloc((nodes.n + 1) * sizeof *key_off);
-	bytes_t keys = {0};
-	unsigned max_labels = 0;
-	for (size_t i = 0; i < nodes.n; i++) {
-		key_off[i] = keys.n;
-		RESERVE(keys, 256);
-		keys.n += name_key(nodes.v[i], keys.v + keys.n);
-		if (N(nodes.v[i])->nlabels > max_labels)
-			max_labels = N(nodes.v[i])->nlabels;
-	}
-	key_off[nodes.n] = keys.n;
-
 	build_answers(minimal);
-	struct phash ph;
-	build_phash(&ph, keys.v, key_off, nodes.n);
+	/* The perfect hash needs only the names: it is made beside the merge, which has one
+	 * thread, so that both cores work. */
+	struct hash_job job = {0};
+	pthread_t hasher;
+	int beside = pthread_create(&hasher, NULL, hash_names, &job) == 0;
+	if (!beside)
+		hash_names(&job);
+	merge_answers();
+	if (beside)
+		pthread_join(hasher, NULL);
 	phase("perfect hash", nodes.n, "names");
+	struct phash ph = job.ph;
+	const uint8_t *keys = job.keys.v;
+	const uint32_t *key_off = job.key_off;
+	unsigned max_labels = job.max_labels;
 	struct layout_info info;
-	write_layout(argv[2], &ph, keys.v, key_off, chaos.v, chaos.n, &info);
+	write_layout(argv[2], &ph, keys, key_off, chaos.v, chaos.n, &info);
 	phase("layout", info.size, "octets");
 
 	printf("size %llu\nnodes_off 0\ntypes_off %u\npilots_off %u\nnnodes %u\nnanswers %u\n"
