@@ -104,6 +104,7 @@ struct name {
 extern VEC(struct name) names;
 
 void names_init(void);
+void names_expect(size_t count);
 name_t name_child(name_t parent, const uint8_t *label, size_t len);
 int name_is_wildcard(name_t id);  /* its first label is '*' */
 static inline struct name *N(name_t id) { return &names.v[id]; }

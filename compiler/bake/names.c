@@ -61,6 +61,17 @@ void names_init(void)
 	rehash(1 << 16);
 }
 
+/* Room for about `count` names from the start: growing the table as the zone files are read
+ * took a twentieth of the reading. */
+void names_expect(size_t count)
+{
+	size_t size = table_size;
+	while (size < 2 * count)
+		size *= 2;
+	if (size > table_size)
+		rehash(size);
+}
+
 const uint8_t *name_label(name_t id)
 {
 	return labels.v + N(id)->label;
