@@ -13,6 +13,7 @@ SANITIZED_TESTS := tests/test_udp_answers.py tests/test_udp_protocol.py \
 	tests/test_workers.py tests/test_signals.py tests/test_stats.py tests/test_chaos.py \
 	tests/test_swap.py tests/test_activation.py tests/test_privileges.py \
 	tests/test_native.py tests/test_native_random.py tests/test_native_fuzz.py \
+	tests/test_native_reading.py \
 	tests/test_elfsplice.py
 FUZZ_SECONDS ?= 60
 

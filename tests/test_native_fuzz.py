@@ -73,3 +73,23 @@ def test_a_mutant_is_declined_or_baked_as_the_pipeline_compiles_it(seed, tmp_pat
         pytest.fail(f"the baker accepted a zone the pipeline refuses: {exc.diagnostics}")
     assert compiled.warnings == []
     assert (tmp_path / "zonedata.bin").read_bytes() == compiled.layout.data
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_mutant_is_read_the_same_on_one_thread_and_two(seed, tmp_path, monkeypatch):
+    """The same bytes, or the same reason to decline (test_native_reading.py)."""
+    rng = random.Random(seed)
+    source = SOURCES[seed % len(SOURCES)]
+    path = tmp_path / source.path.name
+    path.write_bytes(_mutate(source.path.read_bytes(), rng))
+    config = ZoneSetConfig((ZoneSource(source.origin, path, path.name),))
+    outcomes = []
+    for threads in ("1", "2"):
+        monkeypatch.setenv("ZONEBAKE_BAKE_THREADS", threads)
+        data = tmp_path / f"zonedata-{threads}.bin"
+        try:
+            native.bake(config, data)
+            outcomes.append(data.read_bytes())
+        except native.Declined as why:
+            outcomes.append(str(why))
+    assert outcomes[0] == outcomes[1]

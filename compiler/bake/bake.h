@@ -10,7 +10,9 @@
  * Modules, in the order the data flows:
  *   util.c      memory, vectors, declining
  *   names.c     interned names: one id per name, its parent, its spelling
- *   zonefile.c  reading zone files into records
+ *   zonefile.c  lexing zone files: records with their names as text (lexed.h)
+ *   readzone.c  reading zone files: the lexer, on a thread of its own for a large one, and
+ *               the names interned and the records filed in file order
  *   zones.c     records into RRsets, and the checks that make the baker decline
  *   resolve.c   the response to each question (compiler/resolve.py, for this subset)
  *   wire.c      responses into bodies with name compression (compiler/wire.py)
@@ -34,6 +36,10 @@
 
 _Noreturn void decline(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 _Noreturn void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* What a thread must do before it declines: the zone file's lexer files the records it read
+ * before (zonefile.c). Another thread may decline meanwhile, for an earlier record. */
+extern _Thread_local void (*before_decline)(void *arg);
+extern _Thread_local void *before_decline_arg;
 void *xmalloc(size_t size);
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t size);
@@ -106,6 +112,7 @@ extern VEC(struct name) names;
 void names_init(void);
 void names_expect(size_t count);
 name_t name_child(name_t parent, const uint8_t *label, size_t len);
+void name_child_prefetch(name_t parent, const uint8_t *label, size_t len);
 int name_is_wildcard(name_t id);  /* its first label is '*' */
 static inline struct name *N(name_t id) { return &names.v[id]; }
 const uint8_t *name_label(name_t id);
@@ -166,10 +173,10 @@ void add_record(uint32_t zone, name_t owner, uint16_t type, uint32_t ttl, struct
 void check_zone(uint32_t zone);
 uint32_t rrset_at(name_t name, uint16_t type);  /* NONE when absent */
 
-/* ---- zonefile.c ---- */
+/* ---- zonefile.c, readzone.c ---- */
 
-void read_zone_file(uint32_t zone);
 int parse_name(const char *text, size_t len, name_t origin, name_t *out);
+void read_zone_file(uint32_t zone);
 
 /* ---- resolve.c ---- */
 

@@ -85,6 +85,13 @@ static int same_ignoring_case(const uint8_t *a, const uint8_t *b, size_t len)
 	return 1;
 }
 
+/* Fetch ahead the slot where name_child(parent, label, len) will look first: for a name not
+ * seen before it is the only memory the lookup reads. */
+void name_child_prefetch(name_t parent, const uint8_t *label, size_t len)
+{
+	__builtin_prefetch(&table[hash_of(parent, label, len) & (table_size - 1)]);
+}
+
 /* The name `label`.`parent`; the caller has checked the label and the name's length. */
 name_t name_child(name_t parent, const uint8_t *label, size_t len)
 {

@@ -16,9 +16,16 @@ static _Noreturn void leave(int code, const char *what, const char *fmt, va_list
 	exit(code);
 }
 
+_Thread_local void (*before_decline)(void *arg);
+_Thread_local void *before_decline_arg;
+
 /* The set needs the Python pipeline: say why (the driver shows it on request) and stop. */
 void decline(const char *fmt, ...)
 {
+	void (*first)(void *) = before_decline;
+	before_decline = NULL;
+	if (first)
+		first(before_decline_arg);
 	va_list ap;
 	va_start(ap, fmt);
 	leave(EXIT_DECLINED, "declined: ", fmt, ap);

@@ -1,6 +1,7 @@
 /*
- * zonefile.c - read a plain zone file: what compiler/fastparse.py reads, with the same
- * meaning, and nothing else.
+ * zonefile.c - lex a plain zone file: what compiler/fastparse.py reads, with the same
+ * meaning, and nothing else. The names are left as text for readzone.c to intern
+ * (lexed.h): this half of the reading can run on a thread of its own.
  *
  * Plain means: `$ORIGIN` and `$TTL` (given before the first record), one record a line or
  * parentheses without quotes, comments, blank owners continuing the previous one, TTL and
@@ -11,38 +12,15 @@
  */
 #include <arpa/inet.h>
 #include <ctype.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "bake.h"
+#include "lexed.h"
 
 #define MAX_TOKENS 64
 #define MAX_STRINGS 64
-
-struct token {
-	const char *p;
-	size_t len;
-};
-
-struct reader {
-	const struct zone *zone;
-	uint32_t zone_index;
-	name_t origin;
-	int have_ttl;
-	uint32_t ttl;
-	name_t last;        /* the previous owner, NONE before the first */
-	uint32_t line;      /* of the record being read */
-	/* The previous owner as written, when it was short: zone files name an owner on each
-	 * of its records, and looking it up again cost a hash probe per label. */
-	char last_text[64];
-	size_t last_len;    /* 0 when there is none to compare with */
-};
 
 /* Python's str.split() whitespace, in ASCII. */
 static int space(char c)
@@ -141,13 +119,16 @@ int parse_name(const char *text, size_t len, name_t origin, name_t *out)
 	return 0;
 }
 
-static name_t name_field(const struct reader *r, struct token t)
+static struct lexed *current(struct lexer *lx)
 {
-	name_t name;
-	if (parse_name(t.p, t.len, r->origin, &name) != 0)
-		decline("%s:%u: the name %.*s needs the full reader", r->zone->display, r->line,
-			(int)t.len, t.p);
-	return name;
+	return &lx->block->v[lx->block->n];
+}
+
+/* A name in the record data, interned later in this order. */
+static void lexed_name(struct lexer *lx, struct token t)
+{
+	struct lexed *it = current(lx);
+	it->names[it->nnames++] = t;
 }
 
 static uint16_t type_of(struct token t)
@@ -228,7 +209,7 @@ static int hex_value(char c)
 
 /* DS after the key tag: algorithm (a number; mnemonics are dnspython's), digest type, and the
  * digest in hex over one or more fields, of the length its type says (dnspython's checks). */
-static void ds_rest(const struct reader *r, const struct token *f, size_t nf)
+static void ds_rest(const struct lexer *r, const struct token *f, size_t nf)
 {
 	static const size_t length_of_type[] = {0, 20, 32, 32, 48};
 	uint8_t algorithm = number(f[0], 255, "DS algorithm");
@@ -269,7 +250,7 @@ static void caa(const struct token *f, struct token value)
 	bytes_put(&rdata_raw, value.p, value.len);
 }
 
-static struct rdata rdata_of(const struct reader *r, uint16_t type, const struct token *f,
+static struct rdata rdata_of(struct lexer *r, uint16_t type, const struct token *f,
 			     size_t nf)
 {
 	struct rdata rd = raw_rdata();
@@ -287,14 +268,14 @@ static struct rdata rdata_of(const struct reader *r, uint16_t type, const struct
 	case T_PTR:
 		if (nf != 1)
 			break;
-		rd.name = name_field(r, f[0]);
+		lexed_name(r, f[0]);
 		return rd;
 	case T_MX:
 		if (nf != 2 || !digits(f[0]))
 			break;
 		bytes_u16(&rdata_raw, number(f[0], 65535, "MX preference"));
 		finish_raw(&rd);
-		rd.name = name_field(r, f[1]);
+		lexed_name(r, f[1]);
 		return rd;
 	case T_SRV:
 		if (nf != 4)
@@ -302,13 +283,13 @@ static struct rdata rdata_of(const struct reader *r, uint16_t type, const struct
 		for (int i = 0; i < 3; i++)
 			bytes_u16(&rdata_raw, number(f[i], 65535, "SRV field"));
 		finish_raw(&rd);
-		rd.name = name_field(r, f[3]);
+		lexed_name(r, f[3]);
 		return rd;
 	case T_SOA:
 		if (nf != 7)
 			break;
-		rd.name = name_field(r, f[0]);
-		rd.name2 = name_field(r, f[1]);
+		lexed_name(r, f[0]);
+		lexed_name(r, f[1]);
 		for (int i = 2; i < 7; i++)
 			bytes_u32(&rdata_raw, number(f[i], UINT32_MAX, "SOA field"));
 		finish_raw(&rd);
@@ -358,11 +339,14 @@ static size_t quoted_strings(const char *p, size_t len, struct token *out)
 	return n;
 }
 
-static void record(struct reader *r, const char *line, size_t len)
+static void record(struct lexer *r, const char *line, size_t len)
 {
 	struct token tokens[MAX_TOKENS], strings[MAX_STRINGS];
 	size_t nt, ns = 0;
 	int quoted = 0;
+	struct lexed *it = current(r);
+	*it = (struct lexed){.line = r->line, .kind = LEXED_RECORD};
+	r->building = 1;
 	const char *quote = memchr(line, '"', len);
 	const char *semicolon = memchr(line, ';', len);
 	if (quote && (!semicolon || semicolon > quote)) {
@@ -372,23 +356,22 @@ static void record(struct reader *r, const char *line, size_t len)
 	} else {
 		nt = split(line, semicolon ? (size_t)(semicolon - line) : len, tokens, MAX_TOKENS);
 	}
-	if (nt == 0)
+	if (nt == 0) {
+		r->building = 0;
 		return;
+	}
 	size_t at = 0;
-	name_t owner;
 	if (line[0] == ' ' || line[0] == '\t') {
-		if (r->last == NONE)
+		if (!r->have_owner)
 			decline("%s:%u: a record without an owner", r->zone->display, r->line);
-		owner = r->last;
-	} else if (tokens[at].len == r->last_len && memcmp(tokens[at].p, r->last_text,
-								 r->last_len) == 0) {
-		owner = r->last;
+	} else if (tokens[at].len == r->memo.len &&
+		   memcmp(tokens[at].p, r->memo.p, r->memo.len) == 0) {
+		/* Zone files name the owner on each of its records: the same text is the same
+		 * name (until an $ORIGIN), and looking it up again cost a probe per label. */
 		at++;
 	} else {
-		owner = r->last = name_field(r, tokens[at]);
-		r->last_len = tokens[at].len <= sizeof r->last_text ? tokens[at].len : 0;
-		memcpy(r->last_text, tokens[at].p, r->last_len);
-		at++;
+		it->owner = r->memo = tokens[at++];
+		r->have_owner = 1;
 	}
 	uint32_t ttl = r->ttl;
 	for (int i = 0; i < 2; i++) {
@@ -419,10 +402,15 @@ static void record(struct reader *r, const char *line, size_t len)
 	} else {
 		rd = rdata_of(r, type, tokens + at, nt - at);
 	}
-	add_record(r->zone_index, owner, type, ttl, rd, r->line);
+	it->type = type;
+	it->ttl = ttl;
+	it->rd = rd;
+	r->building = 0;
+	if (++r->block->n == LEXED_BLOCK)
+		r->deliver(r, 0);
 }
 
-static void directive(struct reader *r, const char *line, size_t len)
+static void directive(struct lexer *r, const char *line, size_t len)
 {
 	struct token t[3];
 	const char *semicolon = memchr(line, ';', len);
@@ -433,8 +421,10 @@ static void directive(struct reader *r, const char *line, size_t len)
 		r->ttl = number(t[1], UINT32_MAX, "$TTL");
 		r->have_ttl = 1;
 	} else if (eq_upper(t[0], "$ORIGIN")) {
-		r->origin = name_field(r, t[1]);
-		r->last_len = 0;  /* a relative owner now means another name */
+		*current(r) = (struct lexed){.line = r->line, .kind = LEXED_ORIGIN, .owner = t[1]};
+		r->memo.len = 0;  /* a relative owner now means another name */
+		if (++r->block->n == LEXED_BLOCK)
+			r->deliver(r, 0);
 	} else {
 		decline("%s:%u: %.*s", r->zone->display, r->line, (int)t[0].len, t[0].p);
 	}
@@ -450,7 +440,7 @@ static int blank(const char *line, size_t len)
 	return 1;
 }
 
-static void logical_line(struct reader *r, const char *line, size_t len)
+static void logical_line(struct lexer *r, const char *line, size_t len)
 {
 	if (len > 0 && line[0] == '$') {
 		directive(r, line, len);
@@ -459,29 +449,6 @@ static void logical_line(struct reader *r, const char *line, size_t len)
 	if (!r->have_ttl && !blank(line, len))
 		decline("%s:%u: a record before $TTL", r->zone->display, r->line);
 	record(r, line, len);
-}
-
-/* The file, mapped rather than read: its pages are in the page cache already, and a copy
- * would take as much fresh memory again, which the kernel must clear first (a tenth of the
- * baker's time went to clearing pages). Nothing here reads past `len`. */
-static const char *map_file(const char *path, size_t *len)
-{
-	int fd = open(path, O_RDONLY);
-	if (fd < 0)
-		decline("cannot open %s: %s", path, strerror(errno));
-	struct stat st;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
-		decline("%s is not a regular file", path);
-	*len = st.st_size;
-	if (*len == 0) {
-		close(fd);
-		return "";
-	}
-	void *text = mmap(NULL, *len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
-	if (text == MAP_FAILED)
-		decline("cannot read %s: %s", path, strerror(errno));
-	close(fd);
-	return text;
 }
 
 /* The end of the physical line at p (its newline, or the end of the text). A lone CR would
@@ -518,11 +485,57 @@ static int plain_word(const char *p)
 	return ((w | zero_or_cr) & highs) == 0;
 }
 
-void read_zone_file(uint32_t zone_index)
+/* Lines joined from parentheses, kept till the names in them are read. */
+#define KEPT_BLOCK 65536
+struct kept {
+	struct kept *next;
+	size_t used, cap;
+	char text[];
+};
+
+static const char *keep(struct lexer *lx, const char *p, size_t len)
 {
-	const struct zone *zone = &zones.v[zone_index];
-	size_t size;
-	const char *text = map_file(zone->path, &size);
+	struct kept *k = lx->kept;
+	if (!k || k->cap - k->used < len) {
+		size_t cap = len > KEPT_BLOCK ? len : KEPT_BLOCK;
+		struct kept *fresh = xmalloc(sizeof *fresh + cap);
+		*fresh = (struct kept){.next = k, .cap = cap};
+		lx->kept = k = fresh;
+	}
+	char *at = k->text + k->used;
+	memcpy(at, p, len);
+	k->used += len;
+	return at;
+}
+
+void free_kept(struct lexer *lx)
+{
+	while (lx->kept) {
+		struct kept *next = lx->kept->next;
+		free(lx->kept);
+		lx->kept = next;
+	}
+}
+
+/* The lexer's way out: the records before the one it declines are filed first, and the
+ * names read so far of that one, so that the reason given is the one-thread reading's. */
+static void lexer_declines(void *arg)
+{
+	struct lexer *lx = arg;
+	if (lx->building) {
+		current(lx)->kind = LEXED_PARTIAL;
+		lx->block->n++;  /* a block is handed over as soon as it is full: there is room */
+	}
+	lx->deliver(lx, 1);
+}
+
+void lex_zone_file(struct lexer *lx)
+{
+	before_decline = lexer_declines;
+	before_decline_arg = lx;
+	const struct zone *zone = lx->zone;
+	size_t size = lx->size;
+	const char *text = lx->text;
 	const char *end = text + size;
 	for (size_t i = 0; i < size; i++) {
 		if (i % 8 == 0 && i + 8 <= size && plain_word(text + i)) {
@@ -535,8 +548,6 @@ void read_zone_file(uint32_t zone_index)
 		if (c == '\r' && (i + 1 == size || text[i + 1] != '\n'))
 			decline("%s: a carriage return alone", zone->display);
 	}
-	struct reader r = {.zone = zone, .zone_index = zone_index, .origin = zone->origin,
-			   .last = NONE};
 	bytes_t joined = {0};
 	uint32_t number = 0;
 	for (const char *p = text; p < end;) {
@@ -545,27 +556,27 @@ void read_zone_file(uint32_t zone_index)
 		size_t len = e - p;
 		if (len > 0 && p[len - 1] == '\r')
 			len--;
-		r.line = ++number;
+		lx->line = ++number;
 		size_t code = code_len(p, len);
 		if (memchr(p, '\\', code))
-			decline("%s:%u: an escape", zone->display, r.line);
+			decline("%s:%u: an escape", zone->display, lx->line);
 		const char *open_paren = memchr(p, '(', code), *close = memchr(p, ')', code);
 		if (!open_paren && !close) {
-			logical_line(&r, p, len);
+			logical_line(lx, p, len);
 			p = next;
 			continue;
 		}
 		/* Parentheses only group (RFC 1035 §5.1): join the lines, comments dropped. */
 		if (memchr(p, '"', len) || count_char(p, code, '(') != 1 ||
 		    (close && close < open_paren))
-			decline("%s:%u: parentheses the full reader must read", zone->display, r.line);
+			decline("%s:%u: parentheses the full reader must read", zone->display, lx->line);
 		joined.n = 0;
 		bytes_put(&joined, p, code);
 		joined.v[open_paren - p] = ' ';
 		size_t part = 0;  /* where the last part starts in `joined` */
 		while (!memchr(joined.v + part, ')', joined.n - part)) {
 			if (next >= end)
-				decline("%s:%u: unbalanced parentheses", zone->display, r.line);
+				decline("%s:%u: unbalanced parentheses", zone->display, lx->line);
 			p = next;
 			e = line_end(p, end);
 			next = e < end ? e + 1 : end;
@@ -586,10 +597,10 @@ void read_zone_file(uint32_t zone_index)
 				decline("%s:%u: text after a closing parenthesis", zone->display,
 					number);
 		joined.n = closing - (char *)joined.v;
-		logical_line(&r, (const char *)joined.v, joined.n);
+		logical_line(lx, keep(lx, (const char *)joined.v, joined.n), joined.n);
 		p = next;
 	}
 	free(joined.v);
-	if (size > 0)
-		munmap((void *)text, size);
+	before_decline = NULL;
+	lx->deliver(lx, 1);
 }

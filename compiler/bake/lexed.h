@@ -1,0 +1,65 @@
+/*
+ * lexed.h - a zone file's records between its two readers: the lexer (zonefile.c), which
+ * reads everything but the names, and readzone.c, which interns the names and files the
+ * records. A large file is read by both at once, one thread each; the names are interned in
+ * file order either way, so their ids (and all that follows from them) are the same.
+ */
+#ifndef LEXED_H
+#define LEXED_H
+
+#include "bake.h"
+
+struct token {
+	const char *p;
+	size_t len;
+};
+
+enum lexed_kind {
+	LEXED_RECORD,
+	LEXED_ORIGIN,   /* an $ORIGIN: its name in `owner` */
+	LEXED_PARTIAL,  /* a record the lexer declined: its names so far are read, to say
+			 * first what the one-thread reading says first */
+};
+
+struct lexed {
+	uint32_t line;
+	uint8_t kind;
+	uint8_t nnames;      /* of `names`, in the order the record data has them */
+	uint16_t type;
+	uint32_t ttl;
+	struct rdata rd;     /* its names NONE */
+	/* NULL for the previous record's owner (a blank owner, or the same text again), and
+	 * in a PARTIAL record, when the lexer declined before the owner. */
+	struct token owner;
+	struct token names[2];
+};
+
+#define LEXED_BLOCK 1024
+
+struct lexed_block {
+	size_t n;
+	struct lexed v[LEXED_BLOCK];
+};
+
+/* The lexer's state. `deliver` takes `block` when it is full (last 0) and returns with an
+ * empty one in its place, or takes the last block (last 1) and returns once every record
+ * handed over has been filed. */
+struct lexer {
+	const struct zone *zone;
+	const char *text;
+	size_t size;
+	struct lexed_block *block;
+	void (*deliver)(struct lexer *lx, int last);
+	void *queue;         /* deliver's */
+	/* Lexing state. */
+	uint32_t line;       /* of the record being read */
+	int have_ttl, have_owner, building;
+	uint32_t ttl;
+	struct token memo;   /* the previous owner as written; len 0 after an $ORIGIN */
+	struct kept *kept;   /* lines joined from parentheses, kept till the names are read */
+};
+
+void lex_zone_file(struct lexer *lx);
+void free_kept(struct lexer *lx);
+
+#endif
