@@ -120,6 +120,22 @@ def _bake(config: ZoneSetConfig, data_file: Path, progress: Progress,
         return None
 
 
+def _replace_keeping_old(new: Path, path: Path) -> int | None:
+    """Put NEW in PATH's place; a descriptor of what was there, if anything, whose close
+    frees it."""
+    try:
+        old = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        old = None
+    try:
+        os.replace(new, path)
+    except BaseException:
+        if old is not None:
+            os.close(old)
+        raise
+    return old
+
+
 def check(config: ZoneSetConfig, lenient: bool = False,
           progress: Progress | None = None) -> list[Diagnostic]:
     """Every diagnostic of the set (raises CompileError on errors); writes nothing but a
@@ -146,7 +162,11 @@ def build(config: ZoneSetConfig, outdir: Path, lenient: bool = False,
         try:
             baked = _bake(config, temporary, progress)
             if baked is not None:
-                os.replace(temporary, data_file)
+                # The last build's data, hundreds of MiB for a large set, is freed while the
+                # server compiles: freeing its pages took a quarter of a second.
+                old = _replace_keeping_old(temporary, data_file)
+                if old is not None:
+                    meanwhile.submit(os.close, old)
                 layout, max_labels, warnings = baked.layout, baked.max_labels, []
             else:
                 compiled = compile_zoneset(config, lenient, progress)

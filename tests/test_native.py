@@ -213,6 +213,20 @@ def test_build_bakes_an_accepted_set_as_the_pipeline_builds_it(tmp_path):
     assert_same_outputs(_outputs(python), _outputs(default), "the default")
 
 
+def test_a_build_over_the_last_one_replaces_every_file(tmp_path):
+    """The baker's data goes in place of the last build's (whose pages are freed meanwhile):
+    the outputs are the new set's, as a build into an empty directory writes them."""
+    first = GENERATED["gen-zone-3000"](tmp_path / "first")
+    second = NATIVE / "accepted" / ACCEPTED[0] / "zonebake.toml"
+    outdir, fresh = tmp_path / "out", tmp_path / "fresh"
+    for config, into in ((first, outdir), (second, outdir), (second, fresh)):
+        subprocess.run([sys.executable, "-m", "zonebake", "build", "-c", str(config), "-o",
+                        str(into), "-q"], check=True)
+    assert sorted(os.listdir(outdir)) == sorted(OUTPUTS + ("zonebake-server",))
+    for name in OUTPUTS + ("zonebake-server",):
+        assert (outdir / name).read_bytes() == (fresh / name).read_bytes(), name
+
+
 def test_build_leaves_a_declined_set_to_the_pipeline(tmp_path):
     config = NATIVE / "declined" / "soa-minimum" / "zonebake.toml"
     python, required, default = run_in_parallel("build", config, tmp_path, "0", "require",
