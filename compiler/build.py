@@ -11,6 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from .answers import NodeAnswers, build_answers
 from .chaos import chaos_answers
@@ -100,13 +101,14 @@ class Built:
 
 
 def _bake(config: ZoneSetConfig, data_file: Path, progress: Progress,
-          cache: bool = True) -> native.Baked | None:
+          cache: bool = True, on_plan: Callable[[native.Baked], None] = lambda _: None
+          ) -> native.Baked | None:
     """The native baker's result, or None when the Python pipeline must do the work."""
     if native.mode() == "off":
         return None
     try:
         with progress.stage("native bake"):
-            return native.bake(config, data_file, cache, progress.detail)
+            return native.bake(config, data_file, cache, progress.detail, on_plan)
     except native.Declined as exc:
         if native.mode() == "require":
             raise UsageError(f"the native baker declined: {exc}") from None
@@ -157,28 +159,38 @@ def build(config: ZoneSetConfig, outdir: Path, lenient: bool = False,
     temporary = emit.temporary_for(data_file)
     # The responder's own objects do not depend on the zones: on a first build they compile
     # meanwhile, mostly on the core the single-threaded stages leave idle.
-    with ThreadPoolExecutor(max_workers=1) as meanwhile:
+    # The baker gives the layout's numbers before it writes the data: the server is compiled
+    # and linked meanwhile, and the data spliced in once it is written.
+    with ThreadPoolExecutor(max_workers=3) as meanwhile:
         runtime = meanwhile.submit(cc.prepare_runtime)
+        early = cc.EarlyServer(outdir, meanwhile, runtime)
         try:
-            baked = _bake(config, temporary, progress)
+            baked = _bake(config, temporary, progress, on_plan=lambda baked: early.start(
+                emit.render(config, baked.layout, baked.max_labels)))
             if baked is not None:
                 # The last build's data, hundreds of MiB for a large set, is freed while the
                 # server compiles: freeing its pages took a quarter of a second.
                 old = _replace_keeping_old(temporary, data_file)
                 if old is not None:
                     meanwhile.submit(os.close, old)
+                early.data_written()
                 layout, max_labels, warnings = baked.layout, baked.max_labels, []
             else:
+                early.abandon()
                 compiled = compile_zoneset(config, lenient, progress)
                 layout, max_labels = compiled.layout, compiled.tree.max_labels
                 warnings = compiled.warnings
         except BaseException:
+            early.abandon()
             if created:  # a set that does not compile leaves nothing behind
                 shutil.rmtree(outdir, ignore_errors=True)
             raise
         with progress.stage("emit"):
             zonedata = emit.write(outdir, config, layout, max_labels)
         with progress.stage("cc"):
-            runtime.result()
-            cc.compile_server(zonedata, outdir / "zonebake-server")
+            if early.future is not None:
+                early.finish()
+            else:
+                runtime.result()
+                cc.compile_server(zonedata, outdir / "zonebake-server")
     return Built(warnings, baked is not None)

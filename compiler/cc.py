@@ -9,7 +9,8 @@ checkout, the output directory or the cache is.
 The data, hundreds of MiB for a large zone set, is not assembled and linked: the link has a
 one-byte placeholder, and elfsplice.py copies zonedata.bin into the linked file, the same bytes
 as the assembler and the linker would write with one copy of the data instead of two. Where
-elfsplice refuses the linked file, they do it all."""
+elfsplice refuses the linked file, they do it all. After the native baker, the compile and the
+link run while the baker is still writing the data (EarlyServer)."""
 
 from __future__ import annotations
 
@@ -18,8 +19,10 @@ import shlex
 import shutil
 import subprocess
 import tempfile
-from concurrent.futures import ThreadPoolExecutor
+import threading
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from pathlib import Path
+from typing import Callable
 
 from . import elfsplice, objcache, scratch
 from .errors import UsageError
@@ -80,10 +83,15 @@ def prepare_runtime() -> None:
         objcache.store(key, fresh, headers_read(fresh))
 
 
-def compile_server(zonedata_c: Path, output: Path, splice: bool = True) -> None:
+def compile_server(zonedata_c: Path, output: Path, splice: bool = True,
+                   data_ready: Callable[[], None] = lambda: None,
+                   compiled_as: Path | None = None) -> None:
     """Link the responder with a one-byte placeholder for zonedata.bin and splice the data in
     (elfsplice.py). Where the linked file is not what elfsplice knows, or `splice` is False,
-    the assembler and the linker copy the data in, as a manual build does: the same binary."""
+    the assembler and the linker copy the data in, as a manual build does: the same binary.
+    `data_ready` returns once zonedata.bin is there, beside zonedata.c: the compile and the
+    link before it need only zonedata.c. `compiled_as`: the directory a sanitizer build's
+    debug information names for zonedata.c, when it is compiled elsewhere."""
     zonedata_c, output = zonedata_c.absolute(), output.absolute()  # the compiles change directory
     cc, runtime, names, flags, key = _setting()
     cached = objcache.lookup(key)
@@ -97,6 +105,9 @@ def compile_server(zonedata_c: Path, output: Path, splice: bool = True) -> None:
                                  jobs: list[tuple[list[str], Path]]) -> None:
                 # -Wa,-I.: the assembler finds zonedata.bin beside zonedata.c (.incbin).
                 define = ["-DZB_DATA_PLACEHOLDER"] if placeholder else []
+                if compiled_as is not None and "-g" in flags:
+                    define.append(f"-ffile-prefix-map={zonedata_c.parent.resolve()}="
+                                  f"{compiled_as.resolve()}")  # as getcwd() gives them
                 run_all([([*cc, *flags, f"-I{runtime}", "-Wa,-I.", *define, "-c",
                            zonedata_c.name, "-o", str(data_object)], zonedata_c.parent), *jobs])
                 # The order of the objects is the order of the binary's contents.
@@ -111,7 +122,10 @@ def compile_server(zonedata_c: Path, output: Path, splice: bool = True) -> None:
                     linked = Path(small) / "zonebake-server"
                     compile_and_link(Path(small) / "zonedata.o", linked, True, jobs)
                     jobs = []  # compiled by now
+                    data_ready()
                     spliced = _splice(linked, data, temporary)
+            else:
+                data_ready()
             if not spliced:
                 data_object = _scratch_for(data, output) / \
                     f".zonedata.{os.getpid()}.o.tmp"  # as big as zonedata.bin
@@ -124,6 +138,67 @@ def compile_server(zonedata_c: Path, output: Path, splice: bool = True) -> None:
         os.replace(temporary, output)
     finally:
         temporary.unlink(missing_ok=True)
+
+
+class Abandoned(Exception):
+    """The data an early compile waited for will not come."""
+
+
+class EarlyServer:
+    """The server compiled and linked while the native baker is still writing the data: it
+    gives the layout's numbers first (native.bake's on_plan), and zonedata.c needs only them.
+    The compile runs in a directory of its own inside OUTDIR, so that OUTDIR's files change
+    only once the data is complete; zonedata.bin is linked in beside it when it is."""
+
+    def __init__(self, outdir: Path, pool: Executor, runtime: Future) -> None:
+        self.outdir, self.pool, self.runtime = outdir, pool, runtime
+        self.future: Future | None = None
+        self._data = threading.Event()
+        self._abandoned = False
+
+    def start(self, zonedata_text: str) -> None:
+        self.scratch = Path(tempfile.mkdtemp(prefix=".zonebake-cc-", dir=self.outdir))
+        zonedata_c = self.scratch / "zonedata.c"
+        zonedata_c.write_text(zonedata_text, encoding="ascii")
+        self.future = self.pool.submit(self._compile, zonedata_c)
+
+    def _compile(self, zonedata_c: Path) -> None:
+        self.runtime.result()
+        compile_server(zonedata_c, self.outdir / "zonebake-server",
+                       data_ready=self._wait_for_data, compiled_as=self.outdir.absolute())
+
+    def _wait_for_data(self) -> None:
+        self._data.wait()
+        if self._abandoned:
+            raise Abandoned
+        data, beside = self.outdir / "zonedata.bin", self.scratch / "zonedata.bin"
+        try:
+            os.link(data, beside)
+        except OSError:
+            beside.symlink_to(data)
+
+    def data_written(self) -> None:
+        """OUTDIR/zonedata.bin is complete: splice it in."""
+        self._data.set()
+
+    def finish(self) -> None:
+        """Wait for the server; raises what the compile raised."""
+        try:
+            assert self.future is not None
+            self.future.result()
+        finally:
+            shutil.rmtree(self.scratch, ignore_errors=True)
+
+    def abandon(self) -> None:
+        """No data is coming (the baker failed or declined): stop, and leave nothing."""
+        if self.future is None:
+            return
+        self._abandoned = True
+        self._data.set()
+        try:
+            self.finish()
+        except Exception:  # whatever it was, the build that follows compiles the server again
+            pass
 
 
 def _splice(linked: Path, data: Path, binary: Path) -> bool:

@@ -181,11 +181,14 @@ Phase = Callable[[str, float, int, str], None]  # name, seconds, count, unit
 
 
 def bake(config: ZoneSetConfig, data_file: Path, cache: bool = True,
-         on_phase: Phase = lambda *_: None) -> Baked:
+         on_phase: Phase = lambda *_: None,
+         on_plan: Callable[[Baked], None] = lambda _: None) -> Baked:
     """Write the set's blob to data_file; raise Declined when the baker will not. `cache`:
     keep the baker's executable in the cache if it has to be compiled. `on_phase` hears of
-    each of the baker's phases as it ends (progress reports)."""
+    each of the baker's phases as it ends (progress reports); `on_plan` of the layout's
+    numbers, while the baker is still writing the data."""
     manifest = _manifest(config)
+    baked = None
     with baker(cache) as executable, \
             tempfile.NamedTemporaryFile("w", prefix="zonebake-manifest-", suffix=".txt") as m:
         m.write(manifest)
@@ -193,24 +196,40 @@ def bake(config: ZoneSetConfig, data_file: Path, cache: bool = True,
         process = subprocess.Popen([str(executable), m.name, str(data_file)], text=True,
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         said = []
-        for line in process.stderr:  # stdout holds a few lines: it waits without blocking
-            if line.startswith("phase "):
-                seconds, count, unit, name = line[6:].rstrip("\n").split(" ", 3)
-                on_phase(name, float(seconds), int(count), unit)
-            else:
-                said.append(line)
-        stdout = process.stdout.read()
+        try:
+            for line in process.stderr:
+                if line.startswith("phase "):
+                    seconds, count, unit, name = line[6:].rstrip("\n").split(" ", 3)
+                    on_phase(name, float(seconds), int(count), unit)
+                elif line == "planned\n":  # the numbers are on stdout, up to `end`
+                    baked = _baked(config, iter(process.stdout.readline, "end\n"))
+                    on_plan(baked)
+                else:
+                    said.append(line)
+        except BaseException:
+            process.kill()
+            process.wait()
+            data_file.unlink(missing_ok=True)
+            raise
         returncode = process.wait()
+        process.stdout.close()
     message = "".join(said).strip()
     if returncode == EXIT_DECLINED:
         data_file.unlink(missing_ok=True)
         raise Declined(message.removeprefix("declined: "))
-    if returncode != 0:
+    if returncode != 0 or baked is None:
         data_file.unlink(missing_ok=True)
         raise Failed(f"the native baker failed (exit {returncode}): {message}")
+    return baked
+
+
+def _baked(config: ZoneSetConfig, lines: Iterator[str]) -> Baked:
+    """The layout from the baker's numbers (`key value` lines)."""
     numbers: dict[str, int] = {}
     chaos_offsets = []
-    for line in stdout.splitlines():
+    for line in lines:
+        if not line:
+            raise Failed("the native baker's numbers end early")
         key, value = line.split()
         if key == "chaos":
             chaos_offsets.append(int(value))

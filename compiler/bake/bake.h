@@ -293,8 +293,10 @@ struct layout_info {
 	uint32_t types_off, pilots_off, nanswers;
 };
 
+/* Where everything goes (the chaos answers' offsets too), then the blob itself. */
+void plan_layout(const struct phash *ph, const uint32_t *key_off, struct chaos *chaos,
+		 size_t nchaos, struct layout_info *info);
 void write_layout(const char *path, const struct phash *ph, const uint8_t *keys,
-		  const uint32_t *key_off, struct chaos *chaos, size_t nchaos,
-		  struct layout_info *info);
+		  const uint32_t *key_off);
 
 #endif

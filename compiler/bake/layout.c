@@ -14,6 +14,7 @@
 #include "zonedata.h"
 
 #define ALIGN 8
+#define NAMES_TAIL 8  /* zeros after the names: the responder reads them a word at a time */
 
 static size_t align(size_t n, size_t to)
 {
@@ -160,9 +161,14 @@ static void *answers_thread(void *job)
 	return NULL;
 }
 
-void write_layout(const char *path, const struct phash *ph, const uint8_t *keys,
-		  const uint32_t *key_off, struct chaos *chaos, size_t nchaos,
-		  struct layout_info *info)
+#define OFFSET(body) answer_at[number[body]]
+
+/* Where every part goes, between plan_layout and write_layout. */
+static uint32_t *answer_at;  /* by answer number */
+static uint64_t types_off, pilots_off, answers_off, names_off;
+
+void plan_layout(const struct phash *ph, const uint32_t *key_off, struct chaos *chaos,
+		 size_t nchaos, struct layout_info *info)
 {
 	/* Number the answers as the layout meets them: by slot; a node's types, miss, default. */
 	number = xmalloc((bodies.list.n ? bodies.list.n : 1) * sizeof *number);
@@ -184,11 +190,11 @@ void write_layout(const char *path, const struct phash *ph, const uint8_t *keys,
 	for (size_t c = 0; c < nchaos; c++)
 		number_of(chaos[c].body);
 
-	uint64_t types_off = align(sizeof(struct zb_node) * (uint64_t)ph->nslots, ALIGN);
-	uint64_t pilots_off = align(types_off + sizeof(struct zb_type_entry) * type_count, ALIGN);
-	uint64_t answers_off = align(pilots_off + 2ull * ph->nbuckets, ALIGN);
+	types_off = align(sizeof(struct zb_node) * (uint64_t)ph->nslots, ALIGN);
+	pilots_off = align(types_off + sizeof(struct zb_type_entry) * type_count, ALIGN);
+	answers_off = align(pilots_off + 2ull * ph->nbuckets, ALIGN);
 	uint64_t position = answers_off;
-	uint32_t *answer_at = xmalloc((numbered.n ? numbered.n : 1) * sizeof *answer_at);
+	answer_at = xmalloc((numbered.n ? numbered.n : 1) * sizeof *answer_at);
 	for (size_t k = 0; k < numbered.n; k++) {
 		if (k + AHEAD < numbered.n)
 			__builtin_prefetch(&bodies.list.v[numbered.v[k + AHEAD]]);
@@ -198,11 +204,21 @@ void write_layout(const char *path, const struct phash *ph, const uint8_t *keys,
 		answer_at[k] = position;
 		position += answer_size(&bodies.list.v[numbered.v[k]]);
 	}
-	uint64_t names_off = position;
+	names_off = position;
 	if (names_off + key_off[node_answers.n] > UINT32_MAX)
 		decline("the data passes 4 GiB");
-#define OFFSET(body) answer_at[number[body]]
 
+	for (size_t c = 0; c < nchaos; c++)
+		chaos[c].offset = OFFSET(chaos[c].body);
+	info->size = names_off + key_off[node_answers.n] + NAMES_TAIL;
+	info->types_off = types_off;
+	info->pilots_off = pilots_off;
+	info->nanswers = numbered.n;
+}
+
+void write_layout(const char *path, const struct phash *ph, const uint8_t *keys,
+		  const uint32_t *key_off)
+{
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	if (fd < 0)
 		fail("cannot create %s", path);
@@ -259,7 +275,7 @@ void write_layout(const char *path, const struct phash *ph, const uint8_t *keys,
 	pad_to(&types_out, pilots_off);
 	put(&types_out, ph->pilots, 2u * ph->nbuckets);
 	pad_to(&types_out, answers_off);
-	pad_to(&names_out, names_out.at + 8);  /* the responder reads names a word at a time */
+	pad_to(&names_out, names_out.at + NAMES_TAIL);
 	for (int k = 0; k < 3; k++)
 		flush(outs[k]);
 	write_answers(&job);
@@ -267,13 +283,11 @@ void write_layout(const char *path, const struct phash *ph, const uint8_t *keys,
 		pthread_join(helper, NULL);
 	if (close(fd) != 0)
 		fail("cannot write %s", path);
-	for (size_t c = 0; c < nchaos; c++)
-		chaos[c].offset = OFFSET(chaos[c].body);
-	info->size = names_out.at;
-	info->types_off = types_off;
-	info->pilots_off = pilots_off;
-	info->nanswers = numbered.n;
+	if (names_out.at != names_off + key_off[node_answers.n] + NAMES_TAIL)
+		fail("the layout wrote %llu octets, not the %llu planned",
+		     (unsigned long long)names_out.at,
+		     (unsigned long long)(names_off + key_off[node_answers.n] + NAMES_TAIL));
 	free(answer_at);
 	free(slot_of);
-#undef OFFSET
 }
+#undef OFFSET

@@ -1,6 +1,7 @@
 /*
  * main.c - zonebake-bake MANIFEST OUT: compile the zone set the manifest lists into the blob
- * OUT (zonedata.bin) and print the layout's numbers, one `key value` a line, for zonedata.c.
+ * OUT (zonedata.bin). The layout's numbers, for zonedata.c, come on stdout before the blob is
+ * written: one `key value` a line, then `end`, and `planned` on stderr once they are out.
  * Exit 0 when done, 3 when the set needs the Python pipeline (the reason on stderr), 4 on a
  * failure of its own. compiler/native.py writes the manifest and reads the numbers.
  *
@@ -184,15 +185,22 @@ int main(int argc, char **argv)
 	const uint8_t *keys = job.keys.v;
 	const uint32_t *key_off = job.key_off;
 	unsigned max_labels = job.max_labels;
+	/* The layout's numbers before its octets: the driver compiles and links the server
+	 * (all but the data) while the data is written. */
 	struct layout_info info;
-	write_layout(argv[2], &ph, keys, key_off, chaos.v, chaos.n, &info);
-	phase("layout", info.size, "octets");
-
+	plan_layout(&ph, key_off, chaos.v, chaos.n, &info);
 	printf("size %llu\nnodes_off 0\ntypes_off %u\npilots_off %u\nnnodes %u\nnanswers %u\n"
 	       "nbuckets %u\nseed %llu\nmax_labels %u\n", (unsigned long long)info.size,
 	       info.types_off, info.pilots_off, ph.nslots, info.nanswers, ph.nbuckets,
 	       (unsigned long long)ph.seed, max_labels);
 	for (size_t c = 0; c < chaos.n; c++)
 		printf("chaos %u\n", chaos.v[c].offset);
-	return fflush(stdout) == 0 ? 0 : EXIT_FAILED;
+	printf("end\n");
+	if (fflush(stdout) != 0)
+		fail("cannot write the layout's numbers");
+	fprintf(stderr, "planned\n");
+	fflush(stderr);
+	write_layout(argv[2], &ph, keys, key_off);
+	phase("layout", info.size, "octets");
+	return 0;
 }
