@@ -186,7 +186,7 @@ def build(config: ZoneSetConfig, outdir: Path, lenient: bool = False,
                 shutil.rmtree(outdir, ignore_errors=True)
             raise
         with progress.stage("emit"):
-            zonedata = emit.write(outdir, config, layout, max_labels)
+            zonedata = emit.write(outdir, config, layout, max_labels, early.zonedata_text)
         with progress.stage("cc"):
             if early.future is not None:
                 early.finish()

@@ -153,6 +153,7 @@ class EarlyServer:
     def __init__(self, outdir: Path, pool: Executor, runtime: Future) -> None:
         self.outdir, self.pool, self.runtime = outdir, pool, runtime
         self.future: Future | None = None
+        self.zonedata_text: str | None = None  # once started
         self._data = threading.Event()
         self._abandoned = False
 
@@ -160,6 +161,7 @@ class EarlyServer:
         self.scratch = Path(tempfile.mkdtemp(prefix=".zonebake-cc-", dir=self.outdir))
         zonedata_c = self.scratch / "zonedata.c"
         zonedata_c.write_text(zonedata_text, encoding="ascii")
+        self.zonedata_text = zonedata_text
         self.future = self.pool.submit(self._compile, zonedata_c)
 
     def _compile(self, zonedata_c: Path) -> None:

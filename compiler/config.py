@@ -18,7 +18,9 @@ Read from `--zone ORIGIN=FILE` arguments or from a zonebake.toml file:
 
 from __future__ import annotations
 
+import functools
 import ipaddress
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +37,12 @@ class ZoneSource:
     origin: dns.name.Name
     path: Path  # where to open the file
     display: str  # how to name the file in messages: as the user wrote it
+
+    @functools.cached_property
+    def origin_text(self) -> str:
+        """str(origin), made once: dnspython's takes 10 µs, and a build of 10,000 zones
+        writes each origin in the manifest and in zonedata.c."""
+        return self.origin.to_text()
 
 
 @dataclass(frozen=True)
@@ -63,8 +71,16 @@ class ZoneSetConfig:
     server: ServerDefaults = field(default_factory=ServerDefaults)
 
 
+# Letters, digits, '-', '_' and '*' in non-empty labels, ending in the root's dot.
+_PLAIN_ABSOLUTE = re.compile(r"(?:[A-Za-z0-9_*-]+\.)+")
+
+
 def parse_origin(text: str, where: str) -> dns.name.Name:
     try:
+        if _PLAIN_ABSOLUTE.fullmatch(text):
+            # The same Name as from_text's, which reads a character at a time: a tenth of a
+            # second for a provider's 10,000 zones. Name() checks the lengths as it does.
+            return dns.name.Name([label.encode() for label in text.split(".")])
         origin = dns.name.from_text(text)
     except Exception as exc:  # dnspython raises several types for bad names
         raise UsageError(f"{where}: bad zone origin {text!r}: {exc}") from None

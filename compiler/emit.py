@@ -49,10 +49,11 @@ NAMED_ZONES = 3  # the most zones the server's banner and --help name one by one
 
 def describe(config: ZoneSetConfig) -> str:
     """The zone set in a few words: a provider's 10,000 zones make no log line."""
-    origins = [str(zone.origin) for zone in config.zones]
-    if len(origins) <= NAMED_ZONES + 1:
-        return ", ".join(origins)
-    return f"{', '.join(origins[:NAMED_ZONES])} and {len(origins) - NAMED_ZONES} more zones"
+    zones = config.zones
+    if len(zones) <= NAMED_ZONES + 1:
+        return ", ".join(zone.origin_text for zone in zones)
+    named = ", ".join(zone.origin_text for zone in zones[:NAMED_ZONES])
+    return f"{named} and {len(zones) - NAMED_ZONES} more zones"
 
 
 def render(config: ZoneSetConfig, layout: Layout, max_labels: int) -> str:
@@ -82,13 +83,15 @@ def render(config: ZoneSetConfig, layout: Layout, max_labels: int) -> str:
 DATA_FILE = "zonedata.bin"  # the name zonedata.c.j2 includes
 
 
-def write(outdir: Path, config: ZoneSetConfig, layout: Layout, max_labels: int) -> Path:
-    """Write OUTDIR/zonedata.bin (unless the native baker has) and OUTDIR/zonedata.c; return
-    the latter."""
+def write(outdir: Path, config: ZoneSetConfig, layout: Layout, max_labels: int,
+          rendered: str | None = None) -> Path:
+    """Write OUTDIR/zonedata.bin (unless the native baker has) and OUTDIR/zonedata.c (the
+    text `render` gives, if it was rendered already); return the latter."""
     if layout.data is not None:
         write_atomically(outdir / DATA_FILE, layout.data)
     zonedata = outdir / "zonedata.c"
-    write_atomically(zonedata, render(config, layout, max_labels).encode("ascii"))
+    text = rendered if rendered is not None else render(config, layout, max_labels)
+    write_atomically(zonedata, text.encode("ascii"))
     return zonedata
 
 
