@@ -198,6 +198,7 @@ void build_answers(int minimal)
 	for (size_t k = 1; k < n; k++)
 		pthread_join(workers[k].thread, NULL);
 	phase("answers", nodes.n, "names");
+	release_records();
 }
 
 void merge_answers(void)
@@ -216,5 +217,6 @@ void merge_answers(void)
 	}
 	free(workers);
 	workers = NULL;
+	body_table_seal(&bodies);
 	phase("merge", bodies.list.n, "answers");
 }

@@ -111,6 +111,7 @@ extern VEC(struct name) names;
 
 void names_init(void);
 void names_expect(size_t count);
+void names_seal(void);  /* all names read: name_child no more */
 name_t name_child(name_t parent, const uint8_t *label, size_t len);
 void name_child_prefetch(name_t parent, const uint8_t *label, size_t len);
 int name_is_wildcard(name_t id);  /* its first label is '*' */
@@ -172,6 +173,7 @@ void add_record(uint32_t zone, name_t owner, uint16_t type, uint32_t ttl, struct
 		uint32_t line);
 void check_zone(uint32_t zone);
 uint32_t rrset_at(name_t name, uint16_t type);  /* NONE when absent */
+void release_records(void);  /* after the answers: none of the above is read again */
 
 /* ---- zonefile.c, readzone.c ---- */
 
@@ -233,6 +235,7 @@ extern struct body_table bodies;  /* the set's: the first thread's, the others m
 void body_table_init(struct body_table *t);
 void body_table_expect(struct body_table *t, size_t more);  /* presize for more bodies */
 void body_table_free(struct body_table *t);  /* all but the arena, which bodies use */
+void body_table_seal(struct body_table *t);  /* no more bodies: its index goes */
 uint32_t intern_body(struct body_table *t, const uint8_t header[10], uint16_t base_len,
 		     const uint8_t *data, uint16_t data_len, const uint16_t *fixups,
 		     uint16_t nfixups, uint16_t trunc_len, uint16_t trunc_arcount);

@@ -148,6 +148,7 @@ int main(int argc, char **argv)
 		zones.v[z].rrsets_end = rrsets.n;
 		check_zone(z);
 	}
+	names_seal();
 	phase("read", rdatas.n, "records");
 
 	/* No nodes below a cut: the cut's referral answers for every name there (tree.py). */

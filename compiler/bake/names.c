@@ -72,6 +72,13 @@ void names_expect(size_t count)
 		rehash(size);
 }
 
+void names_seal(void)
+{
+	huge_free(table, table_size * sizeof *table);
+	table = NULL;
+	table_size = 0;
+}
+
 const uint8_t *name_label(name_t id)
 {
 	return labels.v + N(id)->label;
