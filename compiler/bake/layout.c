@@ -22,18 +22,7 @@ static size_t align(size_t n, size_t to)
 }
 
 static VEC(uint32_t) numbered;  /* body ids in answer-number order */
-/* Body id -> its number, NONE until numbered: apart from the bodies, which are much larger,
- * so that the random lookups by slot order stay in cache. */
-static uint32_t *number;
-
-static uint32_t number_of(uint32_t body)
-{
-	if (number[body] == NONE) {
-		number[body] = numbered.n;
-		PUSH(numbered, body);
-	}
-	return number[body];
-}
+static uint32_t *number;        /* body id -> its number, for the bodies numbered */
 
 /* The blob goes out through buffers of our own: hundreds of megabytes in small pieces. Two
  * threads write it, each its own part at its own offsets. */
@@ -92,6 +81,86 @@ static void prefetch_node(const struct phash *ph, uint32_t slot)
 		__builtin_prefetch(&node_answers.v[ph->slots[slot + AHEAD]]);
 	if (slot + AHEAD / 2 < ph->nslots && ph->slots[slot + AHEAD / 2] != NONE)
 		__builtin_prefetch(&typed.v[node_answers.v[ph->slots[slot + AHEAD / 2]].types]);
+}
+
+/* The answers are numbered as the layout meets them: by slot; a node's types, its miss, its
+ * default. Two threads each take half of the slots and list the bodies they meet first,
+ * marking each met in a bitmap (hundreds of kilobytes, which stay in cache); the second
+ * half's list, less what the first half met, goes after the first's. */
+struct first_met {
+	const struct phash *ph;
+	uint32_t from, to;   /* slots */
+	uint64_t *met;       /* a bit per body */
+	VEC(uint32_t) list;  /* in the order met */
+	size_t types;        /* type entries in these slots */
+};
+
+static int met(const uint64_t *bits, uint32_t body)
+{
+	return (bits[body / 64] >> (body % 64)) & 1;
+}
+
+static void meet(struct first_met *m, uint32_t body)
+{
+	if (!met(m->met, body)) {
+		m->met[body / 64] |= 1ull << (body % 64);
+		PUSH(m->list, body);
+	}
+}
+
+static void *meet_slots(void *arg)
+{
+	struct first_met *m = arg;
+	for (uint32_t slot = m->from; slot < m->to; slot++) {
+		prefetch_node(m->ph, slot);
+		uint32_t i = m->ph->slots[slot];
+		if (i == NONE)
+			continue;
+		const struct node_answers *na = &node_answers.v[i];
+		for (uint32_t t = 0; t < na->ntypes; t++)
+			meet(m, typed.v[na->types + t].body);
+		if (na->miss_body != NONE)
+			meet(m, na->miss_body);
+		meet(m, na->default_body);
+		m->types += na->ntypes;
+	}
+	return NULL;
+}
+
+static size_t number_answers(const struct phash *ph, const struct chaos *chaos, size_t nchaos)
+{
+	struct first_met half[2];
+	for (int k = 0; k < 2; k++)
+		half[k] = (struct first_met){.ph = ph, .from = (uint64_t)ph->nslots * k / 2,
+					     .to = (uint64_t)ph->nslots * (k + 1) / 2,
+					     .met = xcalloc(bodies.list.n / 64 + 1, sizeof (uint64_t))};
+	pthread_t other;
+	int beside = pthread_create(&other, NULL, meet_slots, &half[1]) == 0;
+	meet_slots(&half[0]);
+	if (beside)
+		pthread_join(other, NULL);
+	else
+		meet_slots(&half[1]);
+	numbered.v = half[0].list.v;  /* the first half's list, then the rest */
+	numbered.n = half[0].list.n;
+	numbered.cap = half[0].list.cap;
+	for (size_t k = 0; k < half[1].list.n; k++)
+		if (!met(half[0].met, half[1].list.v[k]))
+			PUSH(numbered, half[1].list.v[k]);
+	for (size_t c = 0; c < nchaos; c++) {
+		uint32_t body = chaos[c].body;
+		if (!met(half[0].met, body) && !met(half[1].met, body)) {
+			half[0].met[body / 64] |= 1ull << (body % 64);
+			PUSH(numbered, body);
+		}
+	}
+	number = xmalloc((bodies.list.n ? bodies.list.n : 1) * sizeof *number);
+	for (size_t k = 0; k < numbered.n; k++)
+		number[numbered.v[k]] = k;
+	free(half[0].met);
+	free(half[1].met);
+	free(half[1].list.v);
+	return half[0].types + half[1].types;
 }
 
 static void prefetch_answer(size_t k)
@@ -170,26 +239,7 @@ static uint64_t types_off, pilots_off, answers_off, names_off;
 void plan_layout(const struct phash *ph, const uint32_t *key_off, struct chaos *chaos,
 		 size_t nchaos, struct layout_info *info)
 {
-	/* Number the answers as the layout meets them: by slot; a node's types, miss, default. */
-	number = xmalloc((bodies.list.n ? bodies.list.n : 1) * sizeof *number);
-	memset(number, 0xFF, (bodies.list.n ? bodies.list.n : 1) * sizeof *number);
-	size_t type_count = 0;
-	for (uint32_t slot = 0; slot < ph->nslots; slot++) {
-		prefetch_node(ph, slot);
-		uint32_t i = ph->slots[slot];
-		if (i == NONE)
-			continue;
-		const struct node_answers *na = &node_answers.v[i];
-		for (uint32_t t = 0; t < na->ntypes; t++)
-			number_of(typed.v[na->types + t].body);
-		if (na->miss_body != NONE)
-			number_of(na->miss_body);
-		number_of(na->default_body);
-		type_count += na->ntypes;
-	}
-	for (size_t c = 0; c < nchaos; c++)
-		number_of(chaos[c].body);
-
+	size_t type_count = number_answers(ph, chaos, nchaos);
 	types_off = align(sizeof(struct zb_node) * (uint64_t)ph->nslots, ALIGN);
 	pilots_off = align(types_off + sizeof(struct zb_type_entry) * type_count, ALIGN);
 	answers_off = align(pilots_off + 2ull * ph->nbuckets, ALIGN);
