@@ -11,20 +11,20 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from .answers import NodeAnswers, build_answers
 from .chaos import chaos_answers
 from .config import ZoneSetConfig
 from .errors import CompileError, Diagnostic, Position, UsageError
 from .layout import Layout, pack
-from .parse import parse_zone
-from .phash import PerfectHash, build_perfect_hash
 from .progress import Progress
-from .tree import NameTree, build_tree
-from .validate import build_zone
 from .wire import BodyTooLarge, NodeBodies, serialize_node
 from . import cc, emit, native
+
+if TYPE_CHECKING:
+    from .phash import PerfectHash
+    from .tree import NameTree
 
 
 @dataclass
@@ -48,6 +48,13 @@ def compile_zoneset(config: ZoneSetConfig, lenient: bool = False,
 
 
 def _run_stages(config: ZoneSetConfig, lenient: bool, progress: Progress) -> Compiled:
+    # Imported when the pipeline runs: a build the native baker makes does without them,
+    # and they were a tenth of a second of its start.
+    from .parse import parse_zone
+    from .phash import build_perfect_hash
+    from .tree import build_tree
+    from .validate import build_zone
+
     def stage(name: str, unit: str = "") -> AbstractContextManager[None]:
         # What the stages before made lives to the end of the compile: frozen, it is left
         # out of the collector's full passes, which went over every object alive and took

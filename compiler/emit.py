@@ -7,8 +7,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import jinja2
-
 from . import __version__
 from .config import ZoneSetConfig
 from .layout import Layout
@@ -57,6 +55,8 @@ def describe(config: ZoneSetConfig) -> str:
 
 
 def render(config: ZoneSetConfig, layout: Layout, max_labels: int) -> str:
+    import jinja2  # here: after the native baker it is imported while the baker writes
+
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("zonebake", "templates"),
         undefined=jinja2.StrictUndefined,
