@@ -24,7 +24,7 @@ from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable
 
-from . import elfsplice, objcache, scratch
+from . import elfsplice, objcache, replacing, scratch
 from .errors import UsageError
 
 CFLAGS = ["-std=gnu11", "-O2", "-pthread", "-fno-strict-aliasing", "-Wall", "-Wextra", "-static"]
@@ -135,7 +135,9 @@ def compile_server(zonedata_c: Path, output: Path, splice: bool = True,
                     data_object.unlink(missing_ok=True)
             if cached is None:
                 objcache.store(key, fresh, headers_read(fresh))
-        os.replace(temporary, output)
+        old = replacing.replace(temporary, output)
+        if old is not None:
+            os.close(old)  # frees the last build's binary (nothing is left to do meanwhile)
     finally:
         temporary.unlink(missing_ok=True)
 
