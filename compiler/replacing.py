@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import stat
 from pathlib import Path
 
 _AT_FDCWD = -100
@@ -32,12 +33,12 @@ def replace(new: Path, path: Path) -> int | None:
     close frees it: hundreds of MiB of pages for a large zone set, which the caller may free
     while it does something else."""
     try:
-        old = os.open(path, os.O_RDONLY)
-    except FileNotFoundError:
-        os.replace(new, path)  # nothing replaced: nothing written out early either
+        old = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:  # nothing there (nothing is written out early then), or not ours to read
+        os.replace(new, path)
         return None
     try:
-        if _exchange(new, path):
+        if stat.S_ISREG(os.fstat(old).st_mode) and _exchange(new, path):
             os.unlink(new)  # the old file, now
         else:
             os.replace(new, path)

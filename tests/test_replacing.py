@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 from zonebake import replacing
 
 
@@ -45,3 +47,13 @@ def test_the_exchange_swaps_both_names_or_touches_neither(tmp_path):
     b.write_bytes(b"b")
     swapped = replacing._exchange(a, b)
     assert (a.read_bytes(), b.read_bytes()) == ((b"b", b"a") if swapped else (b"a", b"b"))
+
+
+def test_what_is_not_a_readable_file_is_left_to_os_replace(tmp_path):
+    """A directory in the way fails as os.replace fails, and changes nothing."""
+    path, new = tmp_path / "zonebake-server", tmp_path / ".zonebake-server.tmp"
+    path.mkdir()
+    new.write_bytes(b"new")
+    with pytest.raises(IsADirectoryError):
+        replacing.replace(new, path)
+    assert path.is_dir() and new.read_bytes() == b"new"
