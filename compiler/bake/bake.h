@@ -25,6 +25,7 @@
 #ifndef BAKE_H
 #define BAKE_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -46,7 +47,13 @@ void *xrealloc(void *p, size_t size);
 void grow(void **v, size_t *cap, size_t elem, size_t need);
 #define HUGE_RESERVE ((size_t)1 << 36)
 void reserve_huge(void **v, size_t *cap);  /* for an array of octets */
-void *huge_alloc(size_t bytes);  /* for hash tables; see util.c */
+void *huge_alloc(size_t bytes);
+struct beside {
+	pthread_t thread;
+	int started;
+};
+void start_beside(struct beside *b, void *(*fn)(void *), void *arg);
+void join_beside(struct beside *b);  /* for hash tables; see util.c */
 void huge_free(void *p, size_t bytes);
 void phase(const char *name, size_t count, const char *unit);  /* see util.c */
 

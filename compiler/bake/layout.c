@@ -100,10 +100,15 @@ static int met(const uint64_t *bits, uint32_t body)
 	return (bits[body / 64] >> (body % 64)) & 1;
 }
 
+static void mark(uint64_t *bits, uint32_t body)
+{
+	bits[body / 64] |= 1ull << (body % 64);
+}
+
 static void meet(struct first_met *m, uint32_t body)
 {
 	if (!met(m->met, body)) {
-		m->met[body / 64] |= 1ull << (body % 64);
+		mark(m->met, body);
 		PUSH(m->list, body);
 	}
 }
@@ -134,13 +139,10 @@ static size_t number_answers(const struct phash *ph, const struct chaos *chaos, 
 		half[k] = (struct first_met){.ph = ph, .from = (uint64_t)ph->nslots * k / 2,
 					     .to = (uint64_t)ph->nslots * (k + 1) / 2,
 					     .met = xcalloc(bodies.list.n / 64 + 1, sizeof (uint64_t))};
-	pthread_t other;
-	int beside = pthread_create(&other, NULL, meet_slots, &half[1]) == 0;
+	struct beside other;
+	start_beside(&other, meet_slots, &half[1]);
 	meet_slots(&half[0]);
-	if (beside)
-		pthread_join(other, NULL);
-	else
-		meet_slots(&half[1]);
+	join_beside(&other);
 	numbered.v = half[0].list.v;  /* the first half's list, then the rest */
 	numbered.n = half[0].list.n;
 	numbered.cap = half[0].list.cap;
@@ -150,7 +152,7 @@ static size_t number_answers(const struct phash *ph, const struct chaos *chaos, 
 	for (size_t c = 0; c < nchaos; c++) {
 		uint32_t body = chaos[c].body;
 		if (!met(half[0].met, body) && !met(half[1].met, body)) {
-			half[0].met[body / 64] |= 1ull << (body % 64);
+			mark(half[0].met, body);
 			PUSH(numbered, body);
 		}
 	}

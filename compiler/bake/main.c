@@ -9,7 +9,6 @@
  * path, the path to show; then per CH answer `chaos` and the body's
  * `header base_len trunc_len trunc_arcount`, data and fixups (hex, hex, decimals).
  */
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -164,13 +163,10 @@ int main(int argc, char **argv)
 	/* The perfect hash needs only the names: it is made beside the merge, which has one
 	 * thread, so that both cores work. */
 	struct hash_job job = {0};
-	pthread_t hasher;
-	int beside = pthread_create(&hasher, NULL, hash_names, &job) == 0;
-	if (!beside)
-		hash_names(&job);
+	struct beside hasher;
+	start_beside(&hasher, hash_names, &job);
 	merge_answers();
-	if (beside)
-		pthread_join(hasher, NULL);
+	join_beside(&hasher);
 	phase("perfect hash", nodes.n, "names");
 	struct phash ph = job.ph;
 	const uint8_t *keys = job.keys.v;

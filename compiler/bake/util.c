@@ -1,4 +1,5 @@
 /* util.c - memory that never comes back empty, growable arrays, and the two ways out. */
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -121,4 +122,19 @@ void phase(const char *name, size_t count, const char *unit)
 		fflush(stderr);
 	}
 	last = now;
+}
+
+/* fn(arg) on a thread of its own while the caller goes on; where no thread can start, it
+ * runs at once instead. join_beside waits for it either way. */
+void start_beside(struct beside *b, void *(*fn)(void *), void *arg)
+{
+	b->started = pthread_create(&b->thread, NULL, fn, arg) == 0;
+	if (!b->started)
+		fn(arg);
+}
+
+void join_beside(struct beside *b)
+{
+	if (b->started)
+		pthread_join(b->thread, NULL);
 }
