@@ -28,6 +28,8 @@ struct worker {
 	struct body_table *bodies;
 	struct wire *wire;
 	struct response response;
+	types_t qtypes;
+	VEC(uint32_t) staged, ids;
 	VEC(struct typed_body) typed;  /* node_answers.types index this, until merged */
 };
 
@@ -43,35 +45,28 @@ static uint32_t answer(struct worker *w, uint32_t zone, name_t name, name_t base
 }
 
 /* The types of a node that can answer other than the default, ascending (answers.py's
- * `qtypes`, sorted). */
-static size_t qtypes_of(name_t name, uint16_t *out)
+ * `qtypes`, sorted), in `out`. */
+static void qtypes_of(name_t name, types_t *out)
 {
 	const struct name *n = N(name);
 	name_t cut;
+	out->n = 0;
 	if (node_location(name, &cut)) {
 		/* One referral answers every type, but DS at the cut itself (RFC 4035 §3.1.4.1). */
-		if (cut != name || name_is_wildcard(name))
-			return 0;
-		out[0] = T_DS;
-		return 1;
+		if (cut == name && !name_is_wildcard(name))
+			types_add(out, T_DS);
+		return;
 	}
-	uint32_t types = 0;  /* by type_bit() */
+	types_add(out, QTYPE_ANY_OVER_TCP);
+	types_add(out, T_ANY);
 	for (uint32_t s = n->rrsets; s != NONE; s = rrsets.v[s].next)
-		types |= 1u << type_bit(rrsets.v[s].type);
-	if (types & (1u << type_bit(T_CNAME)))  /* chains reach anything */
-		types |= zones.v[n->zone].types | 1u << type_bit(T_DS);
-	size_t k = 0;
-	out[k++] = QTYPE_ANY_OVER_TCP;
-	for (int bit = 0; bit < NTYPES; bit++)
-		if (types & (1u << bit))
-			out[k++] = type_of_bit[bit];
-	out[k++] = T_ANY;
-	for (size_t i = k - 1; i > 0 && out[i] < out[i - 1]; i--) {  /* ANY into its place */
-		uint16_t t = out[i];
-		out[i] = out[i - 1];
-		out[i - 1] = t;
+		types_add(out, rrsets.v[s].type);
+	if (rrset_at(name, T_CNAME) != NONE) {  /* chains reach anything */
+		const types_t *zone_types = &zones.v[n->zone].types;
+		for (size_t i = 0; i < zone_types->n; i++)
+			types_add(out, zone_types->v[i]);
+		types_add(out, T_DS);
 	}
-	return k;
 }
 
 /* The index among qtypes[0..q) of a type whose answer is the one for qtypes[q], or q: ANY
@@ -101,10 +96,14 @@ static void *work(void *arg)
 		name_t name = nodes.v[i];
 		name_t base = name_is_wildcard(name) ? N(name)->parent : name;
 		uint32_t zone = N(name)->zone;
-		uint16_t qtypes[16];
-		size_t nq = qtypes_of(name, qtypes);
-		uint32_t staged[16], id[18];
-		uint32_t default_staged = answer(w, zone, name, base, UNUSED_QTYPE);
+		uint16_t unused = zones.v[zone].unused_qtype;
+		qtypes_of(name, &w->qtypes);
+		const uint16_t *qtypes = w->qtypes.v;
+		size_t nq = w->qtypes.n;
+		RESERVE(w->staged, nq);
+		RESERVE(w->ids, nq + 2);
+		uint32_t *staged = w->staged.v, *id = w->ids.v;
+		uint32_t default_staged = answer(w, zone, name, base, unused);
 		for (size_t q = 0; q < nq; q++) {
 			size_t same = same_answer(name, qtypes, q);
 			staged[q] = same < q ? staged[same] : answer(w, zone, name, base, qtypes[q]);
@@ -113,7 +112,7 @@ static void *work(void *arg)
 		na.miss_wildcard = miss_wildcard(name);
 		uint32_t miss_staged = NONE;
 		if (na.miss_wildcard == NONE) {
-			resolve(&w->response, zone, NONE, name, UNUSED_QTYPE, w->minimal, 0);
+			resolve(&w->response, zone, NONE, name, unused, w->minimal, 0);
 			miss_staged = serialize(w->wire, w->bodies, &w->response, name);
 		}
 		intern_staged(w->bodies, id);
@@ -210,6 +209,9 @@ void merge_answers(void)
 			body_table_free(w->bodies);  /* its arena stays: merged bodies point there */
 		wire_free(w->wire);
 		free(w->typed.v);
+		free(w->qtypes.v);
+		free(w->staged.v);
+		free(w->ids.v);
 		free(w->response.answer.v);
 		free(w->response.authority.v);
 		free(w->response.additional.v);

@@ -136,12 +136,17 @@ enum rdtype {
 	T_AAAA = 28, T_SRV = 33, T_DS = 43, T_ANY = 255, T_CAA = 257,
 };
 #define CLASS_IN 1
-#define UNUSED_QTYPE 65280   /* the first private type, which no zone here holds */
 #define QTYPE_ANY_OVER_TCP 0 /* runtime/zonedata.h: ZB_KEY_ANY_OVER_TCP */
+
+/* Where a record comes from: a file of `files` (a zone file, or one it includes) and a line. */
+struct pos {
+	uint32_t file, line;
+};
+extern VEC(const char *) files;  /* as the user names them in messages */
+uint32_t add_file(const char *display);
 
 /* One record's data. Names are kept as ids; `raw` holds the rest, in wire order around them:
  * MX raw(2) name; SRV raw(6) name; SOA name name2 raw(20); NS CNAME PTR name; others raw. */
-#define NTYPES 11  /* the types the baker reads: type_bit() numbers them in ascending order */
 struct rdata {
 	uint32_t raw;      /* offset in the rdata arena */
 	uint16_t raw_len;
@@ -155,15 +160,20 @@ struct rrset {
 	uint32_t ttl;
 	uint32_t first, last, count;  /* records, in file order */
 	uint32_t next;                /* the owner's next RRset, in file order */
-	uint32_t line;
+	struct pos pos;               /* of its first record */
 };
+
+/* The types a zone holds, ascending: a handful, so a sorted array. */
+typedef VEC(uint16_t) types_t;
 
 struct zone {
 	name_t origin;
 	const char *path, *display;
 	uint32_t soa;        /* the apex SOA RRset */
 	uint32_t neg_ttl;    /* min(SOA TTL, MINIMUM): RFC 2308 §3 */
-	uint32_t types;      /* bit per type_bit() of every type the zone holds */
+	uint32_t file;       /* its zone file, in `files` */
+	uint16_t unused_qtype;  /* a type it does not hold: its answer is every absent type's */
+	types_t types;
 	uint32_t rrsets_begin, rrsets_end;  /* its RRsets, made while its file was read */
 };
 
@@ -173,11 +183,11 @@ extern VEC(struct zone) zones;
 extern bytes_t rdata_raw;
 extern VEC(name_t) nodes;  /* every name of every zone's tree */
 
-int type_bit(uint16_t type);   /* -1 for a type the baker does not handle */
-extern const uint16_t type_of_bit[NTYPES];
+int types_add(types_t *types, uint16_t type);  /* 1 when it was not there */
+int types_has(const types_t *types, uint16_t type);
 uint32_t add_zone(const char *origin, const char *path, const char *display);
 void add_record(uint32_t zone, name_t owner, uint16_t type, uint32_t ttl, struct rdata rd,
-		uint32_t line);
+		struct pos pos);
 void check_zone(uint32_t zone);
 uint32_t rrset_at(name_t name, uint16_t type);  /* NONE when absent */
 void release_records(void);  /* after the answers: none of the above is read again */

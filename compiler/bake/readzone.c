@@ -70,7 +70,8 @@ static void file_block(struct reader *r, const struct lexed_block *b)
 		if (it->nnames > 1)
 			rd.name2 = name_field(r, it->names[1]);
 		if (it->kind == LEXED_RECORD)
-			add_record(r->zone_index, r->last, it->type, it->ttl, rd, it->line);
+			add_record(r->zone_index, r->last, it->type, it->ttl, rd,
+				   (struct pos){r->zone->file, it->line});
 	}
 }
 

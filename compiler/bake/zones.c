@@ -15,17 +15,33 @@ __typeof__(rdatas) rdatas;
 __typeof__(rrsets) rrsets;
 __typeof__(zones) zones;
 __typeof__(nodes) nodes;
+__typeof__(files) files;
 bytes_t rdata_raw;
 
-const uint16_t type_of_bit[NTYPES] = {T_A, T_NS, T_CNAME, T_SOA, T_PTR, T_MX, T_TXT, T_AAAA,
-				       T_SRV, T_DS, T_CAA};
-
-int type_bit(uint16_t type)
+uint32_t add_file(const char *display)
 {
-	for (int i = 0; i < NTYPES; i++)
-		if (type_of_bit[i] == type)
-			return i;
-	return -1;
+	PUSH(files, display);
+	return files.n - 1;
+}
+
+int types_has(const types_t *types, uint16_t type)
+{
+	for (size_t i = 0; i < types->n; i++)
+		if (types->v[i] == type)
+			return 1;
+	return 0;
+}
+
+int types_add(types_t *types, uint16_t type)
+{
+	if (types_has(types, type))
+		return 0;
+	RESERVE(*types, 1);
+	size_t i = types->n++;
+	for (; i > 0 && types->v[i - 1] > type; i--)
+		types->v[i] = types->v[i - 1];
+	types->v[i] = type;
+	return 1;
 }
 
 uint32_t add_zone(const char *origin, const char *path, const char *display)
@@ -38,7 +54,8 @@ uint32_t add_zone(const char *origin, const char *path, const char *display)
 		decline("the zone %s is listed twice", origin);
 	if (name_is_wildcard(name))
 		decline("the zone %s is a wildcard", origin);
-	struct zone z = {.origin = name, .path = path, .display = display, .soa = NONE};
+	struct zone z = {.origin = name, .path = path, .display = display, .soa = NONE,
+			 .file = add_file(display)};
 	PUSH(zones, z);
 	N(name)->flags |= NAME_ORIGIN;
 	N(name)->zone = zones.n - 1;
@@ -75,10 +92,11 @@ static void mark_exists(name_t name, name_t origin)
 }
 
 void add_record(uint32_t zone, name_t owner, uint16_t type, uint32_t ttl, struct rdata rd,
-		uint32_t line)
+		struct pos pos)
 {
 	struct zone *z = &zones.v[zone];
-	const char *where = z->display;
+	const char *where = files.v[pos.file];
+	uint32_t line = pos.line;
 	if (N(owner)->zone != zone)
 		decline("%s:%u: %s is outside the zone (or inside another served zone)", where,
 			line, name_text(owner));
@@ -94,14 +112,14 @@ void add_record(uint32_t zone, name_t owner, uint16_t type, uint32_t ttl, struct
 	uint32_t s = rrset_at(owner, type);
 	if (s == NONE) {
 		struct rrset set = {.owner = owner, .type = type, .ttl = ttl, .first = r, .last = r,
-				    .count = 1, .next = NONE, .line = line};
+				    .count = 1, .next = NONE, .pos = pos};
 		PUSH(rrsets, set);
 		s = rrsets.n - 1;
 		uint32_t *link = &N(owner)->rrsets;
 		while (*link != NONE)
 			link = &rrsets.v[*link].next;
 		*link = s;
-		z->types |= 1u << type_bit(type);
+		types_add(&z->types, type);
 		mark_exists(owner, z->origin);
 		return;
 	}
@@ -154,6 +172,10 @@ void check_zone(uint32_t zone)
 	z->neg_ttl = rrsets.v[z->soa].ttl < minimum ? rrsets.v[z->soa].ttl : minimum;
 
 	/* Cuts first: the glue checks need them all. */
+	/* The first private type the zone does not hold stands for every type it does not. */
+	z->unused_qtype = 65280;
+	while (types_has(&z->types, z->unused_qtype))
+		z->unused_qtype++;
 	uint32_t stamp = zone + 1;
 	for (size_t s = z->rrsets_begin; s < z->rrsets_end; s++) {
 		const struct rrset *set = &rrsets.v[s];
@@ -167,24 +189,24 @@ void check_zone(uint32_t zone)
 		const struct rrset *set = &rrsets.v[s];
 		name_t owner = set->owner;
 		if (set->type == T_NS && name_is_wildcard(owner))
-			decline("%s:%u: a wildcard with NS records", where, set->line);
+			decline("%s:%u: a wildcard with NS records", where, set->pos.line);
 		if (set->type == T_SOA && owner != z->origin)
-			decline("%s:%u: SOA below the apex", where, set->line);
+			decline("%s:%u: SOA below the apex", where, set->pos.line);
 		if (set->type != T_CNAME && rrset_at(owner, T_CNAME) != NONE)
-			decline("%s:%u: CNAME and other data", where, set->line);
+			decline("%s:%u: CNAME and other data", where, set->pos.line);
 		if (set->type == T_NS || set->type == T_MX) {
 			for (uint32_t i = set->first; i != NONE; i = rdatas.v[i].next) {
 				name_t target = rdatas.v[i].name;
 				int inside = N(target)->zone == zone;
 				if (inside && rrset_at(target, T_CNAME) != NONE)
-					decline("%s:%u: a target that is a CNAME", where, set->line);
+					decline("%s:%u: a target that is a CNAME", where, set->pos.line);
 				if (set->type == T_NS && inside && !has_address(target))
-					decline("%s:%u: glue missing", where, set->line);
+					decline("%s:%u: glue missing", where, set->pos.line);
 			}
 		}
 		if ((set->type == T_A || set->type == T_AAAA) && N(owner)->stamp != stamp &&
 		    below_cut(owner, z->origin))
-			decline("%s:%u: glue no delegation uses", where, set->line);
+			decline("%s:%u: glue no delegation uses", where, set->pos.line);
 	}
 }
 
