@@ -113,7 +113,7 @@ class Built:
     native: bool  # the native baker made the data (compiler/native.py)
 
 
-def _bake(config: ZoneSetConfig, data_file: Path, progress: Progress,
+def _bake(config: ZoneSetConfig, data_file: Path, progress: Progress, lenient: bool,
           cache: bool = True, on_plan: Callable[[native.Baked], None] = lambda _: None
           ) -> native.Baked | None:
     """The native baker's result, or None when the Python pipeline must do the work."""
@@ -121,7 +121,7 @@ def _bake(config: ZoneSetConfig, data_file: Path, progress: Progress,
         return None
     try:
         with progress.stage("native bake"):
-            return native.bake(config, data_file, cache, progress.detail, on_plan)
+            return native.bake(config, data_file, cache, progress.detail, on_plan, lenient)
     except native.Declined as exc:
         if native.mode() == "require":
             raise UsageError(f"the native baker declined: {exc}") from None
@@ -153,11 +153,12 @@ def _drop_cached(path: Path) -> None:
 def check(config: ZoneSetConfig, lenient: bool = False,
           progress: Progress | None = None) -> list[Diagnostic]:
     """Every diagnostic of the set (raises CompileError on errors); writes nothing but a
-    temporary file. A set the native baker accepts has none."""
+    temporary file."""
     progress = progress or Progress(out=None)
     with tempfile.TemporaryDirectory(prefix="zonebake-check-") as scratch:
-        if _bake(config, Path(scratch) / emit.DATA_FILE, progress, cache=False) is not None:
-            return []
+        baked = _bake(config, Path(scratch) / emit.DATA_FILE, progress, lenient, cache=False)
+        if baked is not None:
+            return list(baked.warnings)
     return compile_zoneset(config, lenient, progress).warnings
 
 
@@ -178,7 +179,7 @@ def build(config: ZoneSetConfig, outdir: Path, lenient: bool = False,
         meanwhile.submit(_drop_cached, data_file)
         early = cc.EarlyServer(outdir, meanwhile, runtime)
         try:
-            baked = _bake(config, temporary, progress, on_plan=lambda baked: early.start(
+            baked = _bake(config, temporary, progress, lenient, on_plan=lambda baked: early.start(
                 emit.render(config, baked.layout, baked.max_labels)))
             if baked is not None:
                 # The last build's data, hundreds of MiB for a large set, is freed while the
@@ -187,7 +188,8 @@ def build(config: ZoneSetConfig, outdir: Path, lenient: bool = False,
                 if old is not None:
                     meanwhile.submit(os.close, old)
                 early.data_written()
-                layout, max_labels, warnings = baked.layout, baked.max_labels, []
+                layout, max_labels = baked.layout, baked.max_labels
+                warnings = list(baked.warnings)
             else:
                 early.abandon()
                 compiled = compile_zoneset(config, lenient, progress)

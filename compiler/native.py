@@ -28,14 +28,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
-from . import objcache
+from . import handover, objcache
 from .cc import runtime_dir
 from .chaos import chaos_answers
 from .config import ZoneSetConfig
-from .errors import UsageError
+from .errors import CompileError, Diagnostic, Position, UsageError
 from .layout import Layout
 
 NATIVE_ENV = "ZONEBAKE_NATIVE"
+EXIT_ERRORS = 1
 EXIT_DECLINED = 3
 SOURCES = Path(__file__).resolve().parent / "bake"
 CFLAGS = ["-std=gnu11", "-O2", "-pthread", "-Wall", "-Wextra"]
@@ -155,15 +156,21 @@ def baker(cache: bool = True) -> Iterator[Path]:
                  f"{' and '.join(map(str, directories))})")
 
 
-def _manifest(config: ZoneSetConfig) -> str:
-    lines = [f"minimal {int(config.server.minimal_responses)}"]
-    for zone in config.zones:
+def _manifest(config: ZoneSetConfig, lenient: bool, zones: list[int],
+              records: dict[int, Path]) -> str:
+    """The baker's input: the zones numbered in `zones`, with their records file where
+    dnspython read them."""
+    lines = [f"minimal {int(config.server.minimal_responses)}", f"lenient {int(lenient)}"]
+    for index in zones:
+        zone = config.zones[index]
         # abspath, not resolve(): the same file for the baker, without resolve's system call
         # per path component (half a second for 10,000 zones).
         fields = (zone.origin_text, os.path.abspath(zone.path), zone.display)
-        if any("\n" in field for field in fields):
+        if any("\n" in field for field in fields) or "\n" in str(records.get(index, "")):
             raise Declined("a path with a newline")
         lines += ["zone", *fields]
+        if index in records:
+            lines.append(f"records {records[index]}")
     for _, body in chaos_answers(config.server):
         lines += ["chaos",
                   f"{body.header.hex()} {body.base_len} {body.trunc_len} {body.trunc_arcount}",
@@ -175,6 +182,31 @@ def _manifest(config: ZoneSetConfig) -> str:
 class Baked:
     layout: Layout  # without its data, which is already in the file
     max_labels: int
+    warnings: tuple[Diagnostic, ...] = ()
+
+
+def _diagnostic(line: str) -> tuple[int, Diagnostic]:
+    """`diag ZONE SEVERITY LINE FILE_LENGTH FILE MESSAGE` (compiler/bake/diagnostics.c):
+    the zone's number in the manifest, and the diagnostic."""
+    zone, severity, number, length, rest = line[5:].rstrip("\n").split(" ", 4)
+    file, message = rest[:int(length)], rest[int(length) + 1:]
+    return int(zone), Diagnostic(Position(file, int(number)), severity, message)
+
+
+class _ZoneErrors(CompileError):
+    """The baker's errors and warnings, by the zone's number in the manifest."""
+
+    def __init__(self, by_zone: dict[int, list[Diagnostic]]):
+        super().__init__([d for zone in sorted(by_zone) for d in by_zone[zone]])
+        self.by_zone = by_zone
+
+
+class _Unreadable(Declined):
+    """The fast reader declined this zone (its number in the manifest)."""
+
+    def __init__(self, zone: int, reason: str):
+        super().__init__(reason)
+        self.zone = zone
 
 
 Phase = Callable[[str, float, int, str], None]  # name, seconds, count, unit
@@ -182,15 +214,59 @@ Phase = Callable[[str, float, int, str], None]  # name, seconds, count, unit
 
 def bake(config: ZoneSetConfig, data_file: Path, cache: bool = True,
          on_phase: Phase = lambda *_: None,
-         on_plan: Callable[[Baked], None] = lambda _: None) -> Baked:
-    """Write the set's blob to data_file; raise Declined when the baker will not. `cache`:
-    keep the baker's executable in the cache if it has to be compiled. `on_phase` hears of
-    each of the baker's phases as it ends (progress reports); `on_plan` of the layout's
-    numbers, while the baker is still writing the data."""
-    manifest = _manifest(config)
-    baked = None
+         on_plan: Callable[[Baked], None] = lambda _: None, lenient: bool = False,
+         hand_over: bool = True) -> Baked:
+    """Write the set's blob to data_file; raise CompileError when the zones have errors (with
+    every diagnostic), Declined when the baker will not. `cache`: keep the baker's executable
+    in the cache if it has to be compiled. `on_phase` hears of each of the baker's phases as
+    it ends (progress reports); `on_plan` of the layout's numbers, while the baker is still
+    writing the data. `lenient`: missing glue is a warning.
+
+    A zone file the fast reader declines is read by dnspython and its records handed over
+    (handover.py), and the baker runs again; one dnspython cannot read is reported with the
+    other zones' errors, as the zones are checked without it. With `hand_over` false, the
+    fast reader's decline is raised as it is (Declined), for tests of the reader."""
+    records: dict[int, Path] = {}
+    unreadable: dict[int, list[Diagnostic]] = {}
     with baker(cache) as executable, \
-            tempfile.NamedTemporaryFile("w", prefix="zonebake-manifest-", suffix=".txt") as m:
+            tempfile.TemporaryDirectory(prefix="zonebake-records-") as scratch:
+        while True:
+            zones = [i for i in range(len(config.zones)) if i not in unreadable]
+            manifest = _manifest(config, lenient, zones, records)
+            try:
+                if not unreadable:
+                    return _run_baker(executable, manifest, config, data_file, on_phase, on_plan)
+                if zones:  # the other zones' errors are reported too
+                    _run_baker(executable, manifest, config, Path(scratch) / "checked.bin",
+                         on_phase, lambda _: None)
+                raise _ZoneErrors({})
+            except _Unreadable as exc:
+                if not hand_over:
+                    raise
+                index = zones[exc.zone]
+                if index in records:
+                    raise Failed(f"the baker declined the records dnspython read of "
+                                 f"{config.zones[index].display}") from None
+                records[index] = Path(scratch) / f"{index}.records"
+                try:
+                    handover.write_records(config.zones[index], records[index])
+                except CompileError as unread:
+                    unreadable[index] = unread.diagnostics
+            except _ZoneErrors as exc:
+                if not unreadable:
+                    raise
+                # As the Python pipeline reports: each zone with errors, in the set's order.
+                by_zone = {zones[i]: d for i, d in exc.by_zone.items()}
+                by_zone.update(unreadable)
+                raise _ZoneErrors(by_zone) from None
+
+
+def _run_baker(executable: Path, manifest: str, config: ZoneSetConfig, data_file: Path,
+         on_phase: Phase, on_plan: Callable[[Baked], None]) -> Baked:
+    """One run of the baker."""
+    baked = None
+    diagnostics: list[tuple[int, Diagnostic]] = []
+    with tempfile.NamedTemporaryFile("w", prefix="zonebake-manifest-", suffix=".txt") as m:
         m.write(manifest)
         m.flush()
         process = subprocess.Popen([str(executable), m.name, str(data_file)], text=True,
@@ -201,8 +277,11 @@ def bake(config: ZoneSetConfig, data_file: Path, cache: bool = True,
                 if line.startswith("phase "):
                     seconds, count, unit, name = line[6:].rstrip("\n").split(" ", 3)
                     on_phase(name, float(seconds), int(count), unit)
+                elif line.startswith("diag "):
+                    diagnostics.append(_diagnostic(line))
                 elif line == "planned\n":  # the numbers are on stdout, up to `end`
-                    baked = _baked(config, iter(process.stdout.readline, "end\n"))
+                    baked = _baked(config, iter(process.stdout.readline, "end\n"),
+                                   tuple(d for _, d in diagnostics))
                     on_plan(baked)
                 else:
                     said.append(line)
@@ -214,16 +293,26 @@ def bake(config: ZoneSetConfig, data_file: Path, cache: bool = True,
         returncode = process.wait()
         process.stdout.close()
     message = "".join(said).strip()
+    if returncode != 0:
+        data_file.unlink(missing_ok=True)
+    if returncode == EXIT_ERRORS and diagnostics:
+        by_zone: dict[int, list[Diagnostic]] = {}
+        for zone, d in diagnostics:
+            by_zone.setdefault(zone, []).append(d)
+        raise _ZoneErrors(by_zone)
     if returncode == EXIT_DECLINED:
-        data_file.unlink(missing_ok=True)
-        raise Declined(message.removeprefix("declined: "))
+        reason = message.removeprefix("declined: ")
+        if reason.startswith("zone "):
+            zone, why = reason.removeprefix("zone ").split(": ", 1)
+            raise _Unreadable(int(zone), why)
+        raise Declined(reason)
     if returncode != 0 or baked is None:
-        data_file.unlink(missing_ok=True)
         raise Failed(f"the native baker failed (exit {returncode}): {message}")
     return baked
 
 
-def _baked(config: ZoneSetConfig, lines: Iterator[str]) -> Baked:
+def _baked(config: ZoneSetConfig, lines: Iterator[str],
+           warnings: tuple[Diagnostic, ...]) -> Baked:
     """The layout from the baker's numbers (`key value` lines)."""
     numbers: dict[str, int] = {}
     chaos_offsets = []
@@ -239,4 +328,4 @@ def _baked(config: ZoneSetConfig, lines: Iterator[str]) -> Baked:
     layout = Layout(None, numbers["nodes_off"], numbers["types_off"], numbers["pilots_off"],
                     numbers["nnodes"], numbers["nanswers"], numbers["nbuckets"],
                     numbers["seed"], tuple(zip(keys, chaos_offsets)), size=numbers["size"])
-    return Baked(layout, numbers["max_labels"])
+    return Baked(layout, numbers["max_labels"], warnings)

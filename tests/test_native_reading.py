@@ -70,13 +70,12 @@ EDITS = {
     "a bad owner and a bad type on one line (the name is read first)": (
         lambda lines: _replace(lines, LATER, "a..b HINFO a b"),
         f"scale.zone:{LATER + 1}: the name a..b needs the full reader"),
-    "a duplicate record, late (the filing's)": (
-        lambda lines: lines[:LATER] + [lines[LATER]] + lines[LATER:],
-        f"scale.zone:{LATER + 2}: a duplicate record"),
-    "the filing's problem first, the lexer's after": (
+    "a duplicate record, late (the filing's warning: it is dropped)": (
+        lambda lines: lines[:LATER] + [lines[LATER]] + lines[LATER:], SAME_AS_PLAIN),
+    "the filing's error first, the lexer's decline after": (
         lambda lines: _replace(_replace(lines, LATER, "late HINFO a b"), LATE,
                                "outside.example. A 192.0.2.1"),
-        f"scale.zone:{LATE + 1}: outside.example. is outside the zone"),
+        f"scale.zone:{LATER + 1}: type HINFO"),
     "the lexer's problem first, the filing's after": (
         lambda lines: _replace(_replace(lines, LATER, "a..b A 192.0.2.1"), LATE,
                                "late MX ten mx1"),
@@ -92,7 +91,7 @@ def _outcome(config: ZoneSetConfig, data: Path, threads: str,
     monkeypatch.setenv("ZONEBAKE_BAKE_THREADS", threads)
     data.unlink(missing_ok=True)
     try:
-        native.bake(config, data)
+        native.bake(config, data, hand_over=False)
     except native.Declined as why:
         return "declined", str(why)
     return "baked", data.read_bytes()

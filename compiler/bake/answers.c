@@ -10,6 +10,7 @@
  */
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "bake.h"
@@ -21,6 +22,11 @@ __typeof__(typed) typed;
 #define NODES_PER_THREAD 50000  /* below this a thread costs more than it saves */
 #define BODIES_PER_NODE 4       /* about what a hosting zone has: the tables start that big */
 
+/* An answer too long for a DNS message: the build stops with an error naming the node. */
+struct oversized {
+	size_t node, length;
+};
+
 struct worker {
 	pthread_t thread;
 	size_t begin, end;  /* its nodes */
@@ -31,6 +37,7 @@ struct worker {
 	types_t qtypes;
 	VEC(uint32_t) staged, ids;
 	VEC(struct typed_body) typed;  /* node_answers.types index this, until merged */
+	VEC(struct oversized) oversized;
 };
 
 /* A wildcard's answers are written for any name it matches, against its parent; queried
@@ -87,6 +94,30 @@ static size_t same_answer(name_t name, const uint16_t *qtypes, size_t q)
 	return q;
 }
 
+/* An answer of node i that would not fit a DNS message: the first found is reported. */
+static void note_oversized(struct worker *w, size_t i)
+{
+	if (w->oversized.n == 0 || w->oversized.v[w->oversized.n - 1].node != i) {
+		struct oversized o = {i, wire_oversize(w->wire)};
+		PUSH(w->oversized, o);
+	}
+}
+
+/* The first record of the node in the order of positions, or its zone file's line 0. */
+static struct pos first_position(name_t name)
+{
+	struct pos best = {zones.v[N(name)->zone].file, 0};
+	int found = 0;
+	for (uint32_t s = N(name)->rrsets; s != NONE; s = rrsets.v[s].next) {
+		struct pos p = rrsets.v[s].pos;
+		int c = found ? strcmp(files.v[p.file], files.v[best.file]) : -1;
+		if (c < 0 || (c == 0 && p.line < best.line))
+			best = p;
+		found = 1;
+	}
+	return best;
+}
+
 /* A node's bodies are staged as they are made and interned together at the end (bodies.c
  * says why); `staged` holds their indices until then. */
 static void *work(void *arg)
@@ -107,15 +138,23 @@ static void *work(void *arg)
 		for (size_t q = 0; q < nq; q++) {
 			size_t same = same_answer(name, qtypes, q);
 			staged[q] = same < q ? staged[same] : answer(w, zone, name, base, qtypes[q]);
+			if (staged[q] == NONE)
+				note_oversized(w, i);
 		}
 		struct node_answers na = {.types = w->typed.n, .miss_body = NONE};
 		na.miss_wildcard = miss_wildcard(name);
+		if (default_staged == NONE)
+			note_oversized(w, i);
 		uint32_t miss_staged = NONE;
 		if (na.miss_wildcard == NONE) {
 			resolve(&w->response, zone, NONE, name, unused, w->minimal, 0);
 			miss_staged = serialize(w->wire, w->bodies, &w->response, name);
+			if (miss_staged == NONE)
+				note_oversized(w, i);
 		}
 		intern_staged(w->bodies, id);
+		if (w->oversized.n > 0 && w->oversized.v[w->oversized.n - 1].node == i)
+			continue;  /* the build stops: the node's answers are not needed */
 		na.default_body = id[default_staged];
 		for (size_t q = 0; q < nq; q++) {
 			if (id[staged[q]] != na.default_body) {
@@ -196,6 +235,14 @@ void build_answers(int minimal)
 	work(&workers[0]);
 	for (size_t k = 1; k < n; k++)
 		pthread_join(workers[k].thread, NULL);
+	for (size_t k = 0; k < n; k++)
+		for (size_t o = 0; o < workers[k].oversized.n; o++) {
+			name_t name = nodes.v[workers[k].oversized.v[o].node];
+			name_t base = name_is_wildcard(name) ? N(name)->parent : name;
+			diagnose(N(name)->zone, ERROR, first_position(name), "the response for %s "
+				 "would be %zu octets; a DNS message holds at most 65535",
+				 name_text(base), workers[k].oversized.v[o].length);
+		}
 	phase("answers", nodes.n, "names");
 	release_records();
 }
@@ -212,6 +259,7 @@ void merge_answers(void)
 		free(w->qtypes.v);
 		free(w->staged.v);
 		free(w->ids.v);
+		free(w->oversized.v);
 		free(w->response.answer.v);
 		free(w->response.authority.v);
 		free(w->response.additional.v);

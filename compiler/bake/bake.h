@@ -13,6 +13,9 @@
  *   zonefile.c  lexing zone files: records with their names as text (lexed.h)
  *   readzone.c  reading zone files: the lexer, on a thread of its own for a large one, and
  *               the names interned and the records filed in file order
+ *   records.c   records dnspython read, handed over in wire form
+ *   types.c     type numbers and mnemonics
+ *   diagnostics.c  errors and warnings, with their positions
  *   zones.c     records into RRsets, and the checks that make the baker decline
  *   resolve.c   the response to each question (compiler/resolve.py, for this subset)
  *   wire.c      responses into bodies with name compression (compiler/wire.py)
@@ -35,7 +38,11 @@
 #define EXIT_DECLINED 3
 #define EXIT_FAILED 4
 
+/* The zone `reading_zone` needs dnspython's reader (the fast reader cannot read it). */
 _Noreturn void decline(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+extern uint32_t reading_zone;  /* NONE while no zone file is read */
+/* The set needs what the baker does not do. */
+_Noreturn void unsupported(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 _Noreturn void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* What a thread must do before it declines: the zone file's lexer files the records it read
  * before (zonefile.c). Another thread may decline meanwhile, for an earlier record. */
@@ -129,21 +136,38 @@ size_t name_key(name_t id, uint8_t *out);     /* lowercased wire format: the has
 size_t name_wire(name_t id, uint8_t *out);    /* wire format as spelled */
 const char *name_text(name_t id);             /* for messages; a static buffer */
 
-/* ---- zones.c ---- */
-
-enum rdtype {
-	T_A = 1, T_NS = 2, T_CNAME = 5, T_SOA = 6, T_PTR = 12, T_MX = 15, T_TXT = 16,
-	T_AAAA = 28, T_SRV = 33, T_DS = 43, T_ANY = 255, T_CAA = 257,
-};
-#define CLASS_IN 1
-#define QTYPE_ANY_OVER_TCP 0 /* runtime/zonedata.h: ZB_KEY_ANY_OVER_TCP */
-
 /* Where a record comes from: a file of `files` (a zone file, or one it includes) and a line. */
 struct pos {
 	uint32_t file, line;
 };
 extern VEC(const char *) files;  /* as the user names them in messages */
 uint32_t add_file(const char *display);
+
+/* ---- types.c ---- */
+
+const char *type_name(uint16_t type);                /* A, NS, ... TYPE65280 */
+uint16_t type_by_name(const char *text, size_t len); /* 0 for none */
+
+/* ---- diagnostics.c ---- */
+
+enum severity { ERROR, WARNING };
+#define EXIT_ERRORS 1  /* the zones have errors: they are on stderr */
+void diagnose(uint32_t zone, enum severity severity, struct pos pos, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+size_t diagnostics_errors(void);
+void print_diagnostics(void);  /* see diagnostics.c */
+
+/* ---- zones.c ---- */
+
+enum rdtype {
+	T_A = 1, T_NS = 2, T_CNAME = 5, T_SOA = 6, T_PTR = 12, T_MX = 15, T_TXT = 16,
+	T_AAAA = 28, T_SRV = 33, T_DNAME = 39, T_DS = 43, T_RRSIG = 46, T_NSEC = 47,
+	T_NSEC3 = 50,
+	T_ANY = 255, T_CAA = 257,
+};
+#define CLASS_IN 1
+#define QTYPE_ANY_OVER_TCP 0 /* runtime/zonedata.h: ZB_KEY_ANY_OVER_TCP */
+
 
 /* One record's data. Names are kept as ids; `raw` holds the rest, in wire order around them:
  * MX raw(2) name; SRV raw(6) name; SOA name name2 raw(20); NS CNAME PTR name; others raw. */
@@ -169,6 +193,7 @@ typedef VEC(uint16_t) types_t;
 struct zone {
 	name_t origin;
 	const char *path, *display;
+	const char *records;  /* its records in wire form (records.c), or NULL: read `path` */
 	uint32_t soa;        /* the apex SOA RRset */
 	uint32_t neg_ttl;    /* min(SOA TTL, MINIMUM): RFC 2308 §3 */
 	uint32_t file;       /* its zone file, in `files` */
@@ -188,7 +213,7 @@ int types_has(const types_t *types, uint16_t type);
 uint32_t add_zone(const char *origin, const char *path, const char *display);
 void add_record(uint32_t zone, name_t owner, uint16_t type, uint32_t ttl, struct rdata rd,
 		struct pos pos);
-void check_zone(uint32_t zone);
+void check_zone(uint32_t zone, int lenient);
 uint32_t rrset_at(name_t name, uint16_t type);  /* NONE when absent */
 void release_records(void);  /* after the answers: none of the above is read again */
 
@@ -196,6 +221,10 @@ void release_records(void);  /* after the answers: none of the above is read aga
 
 int parse_name(const char *text, size_t len, name_t origin, name_t *out);
 void read_zone_file(uint32_t zone);
+
+/* ---- records.c ---- */
+
+void read_records(uint32_t zone, const char *path);
 
 /* ---- resolve.c ---- */
 
@@ -268,7 +297,8 @@ struct wire;  /* one thread's serializer */
 struct wire *wire_new(void);
 void wire_free(struct wire *w);
 uint32_t serialize(struct wire *w, struct body_table *t, const struct response *r,
-		   name_t base);  /* stages the body: see stage_body */
+		   name_t base);  /* stages the body (see stage_body); NONE: over 65535 octets */
+size_t wire_oversize(const struct wire *w);
 
 /* ---- answers.c ---- */
 

@@ -252,13 +252,13 @@ void plan_layout(const struct phash *ph, const uint32_t *key_off, struct chaos *
 			__builtin_prefetch(&bodies.list.v[numbered.v[k + AHEAD]]);
 		position = align(position, 4);
 		if (position > UINT32_MAX)
-			decline("the data passes 4 GiB");
+			unsupported("the data passes 4 GiB");
 		answer_at[k] = position;
 		position += answer_size(&bodies.list.v[numbered.v[k]]);
 	}
 	names_off = position;
 	if (names_off + key_off[node_answers.n] > UINT32_MAX)
-		decline("the data passes 4 GiB");
+		unsupported("the data passes 4 GiB");
 
 	for (size_t c = 0; c < nchaos; c++)
 		chaos[c].offset = OFFSET(chaos[c].body);

@@ -2,11 +2,13 @@
  * main.c - zonebake-bake MANIFEST OUT: compile the zone set the manifest lists into the blob
  * OUT (zonedata.bin). The layout's numbers, for zonedata.c, come on stdout before the blob is
  * written: one `key value` a line, then `end`, and `planned` on stderr once they are out.
- * Exit 0 when done, 3 when the set needs the Python pipeline (the reason on stderr), 4 on a
+ * Exit 0 when done, 1 when the zones have errors (diagnostics.c prints them, and the warnings,
+ * on stderr), 3 when the set needs the Python pipeline (the reason on stderr), 4 on a
  * failure of its own. compiler/native.py writes the manifest and reads the numbers.
  *
- * The manifest, a line each: `minimal 0|1`; then per zone `zone`, its origin, its file's
- * path, the path to show; then per CH answer `chaos` and the body's
+ * The manifest, a line each: `minimal 0|1`, `lenient 0|1`; then per zone `zone`, its origin, its file's
+ * path, the path to show, and when dnspython read it, `records PATH` (records.c); then per
+ * CH answer `chaos` and the body's
  * `header base_len trunc_len trunc_arcount`, data and fixups (hex, hex, decimals).
  */
 #include <stdio.h>
@@ -111,15 +113,19 @@ int main(int argc, char **argv)
 	phase(NULL, 0, NULL);
 	names_init();
 	body_table_init(&bodies);
-	int minimal = 0;
+	int minimal = 0, lenient = 0;
 	VEC(struct chaos) chaos = {0};
 	char *line;
 	while (!feof(f) && (line = next_line(f)) != NULL) {
 		if (strncmp(line, "minimal ", 8) == 0) {
 			minimal = atoi(line + 8);
+		} else if (strncmp(line, "lenient ", 8) == 0) {
+			lenient = atoi(line + 8);
 		} else if (strcmp(line, "zone") == 0) {
 			char *origin = next_line(f), *path = next_line(f), *display = next_line(f);
 			add_zone(origin, path, display);
+		} else if (strncmp(line, "records ", 8) == 0 && zones.n > 0) {
+			zones.v[zones.n - 1].records = strdup(line + 8);
 		} else if (strcmp(line, "chaos") == 0) {
 			RESERVE(chaos, 1);
 			read_chaos(f, &chaos.v[chaos.n++]);
@@ -138,14 +144,23 @@ int main(int argc, char **argv)
 		for (name_t n = zones.v[z].origin; n != ROOT;) {
 			n = N(n)->parent;
 			if (N(n)->flags & NAME_ORIGIN)
-				decline("%s lies inside another served zone",
+				unsupported("%s lies inside another served zone",
 					name_text(zones.v[z].origin));
 		}
 	for (size_t z = 0; z < zones.n; z++) {
 		zones.v[z].rrsets_begin = rrsets.n;
-		read_zone_file(z);
+		reading_zone = z;
+		if (zones.v[z].records)
+			read_records(z, zones.v[z].records);
+		else
+			read_zone_file(z);
+		reading_zone = NONE;
 		zones.v[z].rrsets_end = rrsets.n;
-		check_zone(z);
+		check_zone(z, lenient);
+	}
+	if (diagnostics_errors() > 0) {
+		print_diagnostics();
+		return EXIT_ERRORS;
 	}
 	names_seal();
 	phase("read", rdatas.n, "records");
@@ -160,6 +175,9 @@ int main(int argc, char **argv)
 	nodes.n = kept;
 
 	build_answers(minimal);
+	print_diagnostics();  /* the warnings, and any answer too large for a message */
+	if (diagnostics_errors() > 0)
+		return EXIT_ERRORS;
 	/* The perfect hash needs only the names: it is made beside the merge, which has one
 	 * thread, so that both cores work. */
 	struct hash_job job = {0};

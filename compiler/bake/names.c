@@ -115,7 +115,7 @@ name_t name_child(name_t parent, const uint8_t *label, size_t len)
 		if (!same_ignoring_case(known, label, len))
 			continue;
 		if (memcmp(known, label, len) != 0)
-			decline("%s is written in two letter cases", name_text(id));
+			unsupported("%s is written in two letter cases", name_text(id));
 		return id;
 	}
 	struct name *p = N(parent);
@@ -170,18 +170,27 @@ size_t name_wire(name_t id, uint8_t *out)
 	return write_wire(id, out, 0);
 }
 
+/* dnspython's text form: special characters escaped with a backslash, others outside
+ * printable ASCII as \DDD (RFC 1035 §5.1). Four buffers in turn, so that a message can
+ * hold four names. */
 const char *name_text(name_t id)
 {
-	static char text[1024];
+	static char texts[4][1024];
+	static unsigned turn;
+	char *text = texts[turn++ % 4];
 	size_t at = 0;
 	if (id == ROOT)
 		return ".";
 	for (; id != ROOT; id = N(id)->parent) {
 		const struct name *n = N(id);
-		for (size_t i = 0; i < n->label_len && at < sizeof text - 8; i++) {
+		for (size_t i = 0; i < n->label_len; i++) {
 			uint8_t c = labels.v[n->label + i];
-			at += c > 0x20 && c < 0x7F ? (size_t)snprintf(text + at, 2, "%c", c)
-						   : (size_t)snprintf(text + at, 5, "\\%03u", c);
+			if (strchr("\"().;\\@$", c) && c)
+				at += snprintf(text + at, 3, "\\%c", c);
+			else if (c > 0x20 && c < 0x7F)
+				text[at++] = c;
+			else
+				at += snprintf(text + at, 5, "\\%03u", c);
 		}
 		text[at++] = '.';
 	}

@@ -48,7 +48,7 @@ static int try_seed(struct phash *ph, const uint8_t *keys, const uint32_t *key_o
 		uint32_t b = order[o], first = start[b], count = start[b + 1] - first;
 		uint32_t placed[64];
 		if (count > 64)
-			decline("a perfect hash bucket of %u keys", count);
+			unsupported("a perfect hash bucket of %u keys", count);
 		int found = 0;
 		for (uint32_t pilot = 0; pilot <= MAX_PILOT && !found; pilot++) {
 			uint32_t m = 0;
@@ -91,7 +91,7 @@ void build_phash(struct phash *ph, const uint8_t *keys, const uint32_t *key_off,
 		if (try_seed(ph, keys, key_off, n, hashes, start, members, order))
 			break;
 	if (ph->seed == ATTEMPTS)
-		decline("no perfect hash in %d seeds", ATTEMPTS);
+		unsupported("no perfect hash in %d seeds", ATTEMPTS);
 	free(hashes);
 	free(start);
 	free(members);

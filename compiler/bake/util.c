@@ -20,13 +20,27 @@ static _Noreturn void leave(int code, const char *what, const char *fmt, va_list
 _Thread_local void (*before_decline)(void *arg);
 _Thread_local void *before_decline_arg;
 
-/* The set needs the Python pipeline: say why (the driver shows it on request) and stop. */
+uint32_t reading_zone = NONE;
+
+/* The fast reader cannot read the zone being read: say which and why, and stop; the driver
+ * has dnspython read it and hands its records over (records.c). */
 void decline(const char *fmt, ...)
 {
 	void (*first)(void *) = before_decline;
 	before_decline = NULL;
 	if (first)
 		first(before_decline_arg);
+	char what[64] = "declined: ";
+	if (reading_zone != NONE)
+		snprintf(what, sizeof what, "declined: zone %u: ", reading_zone);
+	va_list ap;
+	va_start(ap, fmt);
+	leave(EXIT_DECLINED, what, fmt, ap);
+}
+
+/* The set needs what the baker does not do yet: the driver compiles it otherwise. */
+void unsupported(const char *fmt, ...)
+{
 	va_list ap;
 	va_start(ap, fmt);
 	leave(EXIT_DECLINED, "declined: ", fmt, ap);

@@ -24,7 +24,13 @@ struct wire {
 	size_t body_start;     /* message offset of out.v[0] */
 	size_t limit;          /* no pointer target past this: a shift could push it out of range */
 	VEC(uint16_t) pointers;
+	size_t oversize;       /* the length of the last message serialize refused */
 };
+
+size_t wire_oversize(const struct wire *w)
+{
+	return w->oversize;
+}
 
 struct wire *wire_new(void)
 {
@@ -139,7 +145,9 @@ static uint32_t write_section(struct wire *w, const entries_t *section)
 	return count;
 }
 
-/* The body of a response whose question is for `base`; returns the distinct body's id. */
+/* The body of a response whose question is for `base`: stages it, and returns its index
+ * among the staged, or NONE when it does not fit a DNS message (wire_oversize says how long
+ * it would be). */
 uint32_t serialize(struct wire *w, struct body_table *t, const struct response *r, name_t base)
 {
 	w->gen++;
@@ -158,9 +166,10 @@ uint32_t serialize(struct wire *w, struct body_table *t, const struct response *
 	uint32_t ar = write_section(w, &r->additional);
 	size_t trunc_len = w->out.n;
 	uint32_t optional = write_section(w, &r->optional);
-	if (w->body_start + w->out.n > MAX_MESSAGE)
-		decline("the response for %s would be over %u octets", name_text(base),
-			MAX_MESSAGE);
+	if (w->body_start + w->out.n > MAX_MESSAGE) {
+		w->oversize = w->body_start + w->out.n;
+		return NONE;
+	}
 	uint16_t flags = 0x8000 | (r->aa ? 0x0400 : 0) | (r->rcode & 0xF);
 	uint16_t fields[5] = {flags, 1, an, ns, ar + optional};
 	uint8_t header[10];

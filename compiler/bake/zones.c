@@ -49,11 +49,11 @@ uint32_t add_zone(const char *origin, const char *path, const char *display)
 	name_t name;
 	size_t len = strlen(origin);
 	if (len == 0 || origin[len - 1] != '.' || parse_name(origin, len, ROOT, &name) != 0)
-		decline("the origin %s needs the full reader", origin);
+		unsupported("the origin %s needs the full reader", origin);
 	if (N(name)->flags & NAME_ORIGIN)
-		decline("the zone %s is listed twice", origin);
+		unsupported("the zone %s is listed twice", origin);
 	if (name_is_wildcard(name))
-		decline("the zone %s is a wildcard", origin);
+		unsupported("the zone %s is a wildcard", origin);
 	struct zone z = {.origin = name, .path = path, .display = display, .soa = NONE,
 			 .file = add_file(display)};
 	PUSH(zones, z);
@@ -91,20 +91,42 @@ static void mark_exists(name_t name, name_t origin)
 	}
 }
 
+/* Types a name holds one record of (dnspython's singletons): a second would replace the
+ * first there, silently; here it is an error. */
+static const char *why_single(uint16_t type)
+{
+	switch (type) {
+	case T_SOA:
+		return "a zone has exactly one";
+	case T_CNAME:
+		return "an alias has one target (RFC 2181 §10.1)";
+	case T_DNAME:
+		return "a name has one redirection (RFC 6672 §2.4)";
+	case T_NSEC:
+	case 30:  /* NXT */
+		return "a name holds one";
+	}
+	return NULL;
+}
+
 void add_record(uint32_t zone, name_t owner, uint16_t type, uint32_t ttl, struct rdata rd,
 		struct pos pos)
 {
 	struct zone *z = &zones.v[zone];
-	const char *where = files.v[pos.file];
-	uint32_t line = pos.line;
-	if (N(owner)->zone != zone)
-		decline("%s:%u: %s is outside the zone (or inside another served zone)", where,
-			line, name_text(owner));
+	if (type == T_DNAME)
+		unsupported("%s:%u: DNAME", files.v[pos.file], pos.line);
+	if (N(owner)->zone != zone) {
+		if (N(owner)->zone != NONE && name_is_below_or_at(owner, z->origin))
+			unsupported("%s lies inside another served zone", name_text(owner));
+		diagnose(zone, ERROR, pos, "%s is outside the zone %s", name_text(owner),
+			 name_text(z->origin));
+		return;
+	}
 	/* A wildcard owns data (RFC 4592); a '*' deeper in a name is a label like any other to
 	 * dnspython, which the baker leaves to it. */
 	for (name_t n = owner; n != z->origin; n = N(n)->parent)
 		if (n != owner && name_is_wildcard(n))
-			decline("%s:%u: a name below a wildcard", where, line);
+			unsupported("%s:%u: a name below a wildcard", files.v[pos.file], pos.line);
 	if (name_is_wildcard(owner))
 		N(N(owner)->parent)->wildcard = owner;
 	PUSH(rdatas, rd);
@@ -125,20 +147,129 @@ void add_record(uint32_t zone, name_t owner, uint16_t type, uint32_t ttl, struct
 	}
 	struct rrset *set = &rrsets.v[s];
 	for (uint32_t i = set->first; i != NONE; i = rdatas.v[i].next)
-		if (same_rdata(&rdatas.v[i], &rdatas.v[r]))
-			decline("%s:%u: a duplicate record", where, line);
-	if (type == T_SOA || type == T_CNAME)
-		decline("%s:%u: a second %s record", where, line, type == T_SOA ? "SOA" : "CNAME");
-	if (ttl != set->ttl)
-		decline("%s:%u: TTLs differ in an RRset", where, line);
+		if (same_rdata(&rdatas.v[i], &rdatas.v[r])) {
+			diagnose(zone, WARNING, pos, "duplicate record %s %s dropped",
+				 name_text(owner), type_name(type));
+			rdatas.n--;
+			return;
+		}
+	const char *why = why_single(type);
+	if (why) {
+		diagnose(zone, ERROR, pos, "a second %s record at %s (first at line %u); %s",
+			 type_name(type), name_text(owner), set->pos.line, why);
+		rdatas.n--;
+		return;
+	}
+	if (ttl != set->ttl) {
+		/* RFC 2181 §5.2: TTLs in an RRset must match; the lowest is served, as BIND does. */
+		diagnose(zone, WARNING, pos, "TTL %u differs from %u in the %s %s RRset (first at "
+			 "line %u); serving the lowest", ttl, set->ttl, name_text(owner),
+			 type_name(type), set->pos.line);
+		if (ttl < set->ttl)
+			set->ttl = ttl;
+	}
 	rdatas.v[set->last].next = r;
 	set->last = r;
 	set->count++;
 }
 
+static uint32_t soa_minimum(uint32_t soa)
+{
+	const uint8_t *raw = rdata_raw.v + rdatas.v[rrsets.v[soa].first].raw;
+	return (uint32_t)raw[16] << 24 | raw[17] << 16 | raw[18] << 8 | raw[19];
+}
+
+/* The names of a zone in the order they first own a record, as validate.py walks them: a
+ * name is met at its first RRset. */
+#define EACH_NAME(z, s, owner) \
+	for (size_t s = (z)->rrsets_begin; s < (z)->rrsets_end; s++) \
+		for (name_t owner = rrsets.v[s].owner; owner != NONE && N(owner)->rrsets == s; \
+		     owner = NONE)
+
+#define EACH_RRSET(owner, s) for (uint32_t s = N(owner)->rrsets; s != NONE; s = rrsets.v[s].next)
+#define EACH_RDATA(set, i) for (uint32_t i = (set)->first; i != NONE; i = rdatas.v[i].next)
+
+/* The apex holds the SOA and NS; no other name holds an SOA (RFC 1035 §5.2). */
+static void check_apex(uint32_t zone)
+{
+	struct zone *z = &zones.v[zone];
+	const char *origin = name_text(z->origin);
+	if (z->soa == NONE)
+		diagnose(zone, ERROR, (struct pos){z->file, 1}, "no SOA record at the zone apex %s",
+			 origin);
+	else if (rrset_at(z->origin, T_NS) == NONE)
+		diagnose(zone, ERROR, rrsets.v[z->soa].pos, "no NS records at the zone apex %s",
+			 origin);
+	EACH_NAME(z, s, owner) {
+		uint32_t soa = rrset_at(owner, T_SOA);
+		if (owner != z->origin && soa != NONE) {
+			diagnose(zone, ERROR, rrsets.v[soa].pos, "SOA record at %s, which is not the "
+				 "zone apex %s", name_text(owner), name_text(z->origin));
+		}
+	}
+}
+
+/* RFC 2181 §10.1: a CNAME stands alone; RFC 4035 §2.5: but for its RRSIG and NSEC. */
+static void check_cname(uint32_t zone)
+{
+	struct zone *z = &zones.v[zone];
+	EACH_NAME(z, s, owner) {
+		uint32_t cname = rrset_at(owner, T_CNAME);
+		if (cname == NONE)
+			continue;
+		EACH_RRSET(owner, other) {
+			uint16_t type = rrsets.v[other].type;
+			if (type == T_CNAME || type == T_RRSIG || type == T_NSEC)
+				continue;
+			diagnose(zone, ERROR, rrsets.v[other].pos, "%s has a CNAME and %s data (RFC "
+				 "2181 §10.1; CNAME at line %u)", name_text(owner), type_name(type),
+				 rrsets.v[cname].pos.line);
+		}
+	}
+}
+
+/* RFC 6672 §2.4: no name may exist below a DNAME owner (it could never be reached). */
+static void check_dname(uint32_t zone)
+{
+	struct zone *z = &zones.v[zone];
+	EACH_NAME(z, s, owner) {
+		for (name_t above = owner; above != z->origin;) {
+			above = N(above)->parent;
+			uint32_t dname = rrset_at(above, T_DNAME);
+			if (dname == NONE)
+				continue;
+			diagnose(zone, ERROR, rrsets.v[s].pos, "%s lies below the DNAME at %s (line %u), "
+				 "which redirects every name under it (RFC 6672 §2.4)", name_text(owner),
+				 name_text(above), rrsets.v[dname].pos.line);
+			break;
+		}
+	}
+}
+
 static int has_address(name_t name)
 {
 	return rrset_at(name, T_A) != NONE || rrset_at(name, T_AAAA) != NONE;
+}
+
+/* An NS target inside the zone needs an address there: below a cut it is glue, which
+ * nobody else can supply (RFC 1034 §4.2.1, RFC 9471); named-checkzone and kzonecheck
+ * agree. `lenient` makes it a warning, as the peers let operators have it. */
+static void check_glue(uint32_t zone, int lenient)
+{
+	struct zone *z = &zones.v[zone];
+	EACH_NAME(z, s, owner) {
+		uint32_t ns = rrset_at(owner, T_NS);
+		if (ns == NONE)
+			continue;
+		EACH_RDATA(&rrsets.v[ns], i) {
+			name_t target = rdatas.v[i].name;
+			if (!name_is_below_or_at(target, z->origin) || has_address(target))
+				continue;
+			diagnose(zone, lenient ? WARNING : ERROR, rrsets.v[ns].pos, "%s NS %s: no A or "
+				 "AAAA record for it in the zone (glue missing)", name_text(owner),
+				 name_text(target));
+		}
+	}
 }
 
 /* A cut strictly above `name`, walking up to the apex (validate.py's _below_any). */
@@ -152,62 +283,88 @@ static int below_cut(name_t name, name_t origin)
 	return 0;
 }
 
-static uint32_t soa_minimum(uint32_t soa)
-{
-	const uint8_t *raw = rdata_raw.v + rdatas.v[rrsets.v[soa].first].raw;
-	return (uint32_t)raw[16] << 24 | raw[17] << 16 | raw[18] << 8 | raw[19];
-}
-
-/* Everything of validate.py, for one zone: any finding declines. */
-void check_zone(uint32_t zone)
+/* Legal but probably wrong: served as written, with a warning. */
+static void advise(uint32_t zone)
 {
 	struct zone *z = &zones.v[zone];
-	const char *where = z->display;
-	z->soa = rrset_at(z->origin, T_SOA);
-	if (z->soa == NONE || rrset_at(z->origin, T_NS) == NONE)
-		decline("%s: no SOA or no NS at the apex", where);
-	uint32_t minimum = soa_minimum(z->soa);
-	if (minimum > 86400)
-		decline("%s: SOA MINIMUM over a day", where);
-	z->neg_ttl = rrsets.v[z->soa].ttl < minimum ? rrsets.v[z->soa].ttl : minimum;
+	uint32_t stamp = zone + 1;
+	for (size_t s = z->rrsets_begin; s < z->rrsets_end; s++) {
+		const struct rrset *set = &rrsets.v[s];
+		if (set->type == T_NS)
+			EACH_RDATA(set, i)
+				N(rdatas.v[i].name)->stamp = stamp;  /* an NS target of this zone */
+	}
+	EACH_NAME(z, s, owner) {
+		static const uint16_t named[2] = {T_NS, T_MX};
+		for (int t = 0; t < 2; t++) {
+			uint32_t set = rrset_at(owner, named[t]);
+			if (set == NONE)
+				continue;
+			EACH_RDATA(&rrsets.v[set], i) {
+				name_t target = rdatas.v[i].name;
+				if (N(target)->zone != zone || rrset_at(target, T_CNAME) == NONE)
+					continue;
+				diagnose(zone, WARNING, rrsets.v[set].pos, "%s %s %s is an alias (CNAME); "
+					 "RFC 2181 §10.3 forbids that", name_text(owner), type_name(named[t]),
+					 name_text(target));
+			}
+		}
+		uint32_t ns = rrset_at(owner, T_NS);
+		if (name_is_wildcard(owner) && ns != NONE)
+			diagnose(zone, WARNING, rrsets.v[ns].pos, "wildcard %s has NS records (RFC "
+				 "4592 §4.2: their meaning is undefined)", name_text(owner));
+		static const uint16_t addresses[2] = {T_A, T_AAAA};
+		for (int t = 0; t < 2; t++) {
+			uint32_t set = rrset_at(owner, addresses[t]);
+			if (set != NONE && N(owner)->stamp != stamp && below_cut(owner, z->origin))
+				diagnose(zone, WARNING, rrsets.v[set].pos, "%s %s lies below a delegation "
+					 "but no NS record names it: glue nobody uses", name_text(owner),
+					 type_name(addresses[t]));
+		}
+	}
+	if (z->soa != NONE && soa_minimum(z->soa) > 86400)
+		diagnose(zone, WARNING, rrsets.v[z->soa].pos, "SOA MINIMUM %u is over a day; "
+			 "negative answers will be cached that long (RFC 2308 §5)",
+			 soa_minimum(z->soa));
+}
 
-	/* Cuts first: the glue checks need them all. */
+/* Signatures and denial records are not served yet: a signed zone served without them
+ * would fail validation, so it is refused, once, at the first such record. */
+static void check_unsigned(uint32_t zone)
+{
+	struct zone *z = &zones.v[zone];
+	for (size_t s = z->rrsets_begin; s < z->rrsets_end; s++) {
+		uint16_t type = rrsets.v[s].type;
+		if (type == T_RRSIG || type == T_NSEC || type == T_NSEC3) {
+			diagnose(zone, ERROR, rrsets.v[s].pos, "%s %s: DNSSEC-signed zones are not "
+				 "served yet", name_text(rrsets.v[s].owner), type_name(type));
+			return;
+		}
+	}
+}
+
+/* Everything validate.py checks, for one zone, in its order. */
+void check_zone(uint32_t zone, int lenient)
+{
+	struct zone *z = &zones.v[zone];
+	z->soa = rrset_at(z->origin, T_SOA);
+	if (z->soa != NONE) {
+		uint32_t minimum = soa_minimum(z->soa);
+		z->neg_ttl = rrsets.v[z->soa].ttl < minimum ? rrsets.v[z->soa].ttl : minimum;
+	}
 	/* The first private type the zone does not hold stands for every type it does not. */
 	z->unused_qtype = 65280;
 	while (types_has(&z->types, z->unused_qtype))
 		z->unused_qtype++;
-	uint32_t stamp = zone + 1;
-	for (size_t s = z->rrsets_begin; s < z->rrsets_end; s++) {
-		const struct rrset *set = &rrsets.v[s];
-		if (set->type == T_NS && set->owner != z->origin)
-			N(set->owner)->flags |= NAME_CUT;
-		if (set->type == T_NS)
-			for (uint32_t i = set->first; i != NONE; i = rdatas.v[i].next)
-				N(rdatas.v[i].name)->stamp = stamp;  /* an NS target of this zone */
-	}
-	for (size_t s = z->rrsets_begin; s < z->rrsets_end; s++) {
-		const struct rrset *set = &rrsets.v[s];
-		name_t owner = set->owner;
-		if (set->type == T_NS && name_is_wildcard(owner))
-			decline("%s:%u: a wildcard with NS records", where, set->pos.line);
-		if (set->type == T_SOA && owner != z->origin)
-			decline("%s:%u: SOA below the apex", where, set->pos.line);
-		if (set->type != T_CNAME && rrset_at(owner, T_CNAME) != NONE)
-			decline("%s:%u: CNAME and other data", where, set->pos.line);
-		if (set->type == T_NS || set->type == T_MX) {
-			for (uint32_t i = set->first; i != NONE; i = rdatas.v[i].next) {
-				name_t target = rdatas.v[i].name;
-				int inside = N(target)->zone == zone;
-				if (inside && rrset_at(target, T_CNAME) != NONE)
-					decline("%s:%u: a target that is a CNAME", where, set->pos.line);
-				if (set->type == T_NS && inside && !has_address(target))
-					decline("%s:%u: glue missing", where, set->pos.line);
-			}
-		}
-		if ((set->type == T_A || set->type == T_AAAA) && N(owner)->stamp != stamp &&
-		    below_cut(owner, z->origin))
-			decline("%s:%u: glue no delegation uses", where, set->pos.line);
-	}
+	for (size_t s = z->rrsets_begin; s < z->rrsets_end; s++)
+		if (rrsets.v[s].type == T_NS && rrsets.v[s].owner != z->origin)
+			N(rrsets.v[s].owner)->flags |= NAME_CUT;
+	check_apex(zone);
+	check_cname(zone);
+	check_dname(zone);
+	check_glue(zone, lenient);
+	check_unsigned(zone);
+	advise(zone);
 }
 
 /* The records, once every answer is made: only the answers are read after. Their memory goes

@@ -1,0 +1,89 @@
+/*
+ * diagnostics.c - what the checks find in a zone set: errors, which stop the build with
+ * nothing written, and warnings, printed while the zone is served as written. Each names
+ * the file and line it concerns, as named-checkzone and kzonecheck do.
+ *
+ * They are printed once every zone is checked, on stderr, one a line:
+ *   diag ZONE SEVERITY LINE FILE_LENGTH FILE MESSAGE
+ * (FILE_LENGTH octets of FILE, then a space), which compiler/native.py turns into
+ * `FILE:LINE: SEVERITY: MESSAGE`. When any zone has errors, each such zone's errors come
+ * sorted by position, then its warnings, and nothing of the zones without errors; else
+ * every zone's warnings, in the order found.
+ */
+#define _GNU_SOURCE  /* vasprintf */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bake.h"
+
+struct diagnostic {
+	uint32_t zone;
+	enum severity severity;
+	struct pos pos;
+	char *text;
+};
+
+static VEC(struct diagnostic) found;
+
+void diagnose(uint32_t zone, enum severity severity, struct pos pos, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *text;
+	if (vasprintf(&text, fmt, ap) < 0)
+		fail("out of memory");
+	va_end(ap);
+	struct diagnostic d = {zone, severity, pos, text};
+	PUSH(found, d);
+}
+
+static void print(const struct diagnostic *d)
+{
+	const char *file = files.v[d->pos.file];
+	fprintf(stderr, "diag %u %s %u %zu %s %s\n", d->zone,
+		d->severity == ERROR ? "error" : "warning", d->pos.line, strlen(file), file,
+		d->text);
+}
+
+/* Python's sort of (file, line): by the file's name, then the line; stable. */
+static int by_position(const void *a, const void *b)
+{
+	const struct diagnostic *x = *(const struct diagnostic *const *)a;
+	const struct diagnostic *y = *(const struct diagnostic *const *)b;
+	int c = strcmp(files.v[x->pos.file], files.v[y->pos.file]);
+	if (c == 0)
+		c = (x->pos.line > y->pos.line) - (x->pos.line < y->pos.line);
+	return c != 0 ? c : (x > y) - (x < y);
+}
+
+size_t diagnostics_errors(void)
+{
+	size_t errors = 0;
+	for (size_t i = 0; i < found.n; i++)
+		errors += found.v[i].severity == ERROR;
+	return errors;
+}
+
+void print_diagnostics(void)
+{
+	size_t errors = diagnostics_errors();
+	const struct diagnostic **sorted = xmalloc((found.n + 1) * sizeof *sorted);
+	for (uint32_t zone = 0; zone < zones.n; zone++) {
+		size_t n = 0;
+		for (size_t i = 0; i < found.n; i++)
+			if (found.v[i].zone == zone && found.v[i].severity == ERROR)
+				sorted[n++] = &found.v[i];
+		if (errors > 0 && n == 0)
+			continue;
+		qsort(sorted, n, sizeof *sorted, by_position);
+		for (size_t i = 0; i < n; i++)
+			print(sorted[i]);
+		for (size_t i = 0; i < found.n; i++)
+			if (found.v[i].zone == zone && found.v[i].severity == WARNING)
+				print(&found.v[i]);
+	}
+	free(sorted);
+	fflush(stderr);
+}

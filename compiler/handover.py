@@ -1,0 +1,38 @@
+"""Zone files the fast reader does not read, read by dnspython and handed to the baker.
+
+dnspython reads every form of zone file ($GENERATE, rare types, RFC 3597 data, escapes) and
+names every syntax error with its file and line. What it read goes to the baker in wire form
+(the file format is in compiler/bake/records.c), so that from there on every record is
+checked and compiled by the same code, whichever reader read it.
+"""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+
+from .config import ZoneSource
+from .parse import parse_zone
+
+MAGIC = b"ZBREC1\0\0"
+
+
+def write_records(source: ZoneSource, path: Path) -> None:
+    """Read the zone file with dnspython and write its records to `path`; raise CompileError
+    (with the file and line) when dnspython cannot read it."""
+    parsed = parse_zone(source, plain=False)
+    files: dict[str, int] = {}
+    out = [MAGIC]
+    for record in parsed.records:
+        file = files.get(record.position.file)
+        if file is None:
+            file = files[record.position.file] = len(files)
+            name = record.position.file.encode("utf-8", "surrogateescape")
+            out.append(b"F" + struct.pack("<H", len(name)) + name)
+        owner = record.name.to_wire()
+        rdata = record.rdata.to_wire()
+        out.append(b"R" + struct.pack("<HIHHIB", file, record.position.line,
+                                      record.rdata.rdtype, record.rdata.rdclass, record.ttl,
+                                      len(owner)))
+        out.append(owner + struct.pack("<H", len(rdata)) + rdata)
+    path.write_bytes(b"".join(out))
