@@ -72,7 +72,6 @@ ACCEPTED = _sets("accepted")
 # so that the set keeps meaning what its name says. None: no diagnostic at all.
 PYTHON_SAYS = {
     # Served without a word: outside the baker's subset only.
-    "below-wildcard": (0, None),
     "dname": (0, None),
     "case-owners": (0, None),
     "case-rdata": (0, None),

@@ -85,6 +85,10 @@ static void mark_exists(name_t name, name_t origin)
 			return;
 		n->flags |= NAME_EXISTS;
 		PUSH(nodes, name);
+		/* A wildcard that exists answers below its parent, also as an empty non-terminal
+		 * above other names (RFC 4592 §2.2.1). */
+		if (name_is_wildcard(name))
+			N(n->parent)->wildcard = name;
 		if (name == origin)
 			return;
 		name = n->parent;
@@ -122,13 +126,6 @@ void add_record(uint32_t zone, name_t owner, uint16_t type, uint32_t ttl, struct
 			 name_text(z->origin));
 		return;
 	}
-	/* A wildcard owns data (RFC 4592); a '*' deeper in a name is a label like any other to
-	 * dnspython, which the baker leaves to it. */
-	for (name_t n = owner; n != z->origin; n = N(n)->parent)
-		if (n != owner && name_is_wildcard(n))
-			unsupported("%s:%u: a name below a wildcard", files.v[pos.file], pos.line);
-	if (name_is_wildcard(owner))
-		N(N(owner)->parent)->wildcard = owner;
 	PUSH(rdatas, rd);
 	uint32_t r = rdatas.n - 1;
 	uint32_t s = rrset_at(owner, type);
