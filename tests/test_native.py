@@ -88,7 +88,7 @@ PYTHON_SAYS = {
 }
 # Declined by the fast reader only: dnspython reads them and hands the records to the baker
 # (compiler/handover.py), which then compiles them as the Python pipeline does.
-READ_BY_DNSPYTHON = {"escape", "generate", "include", "no-ttl", "other-type", "soa-unit",
+READ_BY_DNSPYTHON = {"dname", "escape", "generate", "include", "no-ttl", "other-type", "soa-unit",
                      "ttl-directive-unit", "ttl-unit"}
 
 # What each diagnosed set makes both pipelines say (exit status, a diagnostic among them).

@@ -4,7 +4,7 @@ the baker's, byte for byte; when the baker refuses one, the pipeline refuses it 
 errors; whenever the baker declines, it says why.
 
 The sets are small and dense in what makes answers differ: CNAME chains (in zone, across
-zones, out of the set, loops), delegations with and without glue, DS at cuts, wildcards,
+zones, out of the set, loops), DNAMEs, delegations with and without glue, DS at cuts, wildcards,
 empty non-terminals, MX/SRV/NS targets everywhere. Seeds are fixed: a failure reproduces.
 """
 
@@ -47,6 +47,8 @@ def _zone_text(rng: random.Random, origins: list[str], origin: str) -> str:
         role = rng.random()
         if role < 0.25:
             lines.append(f"{owner} CNAME {_name(rng, origins, origin)}")
+        elif role < 0.33 and not owner.startswith("*"):
+            lines.append(f"{owner} DNAME {_name(rng, origins, origin)}")
         elif role < 0.45 and not owner.startswith("*"):
             glued = rng.random() < 0.6
             lines.append(f"{owner} NS " + (f"ns.{owner}" if glued else

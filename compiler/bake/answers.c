@@ -56,23 +56,27 @@ static uint32_t answer(struct worker *w, uint32_t zone, name_t name, name_t base
 static void qtypes_of(name_t name, types_t *out)
 {
 	const struct name *n = N(name);
-	name_t cut;
+	name_t at;
 	out->n = 0;
-	if (node_location(name, &cut)) {
+	enum node_kind kind = node_location(name, &at);
+	if (kind == NODE_DELEGATED) {
 		/* One referral answers every type, but DS at the cut itself (RFC 4035 §3.1.4.1). */
-		if (cut == name && !name_is_wildcard(name))
+		if (at == name && !name_is_wildcard(name))
 			types_add(out, T_DS);
 		return;
 	}
 	types_add(out, QTYPE_ANY_OVER_TCP);
 	types_add(out, T_ANY);
-	for (uint32_t s = n->rrsets; s != NONE; s = rrsets.v[s].next)
-		types_add(out, rrsets.v[s].type);
-	if (rrset_at(name, T_CNAME) != NONE) {  /* chains reach anything */
+	if (kind == NODE_DATA)
+		for (uint32_t s = n->rrsets; s != NONE; s = rrsets.v[s].next)
+			types_add(out, rrsets.v[s].type);
+	if (kind == NODE_BELOW_DNAME || rrset_at(name, T_CNAME) != NONE) {
+		/* chains reach anything */
 		const types_t *zone_types = &zones.v[n->zone].types;
 		for (size_t i = 0; i < zone_types->n; i++)
 			types_add(out, zone_types->v[i]);
 		types_add(out, T_DS);
+		types_add(out, T_CNAME);
 	}
 }
 
@@ -132,7 +136,7 @@ static void *work(void *arg)
 		const uint16_t *qtypes = w->qtypes.v;
 		size_t nq = w->qtypes.n;
 		RESERVE(w->staged, nq);
-		RESERVE(w->ids, nq + 2);
+		RESERVE(w->ids, 2 * (nq + 2));  /* a DNAME answer stages its overflow too */
 		uint32_t *staged = w->staged.v, *id = w->ids.v;
 		uint32_t default_staged = answer(w, zone, name, base, unused);
 		for (size_t q = 0; q < nq; q++) {

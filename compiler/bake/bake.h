@@ -105,6 +105,7 @@ enum name_flags {
 	NAME_EXISTS = 1,  /* in its zone's tree: owns data, or an ancestor of a name that does */
 	NAME_ORIGIN = 2,
 	NAME_CUT = 4,     /* owns NS and is not an apex */
+	NAME_DNAME = 8,   /* owns a DNAME */
 };
 
 struct name {
@@ -116,7 +117,8 @@ struct name {
 	uint8_t flags;
 	uint32_t zone;        /* the zone whose apex is at or above it, or NONE */
 	uint32_t rrsets;      /* its first RRset (in its zone), or NONE */
-	uint32_t redirect;    /* memo of the cut at or above it (resolve.c), NONE until known */
+	uint32_t redirect;    /* memo of the cut or DNAME at or above it (resolve.c), NONE until
+			       * known */
 	name_t wildcard;      /* its child '*' when that owns data, or NONE */
 	uint32_t stamp;       /* scratch marks (zones.c, wire.c) */
 };
@@ -238,23 +240,50 @@ typedef VEC(struct entry) entries_t;
 struct response {
 	int rcode, aa;
 	entries_t answer, authority, additional, optional;
+	/* A CNAME the responder completes for a name below a DNAME (RFC 6672 §3.3): the query
+	 * name's labels in front of the DNAME owner, then its target. It follows the answer
+	 * section's first `dname_position` RRsets, the last of them the DNAME (dname_rrset). */
+	uint32_t dname_rrset;   /* NONE: no synthesis */
+	size_t dname_position;
 };
 
 #define RCODE_NXDOMAIN 3
+#define RCODE_YXDOMAIN 6
 
 #define OWNER_QNAME (NONE - 1)  /* the question's own name: a pointer to offset 12 */
+/* The query name rewritten by a DNAME: the synthesized CNAME's target, which the responder
+ * completes; a pointer to it. */
+#define OWNER_DNAME_IMAGE (NONE - 2)
 
 void resolve(struct response *r, uint32_t zone, name_t start, name_t encloser, uint16_t qtype,
 	     int minimal, int every_rrset);
 name_t miss_wildcard(name_t encloser);
-int node_location(name_t name, name_t *cut);
+enum node_kind { NODE_DATA, NODE_DELEGATED, NODE_BELOW_DNAME };
+enum node_kind node_location(name_t name, name_t *at);
 uint32_t redirect(name_t name);
+
+/* ---- dname.c ---- */
+
+/* A name below a DNAME owner, and its image: the name with the owner replaced by the
+ * target (RFC 6672 §2.2), and the CNAME from one to the other; cname NONE when the image
+ * would pass 255 octets. */
+struct dname_image {
+	name_t name, image;
+	uint32_t cname;
+};
+
+void add_dname_images(void);  /* before names_seal: see dname.c */
+const struct dname_image *dname_image(name_t name);
 
 /* ---- wire.c, bodies.c ---- */
 
 struct body {
 	uint8_t header[10];
 	uint16_t base_len, data_len, nfixups, trunc_len, trunc_arcount;
+	/* DNAME synthesis (runtime/zonedata.h, struct zb_answer); dname_split 0: none. */
+	uint16_t dname_split;
+	uint8_t dname_owner_len, dname_max_prefix;
+	uint32_t overflow;     /* the body for a name too long (YXDOMAIN), or NONE */
 	const bytes_t *arena;  /* the arena of the table that made it (merging does not copy) */
 	uint64_t data;     /* offset in it: data_len octets, then nfixups uint16 */
 };
@@ -286,10 +315,10 @@ uint32_t intern_body(struct body_table *t, const uint8_t header[10], uint16_t ba
 		     const uint8_t *data, uint16_t data_len, const uint16_t *fixups,
 		     uint16_t nfixups, uint16_t trunc_len, uint16_t trunc_arcount);
 /* Two steps for many bodies: stage them (the result is an index among the staged), then
- * intern_staged puts each one's id at ids[index] and empties the stage. */
-uint32_t stage_body(struct body_table *t, const uint8_t header[10], uint16_t base_len,
-		    const uint8_t *data, uint16_t data_len, const uint16_t *fixups,
-		    uint16_t nfixups, uint16_t trunc_len, uint16_t trunc_arcount);
+ * intern_staged puts each one's id at ids[index] and empties the stage. A staged body's
+ * `overflow` is the index of one staged before it, or NONE. */
+uint32_t stage_body(struct body_table *t, const struct body *fields, const uint8_t *data,
+		    const uint16_t *fixups);
 void intern_staged(struct body_table *t, uint32_t *ids);
 void merge_bodies(struct body_table *into, const struct body_table *from, uint32_t *map);
 

@@ -74,8 +74,9 @@ void body_table_expect(struct body_table *t, size_t more)
 
 static uint64_t hash_of(const struct body *b, const uint8_t *data, const uint16_t *fixups)
 {
-	uint16_t fields[5] = {b->base_len, b->data_len, b->nfixups, b->trunc_len,
-			      b->trunc_arcount};
+	uint32_t fields[8] = {b->base_len, b->data_len, b->nfixups, b->trunc_len,
+			      b->trunc_arcount, b->dname_split,
+			      b->dname_owner_len << 8 | b->dname_max_prefix, b->overflow};
 	uint64_t h = 0xCBF29CE484222325ull;
 	h = mix(h, b->header, 10);
 	h = mix(h, (const uint8_t *)fields, sizeof fields);
@@ -96,7 +97,9 @@ static uint32_t intern(struct body_table *t, struct body b, uint64_t h, const ui
 		    memcmp(o->header, b.header, 10) == 0 &&
 		    o->base_len == b.base_len && o->data_len == b.data_len &&
 		    o->nfixups == b.nfixups && o->trunc_len == b.trunc_len &&
-		    o->trunc_arcount == b.trunc_arcount &&
+		    o->trunc_arcount == b.trunc_arcount && o->dname_split == b.dname_split &&
+		    o->dname_owner_len == b.dname_owner_len &&
+		    o->dname_max_prefix == b.dname_max_prefix && o->overflow == b.overflow &&
 		    memcmp(body_data(o), data, b.data_len) == 0 &&
 		    memcmp(body_data(o) + b.data_len, fixups, 2u * b.nfixups) == 0)
 			return id;
@@ -125,18 +128,17 @@ static uint32_t intern(struct body_table *t, struct body b, uint64_t h, const ui
  * them together. A body's slot is fetched when it is staged, while the next body is being
  * made, instead of stalling the lookup: most bodies are new, and a new one's slot is a cache
  * miss in a table of tens of megabytes. */
-uint32_t stage_body(struct body_table *t, const uint8_t header[10], uint16_t base_len,
-		    const uint8_t *data, uint16_t data_len, const uint16_t *fixups,
-		    uint16_t nfixups, uint16_t trunc_len, uint16_t trunc_arcount)
+uint32_t stage_body(struct body_table *t, const struct body *fields, const uint8_t *data,
+		    const uint16_t *fixups)
 {
-	struct body b = {.base_len = base_len, .data_len = data_len, .nfixups = nfixups,
-			 .trunc_len = trunc_len, .trunc_arcount = trunc_arcount,
-			 .data = t->staged_bytes.n};
-	memcpy(b.header, header, 10);
-	uint64_t h = hash_of(&b, data, fixups);
+	struct body b = *fields;
+	b.arena = NULL;
+	b.data = t->staged_bytes.n;
+	/* A body with an overflow is hashed when its overflow's id is known: intern_staged. */
+	uint64_t h = b.overflow == NONE ? hash_of(&b, data, fixups) : 0;
 	__builtin_prefetch(&t->slots[first_slot(t, h)]);
-	bytes_put(&t->staged_bytes, data, data_len);
-	bytes_put(&t->staged_bytes, fixups, 2u * nfixups);
+	bytes_put(&t->staged_bytes, data, b.data_len);
+	bytes_put(&t->staged_bytes, fixups, 2u * b.nfixups);
 	PUSH(t->staged, b);
 	PUSH(t->staged_hashes, h);
 	return t->staged.n - 1;
@@ -148,8 +150,12 @@ void intern_staged(struct body_table *t, uint32_t *ids)
 		const uint8_t *data = t->staged_bytes.v + t->staged.v[k].data;
 		struct body b = t->staged.v[k];
 		b.data = 0;
-		ids[k] = intern(t, b, t->staged_hashes.v[k], data,
-				(const uint16_t *)(data + b.data_len));
+		uint64_t h = t->staged_hashes.v[k];
+		if (b.overflow != NONE) {
+			b.overflow = ids[b.overflow];
+			h = hash_of(&b, data, (const uint16_t *)(data + b.data_len));
+		}
+		ids[k] = intern(t, b, h, data, (const uint16_t *)(data + b.data_len));
 	}
 	t->staged.n = t->staged_hashes.n = t->staged_bytes.n = 0;
 }
@@ -159,8 +165,10 @@ uint32_t intern_body(struct body_table *t, const uint8_t header[10], uint16_t ba
 		     uint16_t nfixups, uint16_t trunc_len, uint16_t trunc_arcount)
 {
 	uint32_t id;
-	stage_body(t, header, base_len, data, data_len, fixups, nfixups, trunc_len,
-		   trunc_arcount);
+	struct body b = {.base_len = base_len, .data_len = data_len, .nfixups = nfixups,
+			 .trunc_len = trunc_len, .trunc_arcount = trunc_arcount, .overflow = NONE};
+	memcpy(b.header, header, 10);
+	stage_body(t, &b, data, fixups);
 	intern_staged(t, &id);
 	return id;
 }
@@ -173,10 +181,14 @@ void merge_bodies(struct body_table *into, const struct body_table *from, uint32
 	for (uint32_t id = 0; id < from->list.n; id++) {
 		if (id + AHEAD < from->list.n)
 			__builtin_prefetch(&into->slots[first_slot(into, from->hashes[id + AHEAD])]);
-		const struct body *b = &from->list.v[id];
-		const uint8_t *data = body_data(b);
-		map[id] = intern(into, *b, from->hashes[id], data,
-				 (const uint16_t *)(data + b->data_len));
+		struct body b = from->list.v[id];
+		const uint8_t *data = body_data(&b);
+		uint64_t h = from->hashes[id];
+		if (b.overflow != NONE) {  /* interned before the body: mapped already */
+			b.overflow = map[b.overflow];
+			h = hash_of(&b, data, (const uint16_t *)(data + b.data_len));
+		}
+		map[id] = intern(into, b, h, data, (const uint16_t *)(data + b.data_len));
 	}
 }
 

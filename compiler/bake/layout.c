@@ -105,11 +105,14 @@ static void mark(uint64_t *bits, uint32_t body)
 	bits[body / 64] |= 1ull << (body % 64);
 }
 
+/* A body, then its overflow (layout.py's number_of). */
 static void meet(struct first_met *m, uint32_t body)
 {
 	if (!met(m->met, body)) {
 		mark(m->met, body);
 		PUSH(m->list, body);
+		if (bodies.list.v[body].overflow != NONE)
+			meet(m, bodies.list.v[body].overflow);
 	}
 }
 
@@ -213,7 +216,10 @@ static void write_answers(struct answers_job *job)
 				.body_len = b->data_len, .base_len = b->base_len,
 				.nfixups = b->nfixups, .trunc_len = b->trunc_len,
 				.trunc_arcount = b->trunc_arcount, .body_off = body_at,
-				.fixups_off = fixups_at,
+				.fixups_off = fixups_at, .dname_split = b->dname_split,
+				.dname_owner_len = b->dname_owner_len,
+				.dname_max_prefix = b->dname_max_prefix,
+				.overflow = b->overflow == NONE ? 0 : job->answer_at[number[b->overflow]],
 			};
 			memcpy(a.header, b->header, 10);
 			put(o, &a, sizeof a);

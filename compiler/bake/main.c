@@ -162,17 +162,18 @@ int main(int argc, char **argv)
 		print_diagnostics();
 		return EXIT_ERRORS;
 	}
-	names_seal();
-	phase("read", rdatas.n, "records");
-
 	/* No nodes below a cut: the cut's referral answers for every name there (tree.py). */
 	size_t kept = 0;
 	for (size_t i = 0; i < nodes.n; i++) {
 		const struct name *n = N(nodes.v[i]);
-		if ((n->flags & NAME_ORIGIN) || redirect(n->parent) == NONE)
+		uint32_t above = n->flags & NAME_ORIGIN ? NONE : redirect(n->parent);
+		if (above == NONE || !(N(above)->flags & NAME_CUT))
 			nodes.v[kept++] = nodes.v[i];
 	}
 	nodes.n = kept;
+	add_dname_images();
+	names_seal();
+	phase("read", rdatas.n, "records");
 
 	build_answers(minimal);
 	print_diagnostics();  /* the warnings, and any answer too large for a message */

@@ -1,26 +1,34 @@
 /*
- * resolve.c - compiler/resolve.py for the baker's subset: no DNAMEs, one zone per name. Same
- * steps in the same order, so that the sections come out the same.
+ * resolve.c - compiler/resolve.py for the baker: the RFC 1034 §4.3.2 algorithm over one zone,
+ * following CNAME and DNAME chains inside the zone as Knot DNS does. Same steps in the same
+ * order, so that the sections come out the same.
  */
 #include "bake.h"
 
 #define MAX_CHAIN 8
 
-enum where { DELEGATED, EXACT, SYNTHESIZED, MISSING };
+enum where { DELEGATED, BELOW_DNAME, EXACT, SYNTHESIZED, MISSING };
 
-/* The highest cut at or above a name of a zone, or NONE: the first cut on the way down from
- * the apex decides for every name below it (ZoneView._redirect). Remembered per name, with
- * the root standing for "no cut" (the root is never a cut). */
+/* The highest cut or DNAME owner at or above a name of a zone, or NONE: the first on the
+ * way down from the apex decides for every name below it (ZoneView._redirect); the apex may
+ * own a DNAME (RFC 6672 §2.3), never a cut. Remembered per name, with the root standing for
+ * "none" (the root is never either). */
 uint32_t redirect(name_t name)
 {
 	struct name *n = N(name);
 	if (n->redirect == NONE) {
 		uint32_t above = n->flags & NAME_ORIGIN ? NONE : redirect(n->parent);
-		if (above == NONE && (n->flags & NAME_CUT))
+		if (above == NONE && (n->flags & (NAME_CUT | NAME_DNAME)))
 			above = name;
 		n->redirect = above == NONE ? ROOT : above;
 	}
 	return n->redirect == ROOT ? NONE : n->redirect;
+}
+
+/* What a redirect is: a cut wins over a DNAME at the same name, as in ZoneView. */
+static enum where redirect_kind(name_t at)
+{
+	return N(at)->flags & NAME_CUT ? DELEGATED : BELOW_DNAME;
 }
 
 static int contains(uint32_t zone, name_t name)
@@ -45,7 +53,7 @@ static enum where locate(name_t name, uint16_t qtype, name_t *at)
 		uint32_t r = redirect(n->parent);
 		if (r != NONE) {
 			*at = r;
-			return DELEGATED;
+			return redirect_kind(r);
 		}
 	}
 	if ((n->flags & NAME_CUT) && qtype != T_DS) {
@@ -69,7 +77,7 @@ static enum where locate_below(name_t encloser, name_t *at)
 	uint32_t r = redirect(encloser);
 	if (r != NONE) {
 		*at = r;
-		return DELEGATED;
+		return redirect_kind(r);
 	}
 	return below(encloser, at);
 }
@@ -198,11 +206,45 @@ static name_t answer_from(struct response *r, uint32_t zone, name_t at, name_t o
 	return NONE;
 }
 
+/* The DNAME for a query name below `encloser`, and the CNAME the responder completes
+ * (_synthesize_dname). Returns the closest existing name above the query name's image, where
+ * the lookup goes on, or NONE when the image leaves the zone or falls back under the DNAME. */
+static name_t synthesize_dname(struct response *r, uint32_t zone, name_t owner,
+			       name_t encloser)
+{
+	uint32_t dname = rrset_at(owner, T_DNAME);
+	name_t target = rdatas.v[rrsets.v[dname].first].name;
+	add_rrset(&r->answer, owner, dname);
+	r->dname_rrset = dname;
+	r->dname_position = r->answer.n;
+	if (!contains(zone, target) || name_is_below_or_at(target, owner))
+		return NONE;
+	name_t image = encloser == owner ? target : dname_image(encloser)->image;
+	while (!(N(image)->flags & NAME_EXISTS) && image != zones.v[zone].origin)
+		image = N(image)->parent;
+	return image;
+}
+
+/* RFC 6672 §3.3: the DNAME, then a CNAME from the name to its image under the target
+ * (_follow_dname); the image, or NONE when it would pass 255 octets (YXDOMAIN, §2.2). */
+static name_t follow_dname(struct response *r, name_t dname_owner, name_t name, name_t owner)
+{
+	add_rrset(&r->answer, dname_owner, rrset_at(dname_owner, T_DNAME));
+	const struct dname_image *image = dname_image(name);
+	if (image->cname == NONE) {
+		r->rcode = RCODE_YXDOMAIN;
+		return NONE;
+	}
+	add_rrset(&r->answer, owner, image->cname);
+	return image->image;
+}
+
 static void reset(struct response *r)
 {
 	r->rcode = 0;
 	r->aa = 1;
 	r->answer.n = r->authority.n = r->additional.n = r->optional.n = 0;
+	r->dname_rrset = NONE;
 }
 
 /* The response to a question for `start`, a name of the zone, or when `start` is NONE, for
@@ -226,6 +268,20 @@ void resolve(struct response *r, uint32_t zone, name_t start, name_t encloser, u
 			if (hop == 0)
 				r->aa = 0;  /* a referral is not an authoritative answer */
 			return;
+		case BELOW_DNAME:
+			if (name != NONE) {
+				next = follow_dname(r, at, name, owner);
+				break;
+			}
+			/* The query name itself is rewritten: its image lies below the image of
+			 * the encloser, and is followed there, once (RFC 6672 §3.3). */
+			if (r->dname_rrset != NONE)
+				return;
+			encloser = synthesize_dname(r, zone, at, encloser);
+			if (encloser == NONE)
+				return;
+			owner = OWNER_DNAME_IMAGE;
+			continue;
 		case EXACT:
 		case SYNTHESIZED:
 			next = answer_from(r, zone, at, owner, qtype, minimal, every_rrset);
@@ -253,13 +309,13 @@ name_t miss_wildcard(name_t encloser)
 	return locate_below(encloser, &at) == SYNTHESIZED ? at : NONE;
 }
 
-/* The types that reach different answers at a node: its records' unless it is delegated
- * (`*cut` then says where), for a wildcard as for any name below its parent. */
-int node_location(name_t name, name_t *cut)
+/* Where a node falls, for the types that reach different answers at it: delegated (`*at`
+ * the cut), below a DNAME, or with records of its own; for a wildcard as for any name
+ * below its parent. */
+enum node_kind node_location(name_t name, name_t *at)
 {
-	name_t at;
-	enum where where = name_is_wildcard(name) ? locate_below(N(name)->parent, &at)
-						  : locate(name, QTYPE_ANY_OVER_TCP, &at);
-	*cut = at;
-	return where == DELEGATED;
+	enum where where = name_is_wildcard(name) ? locate_below(N(name)->parent, at)
+						  : locate(name, QTYPE_ANY_OVER_TCP, at);
+	return where == DELEGATED ? NODE_DELEGATED : where == BELOW_DNAME ? NODE_BELOW_DNAME
+									  : NODE_DATA;
 }

@@ -23,6 +23,8 @@ struct wire {
 	bytes_t out;           /* the body, from body_start */
 	size_t body_start;     /* message offset of out.v[0] */
 	size_t limit;          /* no pointer target past this: a shift could push it out of range */
+	int frozen;            /* no new pointer targets: past a DNAME split they would move */
+	size_t dname_split;    /* message offset of the split, 0 when none */
 	VEC(uint16_t) pointers;
 	size_t oversize;       /* the length of the last message serialize refused */
 };
@@ -56,7 +58,7 @@ static size_t tell(const struct wire *w)
 
 static void table_add(struct wire *w, name_t name, size_t pos)
 {
-	if (pos <= w->limit) {
+	if (pos <= w->limit && !w->frozen) {
 		w->pos[name] = pos;
 		w->stamp[name] = w->gen;
 	}
@@ -104,6 +106,9 @@ static void write_rdata(struct wire *w, uint16_t type, const struct rdata *rd)
 		write_name(w, rd->name2, 0);
 		bytes_put(&w->out, raw, 20);
 		return;
+	case T_DNAME:  /* RFC 6672 §2.5: nor is a DNAME's */
+		write_uncompressed(w, rd->name);
+		return;
 	case T_SRV:  /* RFC 2782: the target is never compressed */
 		bytes_put(&w->out, raw, 6);
 		write_uncompressed(w, rd->name);
@@ -118,10 +123,15 @@ static uint32_t write_entry(struct wire *w, const struct entry *e)
 {
 	const struct rrset *set = &rrsets.v[e->rrset];
 	for (uint32_t i = set->first; i != NONE; i = rdatas.v[i].next) {
-		if (e->owner == OWNER_QNAME)
+		if (e->owner == OWNER_QNAME) {
 			bytes_u16(&w->out, 0xC000 | HEADER_LEN);  /* whatever it is: never shifted */
-		else
+		} else if (e->owner == OWNER_DNAME_IMAGE) {
+			/* The synthesized CNAME's target, as the responder completes it. */
+			PUSH(w->pointers, (uint16_t)(tell(w) - w->body_start));
+			bytes_u16(&w->out, 0xC000 | w->dname_split);
+		} else {
 			write_name(w, e->owner, 1);
+		}
 		bytes_u16(&w->out, set->type);
 		bytes_u16(&w->out, CLASS_IN);
 		bytes_u32(&w->out, e->ttl);
@@ -137,23 +147,45 @@ static uint32_t write_entry(struct wire *w, const struct entry *e)
 	return set->count;
 }
 
-static uint32_t write_section(struct wire *w, const entries_t *section)
+static uint32_t write_entries(struct wire *w, const struct entry *e, size_t n)
 {
 	uint32_t count = 0;
-	for (size_t i = 0; i < section->n; i++)
-		count += write_entry(w, &section->v[i]);
+	for (size_t i = 0; i < n; i++)
+		count += write_entry(w, &e[i]);
 	return count;
 }
 
-/* The body of a response whose question is for `base`: stages it, and returns its index
- * among the staged, or NONE when it does not fit a DNS message (wire_oversize says how long
- * it would be). */
-uint32_t serialize(struct wire *w, struct body_table *t, const struct response *r, name_t base)
+static uint32_t write_section(struct wire *w, const entries_t *section)
+{
+	return write_entries(w, section->v, section->n);
+}
+
+/* The CNAME a DNAME synthesizes for the query name (RFC 6672 §3.3): owner the question,
+ * target the query name's own labels (the responder inserts them at the split) then a
+ * pointer to the DNAME target, which the DNAME record just wrote, uncompressed. */
+static void write_dname_cname(struct wire *w, const struct rrset *dname)
+{
+	name_t target = rdatas.v[dname->first].name;
+	size_t target_at = tell(w) - N(target)->wire_len;
+	bytes_u16(&w->out, 0xC000 | HEADER_LEN);
+	bytes_u16(&w->out, T_CNAME);
+	bytes_u16(&w->out, CLASS_IN);
+	bytes_u32(&w->out, dname->ttl);
+	bytes_u16(&w->out, 2);
+	w->dname_split = tell(w);
+	PUSH(w->pointers, (uint16_t)(w->dname_split - w->body_start));
+	bytes_u16(&w->out, 0xC000 | target_at);
+	w->frozen = 1;  /* nothing may point past the insertion: it would move */
+}
+
+static void start_body(struct wire *w, name_t base)
 {
 	w->gen++;
 	size_t base_len = N(base)->wire_len;
 	w->body_start = HEADER_LEN + base_len + QUESTION_TAIL;
 	w->limit = MAX_POINTER - (MAX_NAME - base_len);
+	w->frozen = 0;
+	w->dname_split = 0;
 	w->out.n = 0;
 	w->pointers.n = 0;
 	size_t offset = HEADER_LEN;  /* every suffix of the question is a target */
@@ -161,22 +193,72 @@ uint32_t serialize(struct wire *w, struct body_table *t, const struct response *
 		table_add(w, s, offset);
 		offset += 1 + N(s)->label_len;
 	}
-	uint32_t an = write_section(w, &r->answer);
-	uint32_t ns = write_section(w, &r->authority);
-	uint32_t ar = write_section(w, &r->additional);
-	size_t trunc_len = w->out.n;
-	uint32_t optional = write_section(w, &r->optional);
+}
+
+static void set_header(struct body *b, int rcode, int aa, uint32_t an, uint32_t ns,
+		       uint32_t ar)
+{
+	uint16_t flags = 0x8000 | (aa ? 0x0400 : 0) | (rcode & 0xF);
+	uint16_t fields[5] = {flags, 1, an, ns, ar};
+	for (int i = 0; i < 5; i++) {
+		b->header[2 * i] = fields[i] >> 8;
+		b->header[2 * i + 1] = fields[i] & 0xFF;
+	}
+}
+
+/* Stages what is written (see serialize), or refuses it when it is too long. */
+static uint32_t stage_written(struct wire *w, struct body_table *t, struct body *b)
+{
 	if (w->body_start + w->out.n > MAX_MESSAGE) {
 		w->oversize = w->body_start + w->out.n;
 		return NONE;
 	}
-	uint16_t flags = 0x8000 | (r->aa ? 0x0400 : 0) | (r->rcode & 0xF);
-	uint16_t fields[5] = {flags, 1, an, ns, ar + optional};
-	uint8_t header[10];
-	for (int i = 0; i < 5; i++) {
-		header[2 * i] = fields[i] >> 8;
-		header[2 * i + 1] = fields[i] & 0xFF;
+	b->data_len = w->out.n;
+	b->nfixups = w->pointers.n;
+	return stage_body(t, b, w->out.v, w->pointers.v);
+}
+
+/* The answer when the query name's labels in front of the DNAME target would pass 255
+ * octets: YXDOMAIN with the DNAME alone (RFC 6672 §2.2). */
+static uint32_t serialize_overflow(struct wire *w, struct body_table *t,
+				   const struct response *r, name_t base)
+{
+	start_body(w, base);
+	uint32_t an = write_entries(w, r->answer.v, r->dname_position);
+	struct body b = {.base_len = N(base)->wire_len, .trunc_len = w->out.n, .overflow = NONE};
+	set_header(&b, RCODE_YXDOMAIN, 1, an, 0, 0);
+	return stage_written(w, t, &b);
+}
+
+/* The body of a response whose question is for `base`: stages it, and returns its index
+ * among the staged, or NONE when it does not fit a DNS message (wire_oversize says how long
+ * it would be). A DNAME synthesis stages its overflow answer first. */
+uint32_t serialize(struct wire *w, struct body_table *t, const struct response *r, name_t base)
+{
+	struct body b = {.base_len = N(base)->wire_len, .overflow = NONE};
+	if (r->dname_rrset != NONE) {
+		b.overflow = serialize_overflow(w, t, r, base);
+		if (b.overflow == NONE)
+			return NONE;
 	}
-	return stage_body(t, header, base_len, w->out.v, w->out.n, w->pointers.v,
-			   w->pointers.n, trunc_len, ar);
+	start_body(w, base);
+	uint32_t an = 0;
+	size_t first = 0;
+	if (r->dname_rrset != NONE) {
+		const struct rrset *dname = &rrsets.v[r->dname_rrset];
+		an = write_entries(w, r->answer.v, r->dname_position) + 1;
+		write_dname_cname(w, dname);
+		first = r->dname_position;
+		b.dname_split = w->dname_split - w->body_start;
+		b.dname_owner_len = N(dname->owner)->wire_len;
+		b.dname_max_prefix = MAX_NAME - N(rdatas.v[dname->first].name)->wire_len;
+	}
+	an += write_entries(w, r->answer.v + first, r->answer.n - first);
+	uint32_t ns = write_section(w, &r->authority);
+	uint32_t ar = write_section(w, &r->additional);
+	b.trunc_len = w->out.n;
+	b.trunc_arcount = ar;
+	uint32_t optional = write_section(w, &r->optional);
+	set_header(&b, r->rcode, r->aa, an, ns, ar + optional);
+	return stage_written(w, t, &b);
 }

@@ -117,8 +117,6 @@ void add_record(uint32_t zone, name_t owner, uint16_t type, uint32_t ttl, struct
 		struct pos pos)
 {
 	struct zone *z = &zones.v[zone];
-	if (type == T_DNAME)
-		unsupported("%s:%u: DNAME", files.v[pos.file], pos.line);
 	if (N(owner)->zone != zone) {
 		if (N(owner)->zone != NONE && name_is_below_or_at(owner, z->origin))
 			unsupported("%s lies inside another served zone", name_text(owner));
@@ -353,9 +351,12 @@ void check_zone(uint32_t zone, int lenient)
 	z->unused_qtype = 65280;
 	while (types_has(&z->types, z->unused_qtype))
 		z->unused_qtype++;
-	for (size_t s = z->rrsets_begin; s < z->rrsets_end; s++)
+	for (size_t s = z->rrsets_begin; s < z->rrsets_end; s++) {
 		if (rrsets.v[s].type == T_NS && rrsets.v[s].owner != z->origin)
 			N(rrsets.v[s].owner)->flags |= NAME_CUT;
+		if (rrsets.v[s].type == T_DNAME)
+			N(rrsets.v[s].owner)->flags |= NAME_DNAME;
+	}
 	check_apex(zone);
 	check_cname(zone);
 	check_dname(zone);
