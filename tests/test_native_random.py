@@ -4,7 +4,8 @@ the baker's, byte for byte; when the baker refuses one, the pipeline refuses it 
 errors; whenever the baker declines, it says why.
 
 The sets are small and dense in what makes answers differ: CNAME chains (in zone, across
-zones, out of the set, loops), DNAMEs, delegations with and without glue, DS at cuts, wildcards,
+zones, out of the set, loops), DNAMEs, delegations with and without glue, DS at cuts, a
+parent and its child zone in one set, wildcards,
 empty non-terminals, MX/SRV/NS targets everywhere. Seeds are fixed: a failure reproduces.
 """
 
@@ -79,13 +80,32 @@ def _zone_text(rng: random.Random, origins: list[str], origin: str) -> str:
     return "\n".join(dict.fromkeys(lines)) + "\n"
 
 
+def _delegation(rng: random.Random, child: str) -> str:
+    """The parent's side of a child zone served in the same set: NS, glue, perhaps DS and
+    a record of the parent's own below the cut."""
+    label = child.split(".")[0]
+    lines = [f"{label} NS ns.{label}", f"{label} NS ns1", f"ns.{label} A 198.51.100.7"]
+    if rng.random() < 0.5:
+        lines.append(f"{label} DS 4711 8 2 {'cd' * 32}")
+    if rng.random() < 0.3:
+        lines.append(f"www.{label} A 192.0.2.99")  # occluded: the child answers
+    return "\n".join(lines) + "\n"
+
+
 def _zone_set(seed: int, directory: Path) -> ZoneSetConfig:
     rng = random.Random(seed)
     origins = [f"z{i}.test." for i in range(rng.randint(1, 3))]
+    # A child of the first zone served in the same set, listed before or after it.
+    child = f"{rng.choice(['c', 'sub'])}.z0.test." if rng.random() < 0.3 else None
+    if child:
+        origins.insert(rng.choice([0, len(origins)]), child)
     sources = []
     for origin in origins:
         path = directory / f"{origin}zone"
-        path.write_text(_zone_text(rng, origins, origin))
+        text = _zone_text(rng, origins, origin)
+        if child and origin == "z0.test.":
+            text += _delegation(rng, child)
+        path.write_text(text)
         sources.append(ZoneSource(parse_origin(origin, "test"), path, path.name))
     server = ServerDefaults(minimal_responses=rng.random() < 0.3,
                             identity="ns.test" if rng.random() < 0.3 else "")

@@ -98,6 +98,22 @@ static size_t same_answer(name_t name, const uint16_t *qtypes, size_t q)
 	return q;
 }
 
+/* The zone above a zone apex that has a cut there, or NONE (answers.py's
+ * _parent_zone_view). */
+static uint32_t parent_zone(name_t name)
+{
+	if (!(N(name)->flags & NAME_ORIGIN) || name == ROOT)
+		return NONE;
+	uint32_t parent = N(N(name)->parent)->zone;
+	return parent != NONE && (flags_in(parent, name) & NAME_CUT) ? parent : NONE;
+}
+
+static uint32_t parent_ds(struct worker *w, uint32_t parent, name_t name)
+{
+	resolve(&w->response, parent, name, name, T_DS, w->minimal, 0);
+	return serialize(w->wire, w->bodies, &w->response, name);
+}
+
 /* An answer of node i that would not fit a DNS message: the first found is reported. */
 static void note_oversized(struct worker *w, size_t i)
 {
@@ -136,7 +152,7 @@ static void *work(void *arg)
 		const uint16_t *qtypes = w->qtypes.v;
 		size_t nq = w->qtypes.n;
 		RESERVE(w->staged, nq);
-		RESERVE(w->ids, 2 * (nq + 2));  /* a DNAME answer stages its overflow too */
+		RESERVE(w->ids, 2 * (nq + 3));  /* and DS; a DNAME answer stages an overflow too */
 		uint32_t *staged = w->staged.v, *id = w->ids.v;
 		uint32_t default_staged = answer(w, zone, name, base, unused);
 		for (size_t q = 0; q < nq; q++) {
@@ -145,6 +161,12 @@ static void *work(void *arg)
 			if (staged[q] == NONE)
 				note_oversized(w, i);
 		}
+		/* RFC 4035 §3.1.4.1: DS belongs to the parent side of a cut; when the parent is
+		 * served too, it answers (as Knot does), whatever the child holds. */
+		uint32_t parent = parent_zone(name);
+		uint32_t ds_staged = parent == NONE ? NONE : parent_ds(w, parent, name);
+		if (parent != NONE && ds_staged == NONE)
+			note_oversized(w, i);
 		struct node_answers na = {.types = w->typed.n, .miss_body = NONE};
 		na.miss_wildcard = miss_wildcard(name);
 		if (default_staged == NONE)
@@ -160,11 +182,23 @@ static void *work(void *arg)
 		if (w->oversized.n > 0 && w->oversized.v[w->oversized.n - 1].node == i)
 			continue;  /* the build stops: the node's answers are not needed */
 		na.default_body = id[default_staged];
+		int ds_put = ds_staged == NONE;
 		for (size_t q = 0; q < nq; q++) {
+			if (!ds_put && qtypes[q] >= T_DS) {
+				struct typed_body t = {T_DS, id[ds_staged]};
+				PUSH(w->typed, t);
+				ds_put = 1;
+				if (qtypes[q] == T_DS)
+					continue;
+			}
 			if (id[staged[q]] != na.default_body) {
 				struct typed_body t = {qtypes[q], id[staged[q]]};
 				PUSH(w->typed, t);
 			}
+		}
+		if (!ds_put) {
+			struct typed_body t = {T_DS, id[ds_staged]};
+			PUSH(w->typed, t);
 		}
 		na.ntypes = w->typed.n - na.types;
 		if (miss_staged != NONE)

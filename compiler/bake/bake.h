@@ -14,6 +14,8 @@
  *   readzone.c  reading zone files: the lexer, on a thread of its own for a large one, and
  *               the names interned and the records filed in file order
  *   records.c   records dnspython read, handed over in wire form
+ *   views.c     what a zone holds at a name, a parent's records in its child's namespace too
+ *   dname.c     DNAME images
  *   types.c     type numbers and mnemonics
  *   diagnostics.c  errors and warnings, with their positions
  *   zones.c     records into RRsets, and the checks that make the baker decline
@@ -216,7 +218,19 @@ uint32_t add_zone(const char *origin, const char *path, const char *display);
 void add_record(uint32_t zone, name_t owner, uint16_t type, uint32_t ttl, struct rdata rd,
 		struct pos pos);
 void check_zone(uint32_t zone, int lenient);
-uint32_t rrset_at(name_t name, uint16_t type);  /* NONE when absent */
+void assign_zones(void);  /* each name interned so far to the deepest zone above it */
+
+/* ---- views.c ---- */
+
+/* What a zone holds at a name: its RRsets (a list by `next`, file order) and flags; a name
+ * in a child zone's namespace holds the parent's records there too (views.c). */
+uint32_t *rrsets_head(uint32_t zone, name_t name);
+uint32_t first_rrset(uint32_t zone, name_t name);
+uint32_t rrset_in(uint32_t zone, name_t name, uint16_t type);   /* NONE when absent */
+uint32_t rrset_at(name_t name, uint16_t type);  /* in the name's own (deepest) zone */
+uint8_t flags_in(uint32_t zone, name_t name);
+void set_flags_in(uint32_t zone, name_t name, uint8_t flags);
+int in_zone(uint32_t zone, name_t name);  /* at or below the zone's apex */
 void release_records(void);  /* after the answers: none of the above is read again */
 
 /* ---- zonefile.c, readzone.c ---- */

@@ -58,7 +58,7 @@ static void add_image_nodes(void)
 		if (!(N(owner)->flags & NAME_DNAME))
 			continue;
 		name_t target = dname_target(owner);
-		if (N(target)->zone != N(owner)->zone || name_is_below_or_at(target, owner))
+		if (!in_zone(N(owner)->zone, target) || name_is_below_or_at(target, owner))
 			continue;
 		for (name_t name = 1; name < existing; name++) {
 			if (!(N(name)->flags & NAME_EXISTS) || name == target ||

@@ -139,14 +139,7 @@ int main(int argc, char **argv)
 	}
 	fclose(f);
 
-	/* A zone inside another served zone: the parent's glue and DS rules are Python's. */
-	for (size_t z = 0; z < zones.n; z++)
-		for (name_t n = zones.v[z].origin; n != ROOT;) {
-			n = N(n)->parent;
-			if (N(n)->flags & NAME_ORIGIN)
-				unsupported("%s lies inside another served zone",
-					name_text(zones.v[z].origin));
-		}
+	assign_zones();
 	for (size_t z = 0; z < zones.n; z++) {
 		zones.v[z].rrsets_begin = rrsets.n;
 		reading_zone = z;

@@ -25,61 +25,73 @@ uint32_t redirect(name_t name)
 	return n->redirect == ROOT ? NONE : n->redirect;
 }
 
-/* What a redirect is: a cut wins over a DNAME at the same name, as in ZoneView. */
-static enum where redirect_kind(name_t at)
+/* redirect() for a zone: the memo holds each name's own zone's; a parent zone's view of a
+ * name in its child's namespace is walked (views.c). */
+static uint32_t redirect_in(uint32_t zone, name_t name)
 {
-	return N(at)->flags & NAME_CUT ? DELEGATED : BELOW_DNAME;
+	if (N(name)->zone == zone)
+		return redirect(name);
+	uint32_t above = name == zones.v[zone].origin ? NONE : redirect_in(zone, N(name)->parent);
+	if (above == NONE && (flags_in(zone, name) & (NAME_CUT | NAME_DNAME)))
+		above = name;
+	return above;
 }
 
-static int contains(uint32_t zone, name_t name)
+/* What a redirect is: a cut wins over a DNAME at the same name, as in ZoneView. */
+static enum where redirect_kind(uint32_t zone, name_t at)
 {
-	return N(name)->zone == zone;
+	return flags_in(zone, at) & NAME_CUT ? DELEGATED : BELOW_DNAME;
+}
+
+static int exists_in(uint32_t zone, name_t name)
+{
+	return flags_in(zone, name) & NAME_EXISTS;
 }
 
 /* Below an existing name, a name that does not exist: its wildcard's, or nothing
  * (ZoneView._below). */
-static enum where below(name_t encloser, name_t *at)
+static enum where below(uint32_t zone, name_t encloser, name_t *at)
 {
-	*at = N(encloser)->wildcard;
+	*at = N(encloser)->zone == zone ? N(encloser)->wildcard : NONE;
 	return *at != NONE ? SYNTHESIZED : MISSING;
 }
 
-/* Where a name falls in its zone (ZoneView.locate); `*at` is the referral's cut, or where the
+/* Where a name falls in a zone (ZoneView.locate); `*at` is the referral's cut, or where the
  * records are. */
-static enum where locate(name_t name, uint16_t qtype, name_t *at)
+static enum where locate(uint32_t zone, name_t name, uint16_t qtype, name_t *at)
 {
-	const struct name *n = N(name);
-	if (!(n->flags & NAME_ORIGIN)) {
-		uint32_t r = redirect(n->parent);
+	if (name != zones.v[zone].origin) {
+		uint32_t r = redirect_in(zone, N(name)->parent);
 		if (r != NONE) {
 			*at = r;
-			return redirect_kind(r);
+			return redirect_kind(zone, r);
 		}
 	}
-	if ((n->flags & NAME_CUT) && qtype != T_DS) {
+	uint8_t flags = flags_in(zone, name);
+	if ((flags & NAME_CUT) && qtype != T_DS) {
 		*at = name;
 		return DELEGATED;
 	}
-	if (n->flags & NAME_EXISTS) {
+	if (flags & NAME_EXISTS) {
 		*at = name;
 		return EXACT;
 	}
-	name_t encloser = n->parent;
-	while (!(N(encloser)->flags & NAME_EXISTS))
+	name_t encloser = N(name)->parent;
+	while (!exists_in(zone, encloser))
 		encloser = N(encloser)->parent;
-	return below(encloser, at);
+	return below(zone, encloser, at);
 }
 
 /* Where a name below `encloser` (an existing name) falls that does not exist itself
  * (ZoneView.locate_below). */
-static enum where locate_below(name_t encloser, name_t *at)
+static enum where locate_below(uint32_t zone, name_t encloser, name_t *at)
 {
-	uint32_t r = redirect(encloser);
+	uint32_t r = redirect_in(zone, encloser);
 	if (r != NONE) {
 		*at = r;
-		return redirect_kind(r);
+		return redirect_kind(zone, r);
 	}
-	return below(encloser, at);
+	return below(zone, encloser, at);
 }
 
 static void add_entry(entries_t *section, name_t owner, uint32_t rrset, uint32_t ttl)
@@ -115,11 +127,11 @@ static int added(const struct response *r, name_t owner, uint16_t type)
 /* The A and AAAA RRsets at a name of the zone, glue included, once each (_add_once). */
 static void add_addresses(struct response *r, entries_t *section, uint32_t zone, name_t target)
 {
-	if (!contains(zone, target))
+	if (!in_zone(zone, target))
 		return;
 	static const uint16_t types[2] = {T_A, T_AAAA};
 	for (int t = 0; t < 2; t++) {
-		uint32_t set = rrset_at(target, types[t]);
+		uint32_t set = rrset_in(zone, target, types[t]);
 		if (set != NONE && !added(r, target, types[t]))
 			add_rrset(section, target, set);
 	}
@@ -129,13 +141,13 @@ static void add_addresses(struct response *r, entries_t *section, uint32_t zone,
  * when the name exists there (not below or at a cut). */
 static void add_set_addresses(struct response *r, uint32_t zone, name_t target)
 {
-	if (contains(zone, target)) {
+	if (in_zone(zone, target)) {
 		add_addresses(r, &r->optional, zone, target);
 		return;
 	}
 	uint32_t other = N(target)->zone;
 	name_t at;
-	if (other != NONE && locate(target, T_A, &at) == EXACT)
+	if (other != NONE && locate(other, target, T_A, &at) == EXACT)
 		add_addresses(r, &r->optional, other, target);
 }
 
@@ -150,7 +162,7 @@ static void add_target_addresses(struct response *r, uint32_t zone, uint32_t rrs
 
 static void referral(struct response *r, uint32_t zone, name_t cut)
 {
-	uint32_t ns = rrset_at(cut, T_NS);
+	uint32_t ns = rrset_in(zone, cut, T_NS);
 	add_rrset(&r->authority, cut, ns);
 	for (uint32_t i = rrsets.v[ns].first; i != NONE; i = rdatas.v[i].next) {
 		name_t target = rdatas.v[i].name;
@@ -165,7 +177,7 @@ static void referral(struct response *r, uint32_t zone, name_t cut)
 static name_t answer_from(struct response *r, uint32_t zone, name_t at, name_t owner,
 			  uint16_t qtype, int minimal, int every_rrset)
 {
-	uint32_t first = contains(zone, at) ? N(at)->rrsets : NONE;
+	uint32_t first = in_zone(zone, at) ? first_rrset(zone, at) : NONE;
 	if (qtype == T_ANY && first != NONE && every_rrset) {
 		/* Every RRset, by type. */
 		uint32_t done = 0;
@@ -190,14 +202,14 @@ static name_t answer_from(struct response *r, uint32_t zone, name_t at, name_t o
 			if (rrsets.v[s].type < qtype)
 				qtype = rrsets.v[s].type;
 	}
-	uint32_t set = first == NONE ? NONE : rrset_at(at, qtype);
+	uint32_t set = first == NONE ? NONE : rrset_in(zone, at, qtype);
 	if (set != NONE) {
 		add_rrset(&r->answer, owner, set);
 		if (!minimal)
 			add_target_addresses(r, zone, set);
 		return NONE;
 	}
-	uint32_t cname = first == NONE ? NONE : rrset_at(at, T_CNAME);
+	uint32_t cname = first == NONE ? NONE : rrset_in(zone, at, T_CNAME);
 	if (cname != NONE) {
 		add_rrset(&r->answer, owner, cname);
 		return rdatas.v[rrsets.v[cname].first].name;
@@ -212,24 +224,25 @@ static name_t answer_from(struct response *r, uint32_t zone, name_t at, name_t o
 static name_t synthesize_dname(struct response *r, uint32_t zone, name_t owner,
 			       name_t encloser)
 {
-	uint32_t dname = rrset_at(owner, T_DNAME);
+	uint32_t dname = rrset_in(zone, owner, T_DNAME);
 	name_t target = rdatas.v[rrsets.v[dname].first].name;
 	add_rrset(&r->answer, owner, dname);
 	r->dname_rrset = dname;
 	r->dname_position = r->answer.n;
-	if (!contains(zone, target) || name_is_below_or_at(target, owner))
+	if (!in_zone(zone, target) || name_is_below_or_at(target, owner))
 		return NONE;
 	name_t image = encloser == owner ? target : dname_image(encloser)->image;
-	while (!(N(image)->flags & NAME_EXISTS) && image != zones.v[zone].origin)
+	while (!exists_in(zone, image) && image != zones.v[zone].origin)
 		image = N(image)->parent;
 	return image;
 }
 
 /* RFC 6672 §3.3: the DNAME, then a CNAME from the name to its image under the target
  * (_follow_dname); the image, or NONE when it would pass 255 octets (YXDOMAIN, §2.2). */
-static name_t follow_dname(struct response *r, name_t dname_owner, name_t name, name_t owner)
+static name_t follow_dname(struct response *r, uint32_t zone, name_t dname_owner, name_t name,
+			   name_t owner)
 {
-	add_rrset(&r->answer, dname_owner, rrset_at(dname_owner, T_DNAME));
+	add_rrset(&r->answer, dname_owner, rrset_in(zone, dname_owner, T_DNAME));
 	const struct dname_image *image = dname_image(name);
 	if (image->cname == NONE) {
 		r->rcode = RCODE_YXDOMAIN;
@@ -260,8 +273,8 @@ void resolve(struct response *r, uint32_t zone, name_t start, name_t encloser, u
 		seen[nseen++] = start;
 	for (int hop = 0; hop < MAX_CHAIN; hop++) {
 		name_t at, next = NONE;
-		enum where where = name != NONE ? locate(name, qtype, &at)
-						: locate_below(encloser, &at);
+		enum where where = name != NONE ? locate(zone, name, qtype, &at)
+						: locate_below(zone, encloser, &at);
 		switch (where) {
 		case DELEGATED:
 			referral(r, zone, at);
@@ -270,7 +283,7 @@ void resolve(struct response *r, uint32_t zone, name_t start, name_t encloser, u
 			return;
 		case BELOW_DNAME:
 			if (name != NONE) {
-				next = follow_dname(r, at, name, owner);
+				next = follow_dname(r, zone, at, name, owner);
 				break;
 			}
 			/* The query name itself is rewritten: its image lies below the image of
@@ -291,7 +304,7 @@ void resolve(struct response *r, uint32_t zone, name_t start, name_t encloser, u
 			negative_soa(r, zone);
 			return;
 		}
-		if (next == NONE || !contains(zone, next) || hop + 1 == MAX_CHAIN)
+		if (next == NONE || !in_zone(zone, next) || hop + 1 == MAX_CHAIN)
 			return;
 		for (size_t i = 0; i < nseen; i++)
 			if (seen[i] == next)
@@ -306,7 +319,7 @@ void resolve(struct response *r, uint32_t zone, name_t start, name_t encloser, u
 name_t miss_wildcard(name_t encloser)
 {
 	name_t at;
-	return locate_below(encloser, &at) == SYNTHESIZED ? at : NONE;
+	return locate_below(N(encloser)->zone, encloser, &at) == SYNTHESIZED ? at : NONE;
 }
 
 /* Where a node falls, for the types that reach different answers at it: delegated (`*at`
@@ -314,8 +327,9 @@ name_t miss_wildcard(name_t encloser)
  * below its parent. */
 enum node_kind node_location(name_t name, name_t *at)
 {
-	enum where where = name_is_wildcard(name) ? locate_below(N(name)->parent, at)
-						  : locate(name, QTYPE_ANY_OVER_TCP, at);
+	uint32_t zone = N(name)->zone;
+	enum where where = name_is_wildcard(name) ? locate_below(zone, N(name)->parent, at)
+						  : locate(zone, name, QTYPE_ANY_OVER_TCP, at);
 	return where == DELEGATED ? NODE_DELEGATED : where == BELOW_DNAME ? NODE_BELOW_DNAME
 									  : NODE_DATA;
 }

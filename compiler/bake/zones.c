@@ -62,12 +62,13 @@ uint32_t add_zone(const char *origin, const char *path, const char *display)
 	return zones.n - 1;
 }
 
-uint32_t rrset_at(name_t name, uint16_t type)
+/* Names interned before every zone was known (the origins, as the manifest is read) get
+ * their zone now: a parent is interned before its children, so one pass in id order. */
+void assign_zones(void)
 {
-	for (uint32_t s = N(name)->rrsets; s != NONE; s = rrsets.v[s].next)
-		if (rrsets.v[s].type == type)
-			return s;
-	return NONE;
+	for (name_t id = 1; id < names.n; id++)
+		if (!(N(id)->flags & NAME_ORIGIN))
+			N(id)->zone = N(N(id)->parent)->zone;
 }
 
 /* Names are interned, so two records' names are equal when their ids are. */
@@ -77,18 +78,22 @@ static int same_rdata(const struct rdata *a, const struct rdata *b)
 	       memcmp(rdata_raw.v + a->raw, rdata_raw.v + b->raw, a->raw_len) == 0;
 }
 
-static void mark_exists(name_t name, name_t origin)
+/* The name and its ancestors up to the apex exist in the zone (empty non-terminals, RFC
+ * 4592 §2.2.2); those of the zone's own namespace are nodes of the tree. */
+static void mark_exists(uint32_t zone, name_t name, name_t origin)
 {
 	for (;;) {
 		struct name *n = N(name);
-		if (n->flags & NAME_EXISTS)
+		if (flags_in(zone, name) & NAME_EXISTS)
 			return;
-		n->flags |= NAME_EXISTS;
-		PUSH(nodes, name);
-		/* A wildcard that exists answers below its parent, also as an empty non-terminal
-		 * above other names (RFC 4592 §2.2.1). */
-		if (name_is_wildcard(name))
-			N(n->parent)->wildcard = name;
+		set_flags_in(zone, name, NAME_EXISTS);
+		if (n->zone == zone) {
+			PUSH(nodes, name);
+			/* A wildcard that exists answers below its parent, also as an empty
+			 * non-terminal above other names (RFC 4592 §2.2.1). */
+			if (name_is_wildcard(name))
+				N(n->parent)->wildcard = name;
+		}
 		if (name == origin)
 			return;
 		name = n->parent;
@@ -117,27 +122,25 @@ void add_record(uint32_t zone, name_t owner, uint16_t type, uint32_t ttl, struct
 		struct pos pos)
 {
 	struct zone *z = &zones.v[zone];
-	if (N(owner)->zone != zone) {
-		if (N(owner)->zone != NONE && name_is_below_or_at(owner, z->origin))
-			unsupported("%s lies inside another served zone", name_text(owner));
+	if (!in_zone(zone, owner)) {
 		diagnose(zone, ERROR, pos, "%s is outside the zone %s", name_text(owner),
 			 name_text(z->origin));
 		return;
 	}
 	PUSH(rdatas, rd);
 	uint32_t r = rdatas.n - 1;
-	uint32_t s = rrset_at(owner, type);
+	uint32_t s = rrset_in(zone, owner, type);
 	if (s == NONE) {
 		struct rrset set = {.owner = owner, .type = type, .ttl = ttl, .first = r, .last = r,
 				    .count = 1, .next = NONE, .pos = pos};
 		PUSH(rrsets, set);
 		s = rrsets.n - 1;
-		uint32_t *link = &N(owner)->rrsets;
+		uint32_t *link = rrsets_head(zone, owner);
 		while (*link != NONE)
 			link = &rrsets.v[*link].next;
 		*link = s;
 		types_add(&z->types, type);
-		mark_exists(owner, z->origin);
+		mark_exists(zone, owner, z->origin);
 		return;
 	}
 	struct rrset *set = &rrsets.v[s];
@@ -178,10 +181,12 @@ static uint32_t soa_minimum(uint32_t soa)
  * name is met at its first RRset. */
 #define EACH_NAME(z, s, owner) \
 	for (size_t s = (z)->rrsets_begin; s < (z)->rrsets_end; s++) \
-		for (name_t owner = rrsets.v[s].owner; owner != NONE && N(owner)->rrsets == s; \
+		for (name_t owner = rrsets.v[s].owner; \
+		     owner != NONE && first_rrset(zone, owner) == s; \
 		     owner = NONE)
 
-#define EACH_RRSET(owner, s) for (uint32_t s = N(owner)->rrsets; s != NONE; s = rrsets.v[s].next)
+#define EACH_RRSET(zone, owner, s) \
+	for (uint32_t s = first_rrset(zone, owner); s != NONE; s = rrsets.v[s].next)
 #define EACH_RDATA(set, i) for (uint32_t i = (set)->first; i != NONE; i = rdatas.v[i].next)
 
 /* The apex holds the SOA and NS; no other name holds an SOA (RFC 1035 §5.2). */
@@ -192,11 +197,11 @@ static void check_apex(uint32_t zone)
 	if (z->soa == NONE)
 		diagnose(zone, ERROR, (struct pos){z->file, 1}, "no SOA record at the zone apex %s",
 			 origin);
-	else if (rrset_at(z->origin, T_NS) == NONE)
+	else if (rrset_in(zone, z->origin, T_NS) == NONE)
 		diagnose(zone, ERROR, rrsets.v[z->soa].pos, "no NS records at the zone apex %s",
 			 origin);
 	EACH_NAME(z, s, owner) {
-		uint32_t soa = rrset_at(owner, T_SOA);
+		uint32_t soa = rrset_in(zone, owner, T_SOA);
 		if (owner != z->origin && soa != NONE) {
 			diagnose(zone, ERROR, rrsets.v[soa].pos, "SOA record at %s, which is not the "
 				 "zone apex %s", name_text(owner), name_text(z->origin));
@@ -209,10 +214,10 @@ static void check_cname(uint32_t zone)
 {
 	struct zone *z = &zones.v[zone];
 	EACH_NAME(z, s, owner) {
-		uint32_t cname = rrset_at(owner, T_CNAME);
+		uint32_t cname = rrset_in(zone, owner, T_CNAME);
 		if (cname == NONE)
 			continue;
-		EACH_RRSET(owner, other) {
+		EACH_RRSET(zone, owner, other) {
 			uint16_t type = rrsets.v[other].type;
 			if (type == T_CNAME || type == T_RRSIG || type == T_NSEC)
 				continue;
@@ -230,7 +235,7 @@ static void check_dname(uint32_t zone)
 	EACH_NAME(z, s, owner) {
 		for (name_t above = owner; above != z->origin;) {
 			above = N(above)->parent;
-			uint32_t dname = rrset_at(above, T_DNAME);
+			uint32_t dname = rrset_in(zone, above, T_DNAME);
 			if (dname == NONE)
 				continue;
 			diagnose(zone, ERROR, rrsets.v[s].pos, "%s lies below the DNAME at %s (line %u), "
@@ -241,9 +246,9 @@ static void check_dname(uint32_t zone)
 	}
 }
 
-static int has_address(name_t name)
+static int has_address(uint32_t zone, name_t name)
 {
-	return rrset_at(name, T_A) != NONE || rrset_at(name, T_AAAA) != NONE;
+	return rrset_in(zone, name, T_A) != NONE || rrset_in(zone, name, T_AAAA) != NONE;
 }
 
 /* An NS target inside the zone needs an address there: below a cut it is glue, which
@@ -253,12 +258,12 @@ static void check_glue(uint32_t zone, int lenient)
 {
 	struct zone *z = &zones.v[zone];
 	EACH_NAME(z, s, owner) {
-		uint32_t ns = rrset_at(owner, T_NS);
+		uint32_t ns = rrset_in(zone, owner, T_NS);
 		if (ns == NONE)
 			continue;
 		EACH_RDATA(&rrsets.v[ns], i) {
 			name_t target = rdatas.v[i].name;
-			if (!name_is_below_or_at(target, z->origin) || has_address(target))
+			if (!name_is_below_or_at(target, z->origin) || has_address(zone, target))
 				continue;
 			diagnose(zone, lenient ? WARNING : ERROR, rrsets.v[ns].pos, "%s NS %s: no A or "
 				 "AAAA record for it in the zone (glue missing)", name_text(owner),
@@ -268,11 +273,11 @@ static void check_glue(uint32_t zone, int lenient)
 }
 
 /* A cut strictly above `name`, walking up to the apex (validate.py's _below_any). */
-static int below_cut(name_t name, name_t origin)
+static int below_cut(uint32_t zone, name_t name, name_t origin)
 {
 	while (name != origin) {
 		name = N(name)->parent;
-		if (N(name)->flags & NAME_CUT)
+		if (flags_in(zone, name) & NAME_CUT)
 			return 1;
 	}
 	return 0;
@@ -292,26 +297,26 @@ static void advise(uint32_t zone)
 	EACH_NAME(z, s, owner) {
 		static const uint16_t named[2] = {T_NS, T_MX};
 		for (int t = 0; t < 2; t++) {
-			uint32_t set = rrset_at(owner, named[t]);
+			uint32_t set = rrset_in(zone, owner, named[t]);
 			if (set == NONE)
 				continue;
 			EACH_RDATA(&rrsets.v[set], i) {
 				name_t target = rdatas.v[i].name;
-				if (N(target)->zone != zone || rrset_at(target, T_CNAME) == NONE)
+				if (!in_zone(zone, target) || rrset_in(zone, target, T_CNAME) == NONE)
 					continue;
 				diagnose(zone, WARNING, rrsets.v[set].pos, "%s %s %s is an alias (CNAME); "
 					 "RFC 2181 §10.3 forbids that", name_text(owner), type_name(named[t]),
 					 name_text(target));
 			}
 		}
-		uint32_t ns = rrset_at(owner, T_NS);
+		uint32_t ns = rrset_in(zone, owner, T_NS);
 		if (name_is_wildcard(owner) && ns != NONE)
 			diagnose(zone, WARNING, rrsets.v[ns].pos, "wildcard %s has NS records (RFC "
 				 "4592 §4.2: their meaning is undefined)", name_text(owner));
 		static const uint16_t addresses[2] = {T_A, T_AAAA};
 		for (int t = 0; t < 2; t++) {
-			uint32_t set = rrset_at(owner, addresses[t]);
-			if (set != NONE && N(owner)->stamp != stamp && below_cut(owner, z->origin))
+			uint32_t set = rrset_in(zone, owner, addresses[t]);
+			if (set != NONE && N(owner)->stamp != stamp && below_cut(zone, owner, z->origin))
 				diagnose(zone, WARNING, rrsets.v[set].pos, "%s %s lies below a delegation "
 					 "but no NS record names it: glue nobody uses", name_text(owner),
 					 type_name(addresses[t]));
@@ -342,7 +347,7 @@ static void check_unsigned(uint32_t zone)
 void check_zone(uint32_t zone, int lenient)
 {
 	struct zone *z = &zones.v[zone];
-	z->soa = rrset_at(z->origin, T_SOA);
+	z->soa = rrset_in(zone, z->origin, T_SOA);
 	if (z->soa != NONE) {
 		uint32_t minimum = soa_minimum(z->soa);
 		z->neg_ttl = rrsets.v[z->soa].ttl < minimum ? rrsets.v[z->soa].ttl : minimum;
@@ -353,9 +358,9 @@ void check_zone(uint32_t zone, int lenient)
 		z->unused_qtype++;
 	for (size_t s = z->rrsets_begin; s < z->rrsets_end; s++) {
 		if (rrsets.v[s].type == T_NS && rrsets.v[s].owner != z->origin)
-			N(rrsets.v[s].owner)->flags |= NAME_CUT;
+			set_flags_in(zone, rrsets.v[s].owner, NAME_CUT);
 		if (rrsets.v[s].type == T_DNAME)
-			N(rrsets.v[s].owner)->flags |= NAME_DNAME;
+			set_flags_in(zone, rrsets.v[s].owner, NAME_DNAME);
 	}
 	check_apex(zone);
 	check_cname(zone);
