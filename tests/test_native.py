@@ -30,6 +30,7 @@ from pathlib import Path
 import dns.name
 import pytest
 
+from blob import served
 from conftest import ZONES
 from zonebake import emit, native
 from zonebake.build import compile_zoneset
@@ -73,9 +74,6 @@ ACCEPTED = _sets("accepted")
 PYTHON_SAYS = {
     # Served without a word: outside the baker's subset only.
     "dname": (0, None),
-    "case-owners": (0, None),
-    "case-rdata": (0, None),
-    "case-origin": (0, None),
     "include": (0, None),
     "generate": (0, None),
     "escape": (0, None),
@@ -240,18 +238,6 @@ def test_a_build_over_the_last_one_replaces_every_file(tmp_path):
         assert (outdir / name).read_bytes() == (fresh / name).read_bytes(), name
 
 
-def test_build_leaves_a_declined_set_to_the_pipeline(tmp_path):
-    config = NATIVE / "declined" / "case-owners" / "zonebake.toml"
-    python, required, default = run_in_parallel("build", config, tmp_path, "0", "require",
-                                                 None)
-    assert python.returncode == default.returncode == 0
-    assert default.stderr == python.stderr == ""
-    assert_same_outputs(_outputs(python), _outputs(default), "the default")
-    assert required.returncode == EXIT_DECLINED
-    assert DECLINED_PREFIX in required.stderr
-    assert not required.outdir.exists(), "a declined build writes nothing"
-
-
 @pytest.mark.parametrize("name", sorted(PYTHON_SAYS))
 def test_declined_set_is_left_to_python(name, tmp_path):
     directory = NATIVE / "declined" / name
@@ -333,8 +319,9 @@ NAME_FIELDS = ("target", "exchange", "mname", "rname")
 
 @pytest.mark.parametrize("name", ACCEPTED)
 def test_accepted_sets_spell_each_name_one_way(name):
-    """The baker declines a name written in two letter cases; an accepted set must not have
-    one, nor even a common suffix spelled two ways (the first spelling met would be served)."""
+    """The baker serves a name in the first spelling the set gives it, where the pipeline
+    keeps each record's: an accepted set, compared byte for byte, must spell each name, and
+    each common suffix, one way (tests/zones/native/spelled/ has sets that do not)."""
     spellings: dict[tuple[bytes, ...], set[tuple[bytes, ...]]] = {}
 
     def note(spelled: dns.name.Name) -> None:
@@ -351,6 +338,36 @@ def test_accepted_sets_spell_each_name_one_way(name):
                 if isinstance(value, dns.name.Name):
                     note(value)
     assert {k: v for k, v in spellings.items() if len(v) > 1} == {}
+
+
+SPELLED = _sets("spelled")
+
+
+@pytest.mark.parametrize("name", SPELLED)
+def test_a_name_spelled_two_ways_is_served_in_its_first_spelling(name, tmp_path):
+    """The same answers as the pipeline's, names compared without regard to case (RFC 4343
+    §3), and every name of the baker's answers in one spelling: the first in the set."""
+    config = load_toml(NATIVE / "spelled" / name / "zonebake.toml")
+    compiled = compile_zoneset(config)
+    baked = native.bake(config, tmp_path / "zonedata.bin")
+    python = served(compiled.layout.data, compiled.layout.nodes_off, compiled.layout.types_off,
+                    compiled.layout.nnodes)
+    ours = served((tmp_path / "zonedata.bin").read_bytes(), baked.layout.nodes_off,
+                  baked.layout.types_off, baked.layout.nnodes)
+    assert ours == python
+    first: dict[dns.name.Name, tuple[bytes, ...]] = {}
+    for source in config.zones:
+        for record in parse_zone(source, plain=False).records:
+            for spelled in (record.name, *(getattr(record.rdata, f, None) for f in NAME_FIELDS)):
+                if isinstance(spelled, dns.name.Name):
+                    first.setdefault(spelled, spelled.labels)
+    for answers in ours.values():
+        for message in answers.values():
+            for rrset in getattr(message, "answer", []) + getattr(message, "additional", []):
+                names = [rrset.name] + [rd.target for rd in rrset if hasattr(rd, "target")]
+                for spelled in names:
+                    if spelled in first and spelled != message.question[0].name:
+                        assert spelled.labels == first[spelled], (name, spelled)
 
 
 def test_a_failing_baker_leaves_the_build_to_the_pipeline(tmp_path):
