@@ -30,8 +30,7 @@ from typing import Callable, Iterator
 
 from . import handover, objcache
 from .cc import runtime_dir
-from .chaos import chaos_answers
-from .config import ZoneSetConfig
+from .config import ServerDefaults, ZoneSetConfig
 from .errors import CompileError, Diagnostic, Position, UsageError
 from .layout import Layout
 
@@ -171,11 +170,22 @@ def _manifest(config: ZoneSetConfig, lenient: bool, zones: list[int],
         lines += ["zone", *fields]
         if index in records:
             lines.append(f"records {records[index]}")
-    for _, body in chaos_answers(config.server):
-        lines += ["chaos",
-                  f"{body.header.hex()} {body.base_len} {body.trunc_len} {body.trunc_arcount}",
-                  body.data.hex(), " ".join(map(str, body.fixups))]
+    for name, text in chaos_names(config.server):
+        lines += ["chaos", str(len(name)), text.encode().hex()]
     return "\n".join(lines + ["end", ""])
+
+
+# The CH-class names the server answers about itself with a TXT (RFC 4892; NSD and Knot answer
+# them the same way): the identity's and the version's, each only when it is configured.
+IDENTITY_NAMES = (b"\x02id\x06server\x00", b"\x08hostname\x04bind\x00")
+VERSION_NAMES = (b"\x07version\x04bind\x00", b"\x07version\x06server\x00")
+
+
+def chaos_names(server: ServerDefaults) -> list[tuple[bytes, str]]:
+    """(lowercased wire-format name, its text) for each CH TXT answer, in the baker's order."""
+    return [(name, text) for names, text in ((IDENTITY_NAMES, server.identity),
+                                             (VERSION_NAMES, server.version)) if text
+            for name in names]
 
 
 @dataclass(frozen=True)
@@ -324,7 +334,7 @@ def _baked(config: ZoneSetConfig, lines: Iterator[str],
             chaos_offsets.append(int(value))
         else:
             numbers[key] = int(value)
-    keys = [key for key, _ in chaos_answers(config.server)]
+    keys = [key for key, _ in chaos_names(config.server)]
     layout = Layout(None, numbers["nodes_off"], numbers["types_off"], numbers["pilots_off"],
                     numbers["nnodes"], numbers["nanswers"], numbers["nbuckets"],
                     numbers["seed"], tuple(zip(keys, chaos_offsets)), size=numbers["size"])

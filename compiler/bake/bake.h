@@ -170,6 +170,7 @@ enum rdtype {
 	T_ANY = 255, T_CAA = 257,
 };
 #define CLASS_IN 1
+#define CLASS_CH 3
 #define QTYPE_ANY_OVER_TCP 0 /* runtime/zonedata.h: ZB_KEY_ANY_OVER_TCP */
 
 
