@@ -1,9 +1,8 @@
 """zonebake: compile DNS zone files into a static authoritative responder.
 
-The compiler runs as a pipeline of stages, one module each, data flowing one way:
-config -> parse -> validate -> tree -> answers -> wire -> phash -> layout -> emit -> cc.
+The compiler is a Python shell around one C core: the shell reads the configuration, has
+dnspython read the zone files the core's fast reader does not, runs the core (checks, name
+tree, answers, serialization, perfect hash, layout), renders zonedata.c and links the server.
 """
 
 __version__ = "0.1.0"
-
-from . import names as _names  # noqa: E402,F401  (installs faster name hashing first)

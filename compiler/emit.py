@@ -1,15 +1,30 @@
-"""Stage 8: write zonedata.bin, the layout's byte blob, and zonedata.c from the Jinja2
-template: the zoneset struct that points into the blob, which the assembler includes
-(.incbin). Same input, same bytes out."""
+"""zonedata.c from the Jinja2 template: the zoneset struct that points into the core's blob,
+zonedata.bin, which the assembler includes (.incbin). Same input, same bytes out."""
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from . import __version__
 from .config import ZoneSetConfig
-from .layout import Layout
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where the core put each table in zonedata.bin (runtime/zonedata.h), and its size."""
+
+    nodes_off: int
+    types_off: int
+    pilots_off: int
+    nnodes: int  # one per hash slot: some are empty
+    nanswers: int
+    nbuckets: int
+    seed: int
+    # CH-class names answered with a TXT: (lowercased wire name, answer offset).
+    chaos: tuple[tuple[bytes, int], ...]
+    data_size: int
 
 
 def _c_escape_table() -> list[str]:
@@ -38,10 +53,6 @@ def c_string(text: str) -> str:
     return c_bytes(text.encode())
 
 
-def c_string_lines(data: bytes) -> list[str]:
-    return [c_bytes(data[i:i + BYTES_PER_LINE]) for i in range(0, len(data), BYTES_PER_LINE)]
-
-
 NAMED_ZONES = 3  # the most zones the server's banner and --help name one by one
 
 
@@ -55,7 +66,7 @@ def describe(config: ZoneSetConfig) -> str:
 
 
 def render(config: ZoneSetConfig, layout: Layout, max_labels: int) -> str:
-    import jinja2  # here: after the native baker it is imported while the baker writes
+    import jinja2  # here: it is imported while the core writes the data
 
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("zonebake", "templates"),
@@ -85,10 +96,8 @@ DATA_FILE = "zonedata.bin"  # the name zonedata.c.j2 includes
 
 def write(outdir: Path, config: ZoneSetConfig, layout: Layout, max_labels: int,
           rendered: str | None = None) -> Path:
-    """Write OUTDIR/zonedata.bin (unless the native baker has) and OUTDIR/zonedata.c (the
-    text `render` gives, if it was rendered already); return the latter."""
-    if layout.data is not None:
-        write_atomically(outdir / DATA_FILE, layout.data)
+    """Write OUTDIR/zonedata.c (the text `render` gives, if it was rendered already); return
+    its path. The core has written zonedata.bin."""
     zonedata = outdir / "zonedata.c"
     text = rendered if rendered is not None else render(config, layout, max_labels)
     write_atomically(zonedata, text.encode("ascii"))

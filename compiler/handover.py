@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import struct
 from pathlib import Path
+from typing import Callable
 
 from .config import ZoneSource
 from .parse import parse_zone
@@ -17,10 +18,12 @@ from .parse import parse_zone
 MAGIC = b"ZBREC1\0\0"
 
 
-def write_records(source: ZoneSource, path: Path) -> None:
+def write_records(source: ZoneSource, path: Path,
+                  on_record: Callable[[], None] = lambda: None) -> None:
     """Read the zone file with dnspython and write its records to `path`; raise CompileError
-    (with the file and line) when dnspython cannot read it."""
-    parsed = parse_zone(source, plain=False)
+    (with the file and line) when dnspython cannot read it. `on_record` hears of each record
+    read (progress reports)."""
+    parsed = parse_zone(source, on_record)
     files: dict[str, int] = {}
     out = [MAGIC]
     for record in parsed.records:

@@ -1,17 +1,13 @@
-"""The native baker (compiler/bake/*.c): the whole compile of a plain zone set at C speed.
+"""The core (compiler/bake/*.c): the whole compile of a zone set in C, run by the shell.
 
-The Python pipeline takes minutes for a zone of millions of records (about 200 µs a record
-across its stages, most of it in building and comparing Python objects). The baker does the
-same work for the common case, plain zone files that compile without a single error or
-warning, and writes the same zonedata.bin, byte for byte (tests/test_native.py compares them
-on a corpus). For anything else it declines, and `build` runs the Python pipeline, which
-reads every form of zone file and reports every problem with its position.
+The core reads the zone files with its fast reader, checks them, and makes the name tree,
+every answer, the perfect hash and the layout: zonedata.bin, and the layout's numbers for
+zonedata.c. A zone file the fast reader declines is read by dnspython and its records handed
+to the core in wire form (handover.py); every zone is checked and compiled by the same code.
 
-The baker is compiled on first use with the same C compiler as the responder, into a cache
+The core is compiled on first use with the same C compiler as the responder, into a cache
 keyed by its sources and the compiler, so a build pays for it once (`check` uses the cached
 one, or compiles one for the run, and writes nothing).
-
-ZONEBAKE_NATIVE=0 never uses it; ZONEBAKE_NATIVE=require fails when it declines (for tests).
 """
 
 from __future__ import annotations
@@ -31,10 +27,9 @@ from typing import Callable, Iterator
 from . import handover, objcache
 from .cc import runtime_dir
 from .config import ServerDefaults, ZoneSetConfig
+from .emit import Layout
 from .errors import CompileError, Diagnostic, Position, UsageError
-from .layout import Layout
 
-NATIVE_ENV = "ZONEBAKE_NATIVE"
 EXIT_ERRORS = 1
 EXIT_DECLINED = 3
 SOURCES = Path(__file__).resolve().parent / "bake"
@@ -48,18 +43,12 @@ def _cflags() -> list[str]:
     return SANITIZE_CFLAGS if os.environ.get("ZONEBAKE_SANITIZE") else CFLAGS
 
 
-class Declined(Exception):
-    """The set needs the Python pipeline; the message says why."""
+class Unsupported(UsageError):
+    """The set is beyond what the core compiles (a limit, an origin it cannot take)."""
 
 
 class Failed(UsageError):
-    """The baker itself went wrong (a bug of ours, or no way to compile it)."""
-
-
-def mode() -> str:
-    """'off', 'require' or 'auto', from ZONEBAKE_NATIVE."""
-    value = os.environ.get(NATIVE_ENV, "")
-    return {"0": "off", "require": "require"}.get(value, "auto")
+    """The core itself went wrong (a bug of ours, or no way to compile it)."""
 
 
 UNUSED_FOR = 7 * 24 * 3600  # seconds after which another version's executable is deleted
@@ -151,7 +140,7 @@ def baker(cache: bool = True) -> Iterator[Path]:
             _prune(directory, directory / name)
             yield directory / name
             return
-    raise Failed("no writable directory for the native baker (tried "
+    raise Failed("no writable directory for the compiler's core (tried "
                  f"{' and '.join(map(str, directories))})")
 
 
@@ -166,7 +155,7 @@ def _manifest(config: ZoneSetConfig, lenient: bool, zones: list[int],
         # per path component (half a second for 10,000 zones).
         fields = (zone.origin_text, os.path.abspath(zone.path), zone.display)
         if any("\n" in field for field in fields) or "\n" in str(records.get(index, "")):
-            raise Declined("a path with a newline")
+            raise Unsupported(f"{zone.display}: a path with a newline")
         lines += ["zone", *fields]
         if index in records:
             lines.append(f"records {records[index]}")
@@ -211,8 +200,8 @@ class _ZoneErrors(CompileError):
         self.by_zone = by_zone
 
 
-class _Unreadable(Declined):
-    """The fast reader declined this zone (its number in the manifest)."""
+class Unreadable(Exception):
+    """The fast reader declined this zone (its number in the manifest): dnspython reads it."""
 
     def __init__(self, zone: int, reason: str):
         super().__init__(reason)
@@ -225,21 +214,30 @@ Phase = Callable[[str, float, int, str], None]  # name, seconds, count, unit
 def bake(config: ZoneSetConfig, data_file: Path, cache: bool = True,
          on_phase: Phase = lambda *_: None,
          on_plan: Callable[[Baked], None] = lambda _: None, lenient: bool = False,
-         hand_over: bool = True) -> Baked:
+         hand_over: bool = True, dnspython_reads: bool = False,
+         on_record: Callable[[], None] = lambda: None) -> Baked:
     """Write the set's blob to data_file; raise CompileError when the zones have errors (with
-    every diagnostic), Declined when the baker will not. `cache`: keep the baker's executable
+    every diagnostic), Unsupported when the core cannot compile the set. `cache`: keep the baker's executable
     in the cache if it has to be compiled. `on_phase` hears of each of the baker's phases as
     it ends (progress reports); `on_plan` of the layout's numbers, while the baker is still
-    writing the data. `lenient`: missing glue is a warning.
+    writing the data. `lenient`: missing glue is a warning. `on_record` hears of each record
+    dnspython reads.
 
     A zone file the fast reader declines is read by dnspython and its records handed over
     (handover.py), and the baker runs again; one dnspython cannot read is reported with the
-    other zones' errors, as the zones are checked without it. With `hand_over` false, the
-    fast reader's decline is raised as it is (Declined), for tests of the reader."""
+    other zones' errors, as the zones are checked without it. For tests of the readers: with
+    `hand_over` false, the fast reader's decline is raised as it is (Unreadable); with
+    `dnspython_reads`, dnspython reads every zone file."""
     records: dict[int, Path] = {}
     unreadable: dict[int, list[Diagnostic]] = {}
     with baker(cache) as executable, \
             tempfile.TemporaryDirectory(prefix="zonebake-records-") as scratch:
+        for index in range(len(config.zones)) if dnspython_reads else ():
+            records[index] = Path(scratch) / f"{index}.records"
+            try:
+                handover.write_records(config.zones[index], records[index], on_record)
+            except CompileError as unread:
+                unreadable[index] = unread.diagnostics
         while True:
             zones = [i for i in range(len(config.zones)) if i not in unreadable]
             manifest = _manifest(config, lenient, zones, records)
@@ -250,22 +248,22 @@ def bake(config: ZoneSetConfig, data_file: Path, cache: bool = True,
                     _run_baker(executable, manifest, config, Path(scratch) / "checked.bin",
                          on_phase, lambda _: None)
                 raise _ZoneErrors({})
-            except _Unreadable as exc:
+            except Unreadable as exc:
                 if not hand_over:
                     raise
                 index = zones[exc.zone]
                 if index in records:
-                    raise Failed(f"the baker declined the records dnspython read of "
+                    raise Failed(f"the core declined the records dnspython read of "
                                  f"{config.zones[index].display}") from None
                 records[index] = Path(scratch) / f"{index}.records"
                 try:
-                    handover.write_records(config.zones[index], records[index])
+                    handover.write_records(config.zones[index], records[index], on_record)
                 except CompileError as unread:
                     unreadable[index] = unread.diagnostics
             except _ZoneErrors as exc:
                 if not unreadable:
                     raise
-                # As the Python pipeline reports: each zone with errors, in the set's order.
+                # Each zone with errors, in the set's order.
                 by_zone = {zones[i]: d for i, d in exc.by_zone.items()}
                 by_zone.update(unreadable)
                 raise _ZoneErrors(by_zone) from None
@@ -314,10 +312,10 @@ def _run_baker(executable: Path, manifest: str, config: ZoneSetConfig, data_file
         reason = message.removeprefix("declined: ")
         if reason.startswith("zone "):
             zone, why = reason.removeprefix("zone ").split(": ", 1)
-            raise _Unreadable(int(zone), why)
-        raise Declined(reason)
+            raise Unreadable(int(zone), why)
+        raise Unsupported(f"cannot compile the zone set: {reason}")
     if returncode != 0 or baked is None:
-        raise Failed(f"the native baker failed (exit {returncode}): {message}")
+        raise Failed(f"the compiler's core failed (exit {returncode}): {message}")
     return baked
 
 
@@ -328,14 +326,14 @@ def _baked(config: ZoneSetConfig, lines: Iterator[str],
     chaos_offsets = []
     for line in lines:
         if not line:
-            raise Failed("the native baker's numbers end early")
+            raise Failed("the core's numbers end early")
         key, value = line.split()
         if key == "chaos":
             chaos_offsets.append(int(value))
         else:
             numbers[key] = int(value)
     keys = [key for key, _ in chaos_names(config.server)]
-    layout = Layout(None, numbers["nodes_off"], numbers["types_off"], numbers["pilots_off"],
+    layout = Layout(numbers["nodes_off"], numbers["types_off"], numbers["pilots_off"],
                     numbers["nnodes"], numbers["nanswers"], numbers["nbuckets"],
-                    numbers["seed"], tuple(zip(keys, chaos_offsets)), size=numbers["size"])
+                    numbers["seed"], tuple(zip(keys, chaos_offsets)), numbers["size"])
     return Baked(layout, numbers["max_labels"], warnings)

@@ -1,10 +1,11 @@
-"""Stage 1: read zone files with dnspython, keeping the file and line of every record.
+"""Zone files read with dnspython, keeping the file and line of every record: those the core's
+fast reader leaves (handover.py hands the records over).
 
 dnspython's zone-file Reader does the real work ($ORIGIN, $TTL, $INCLUDE, $GENERATE, relative
 names, escapes, parentheses, RFC 3597 unknown types). It hands each record to a transaction; we
 give it a small collector instead, which notes where the record started so that every later
 stage can name `file:line`. The Reader is told the zone origin is the root so that it reports
-out-of-zone records to us (it would drop them silently); the validate stage rejects them.
+out-of-zone records to us (it would drop them silently); the core's checks reject them.
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ import dns.zonefile
 
 from .config import ZoneSource
 from .errors import CompileError, Diagnostic, Position
-from .fastparse import parse_plain
 
 
 @dataclass(frozen=True)
@@ -73,7 +73,7 @@ class _Collector:
         self.source_path = source.path
 
     def check_put_rdataset(self, check) -> None:
-        """The Reader's own CNAME check has no positions; validate does it instead."""
+        """The Reader's own CNAME check has no positions; the core's checks do it instead."""
 
     def _set_origin(self, origin) -> None:
         pass
@@ -141,16 +141,9 @@ class _PositionedReader(dns.zonefile.Reader):
         return Position(self.collector.display(self.tok.filename), self.tok.token_line)
 
 
-def parse_zone(source: ZoneSource, on_record: Callable[[], None] = lambda: None,
-               plain: bool = True) -> ParsedZone:
+def parse_zone(source: ZoneSource, on_record: Callable[[], None] = lambda: None) -> ParsedZone:
     """Read one zone file; raise CompileError naming file:line on the first syntax error.
-    `on_record` is called after each record (progress reports count them). A plain file is
-    read by the quick path (fastparse.py) unless `plain` is false."""
-    records = parse_plain(source, on_record) if plain else None
-    if records is not None:
-        display = source.display
-        return ParsedZone(source, tuple(Record(name, ttl, rdata, Position(display, line))
-                                        for name, ttl, rdata, line in records))
+    `on_record` is called after each record (progress reports count them)."""
     collector = _Collector(source, on_record)
     try:
         f = open(source.path, encoding="utf-8")

@@ -1,11 +1,10 @@
 """Progress and stage timings for builds long enough to wonder about.
 
-Each stage of the pipeline runs inside `Progress.stage`; loops over many items go through
-`Progress.each`, which says on stderr how far the stage is (count, total, rate) every few
-seconds, once the build has run for a few seconds: small builds stay silent. A stage that goes
-over its items in several steps (the tree, the perfect hash, the layout) gives each step a
-unit of its own, and the count starts again. At the end, `summary` gives every stage's time
-and the compiler's peak memory. `-q` silences all of it.
+Each stage of a build runs inside `Progress.stage`. The core reports each of its phases as it
+ends (`detail`); a stage that goes over many items itself (dnspython reading a zone file)
+counts them (`tick`), and says on stderr how far it is (count, rate) every few seconds. All of
+it only once the build has run a few seconds: small builds stay silent. At the end, `summary`
+gives every stage's time and the compiler's peak memory. `-q` silences all of it.
 """
 
 from __future__ import annotations
@@ -15,12 +14,8 @@ import sys
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Iterator, TextIO, TypeVar
+from typing import Callable, Iterator, TextIO
 
-T = TypeVar("T")
-# How a stage goes over its items: each(items, total, unit) yields them. Progress.each counts
-# them; `uncounted`, the stages' default, costs nothing per item.
-Each = Callable[[Iterable[T], int, str], Iterable[T]]
 QUIET_FOR = 5.0  # seconds of build before anything is said
 EVERY = 5.0  # seconds between progress lines of a stage
 LOOK_EVERY = 1024  # items counted between looks at the clock
@@ -32,7 +27,7 @@ class StageTime:
     seconds: float
     count: int | None  # items handled, for stages that loop over them (in the last step)
     unit: str = ""
-    details: list[StageTime] = field(default_factory=list)  # its own steps (the native baker's)
+    details: list[StageTime] = field(default_factory=list)  # its own steps (the core's)
 
     def __str__(self) -> str:
         steps = ", ".join(f"{d.name} {d.seconds:.1f} s" for d in self.details)
@@ -61,23 +56,6 @@ class Progress:
             self.stages.append(self._current)
             self._current = None
 
-    def each(self, items: Iterable[T], total: int | None = None,
-             unit: str | None = None) -> Iterator[T]:
-        """Yield the items, counting them for the current stage; with a unit, they are a step
-        of the stage, counted from zero in that unit (from the first item asked for)."""
-        if unit is not None:
-            self.step(unit)
-        for item in items:
-            yield item
-            self.tick(total)
-
-    def step(self, unit: str) -> None:
-        """A new step of the current stage: counted from zero, in its own unit."""
-        current = self._current
-        assert current is not None, "items are counted inside a stage"
-        current.count, current.unit = 0, unit
-        self._counting_since = self.clock()
-
     def tick(self, total: int | None = None) -> None:
         """One more item done in the current stage; every few seconds, say how far it is."""
         current = self._current
@@ -93,7 +71,7 @@ class Progress:
                 self._say(f"{current.name}: {current.count}{of} {current.unit}{rate}")
 
     def detail(self, name: str, seconds: float, count: int, unit: str) -> None:
-        """A step of the current stage has ended (the native baker reports its own): noted
+        """A step of the current stage has ended (the core reports its own): noted
         for the summary, and said as it happens once the build has run a few seconds."""
         current = self._current
         assert current is not None, "steps are inside a stage"
@@ -117,14 +95,8 @@ class Progress:
         print(f"zonebake: {text}", file=self.out, flush=True)
 
 
-def uncounted(items: Iterable[T], total: int | None = None,
-              unit: str | None = None) -> Iterable[T]:
-    """The items as they are: how the stages go over them when nobody counts."""
-    return items
-
-
 def peak_memory_mib() -> int:
     """The peak resident set so far of this process or of any it ran and waited for (the
-    native baker, the C compiler); Linux reports kilobytes."""
+    core, the C compiler); Linux reports kilobytes."""
     return max(resource.getrusage(who).ru_maxrss
                for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)) // 1024

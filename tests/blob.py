@@ -1,10 +1,12 @@
-"""zonedata.bin read back: every node's answers, each put behind a question for the node's
-own name as the responder puts it (runtime/respond.c), and decoded with dnspython. For tests
-that compare what two builds serve rather than their bytes."""
+"""zonedata.bin read back: every node's answers as the core wrote them (runtime/zonedata.h),
+and each put behind a question for the node's own name as the responder puts it
+(runtime/respond.c) and decoded with dnspython. For tests that look at what a build serves."""
 
 from __future__ import annotations
 
 import struct
+from dataclasses import dataclass
+from pathlib import Path
 
 import dns.message
 import dns.name
@@ -13,42 +15,88 @@ NODE = struct.Struct("<IIIIHBB")  # runtime/zonedata.h: struct zb_node
 TYPE_ENTRY = struct.Struct("<HHI")  # struct zb_type_entry
 ANSWER = struct.Struct("<10sHHHHHIIHBBI")  # struct zb_answer
 DEFAULT_QTYPE = 65280  # the question the default answer is decoded under
-MISS_ANSWER = 0
+MISS_ANSWER = 0  # enum zb_miss_kind
 
 
-def _message(data: bytes, offset: int, qname: dns.name.Name, qtype: int):
-    """The answer at `offset` as a message for qname (a DNAME synthesis: its raw fields)."""
-    (header, body_len, base_len, nfixups, _, _, body_off, fixups_off, dname_split, _, _,
-     _) = ANSWER.unpack_from(data, offset)
-    body = bytearray(data[body_off:body_off + body_len])
-    if dname_split:
-        return ("dname", header, bytes(body))
-    delta = len(qname.to_wire()) - base_len
-    for at in struct.unpack_from(f"<{nfixups}H", data, fixups_off):
-        (pointer,) = struct.unpack_from("!H", body, at)
-        struct.pack_into("!H", body, at, pointer + delta)
-    question = qname.to_wire() + struct.pack("!HH", qtype, 1)
-    return dns.message.from_wire(b"\0\0" + header + question + bytes(body))
+@dataclass(frozen=True)
+class Answer:
+    header: bytes  # response header bytes 2-11
+    body: bytes
+    base_len: int
+    fixups: tuple[int, ...]
+    dname_split: int
+
+    def message(self, qname: dns.name.Name, qtype: int):
+        """The response to qname (below the name the answer was made for, or that name), as
+        the responder assembles it; a DNAME synthesis is left as it is (None)."""
+        if self.dname_split:
+            return None
+        body = bytearray(self.body)
+        delta = len(qname.to_wire()) - self.base_len
+        for at in self.fixups:
+            (pointer,) = struct.unpack_from("!H", body, at)
+            struct.pack_into("!H", body, at, pointer + delta)
+        question = qname.to_wire() + struct.pack("!HH", qtype, 1)
+        return dns.message.from_wire(b"\0\0" + self.header + question + bytes(body))
 
 
-def served(data: bytes, nodes_off: int, types_off: int, nnodes: int) -> dict:
-    """{node name: {qtype or 'default' or 'miss': message, or ('wildcard', name)}}."""
-    out = {}
-    names = {}
-    for slot in range(nnodes):
-        name_off, _, _, _, _, name_len, _ = NODE.unpack_from(data, nodes_off + NODE.size * slot)
-        if name_len:
-            names[slot] = dns.name.from_wire(data[name_off:name_off + name_len], 0)[0]
-    for slot, name in names.items():
-        _, first, default, miss, ntypes, _, miss_kind = NODE.unpack_from(
-            data, nodes_off + NODE.size * slot)
-        answers = {}
+class Blob:
+    def __init__(self, data: bytes, layout):
+        self.data = data
+        self.layout = layout
+        self.nodes: dict[dns.name.Name, int] = {}  # name -> slot
+        self.slot_names: dict[int, dns.name.Name] = {}
+        for slot in range(layout.nnodes):
+            name_off, _, _, _, _, name_len, _ = self._node(slot)
+            if name_len:
+                name = dns.name.from_wire(data[name_off:name_off + name_len], 0)[0]
+                self.nodes[name] = slot
+                self.slot_names[slot] = name
+
+    @classmethod
+    def read(cls, path: Path, layout) -> Blob:
+        return cls(path.read_bytes(), layout)
+
+    def _node(self, slot: int) -> tuple:
+        return NODE.unpack_from(self.data, self.layout.nodes_off + NODE.size * slot)
+
+    def _answer(self, offset: int) -> Answer:
+        (header, body_len, base_len, nfixups, _, _, body_off, fixups_off, dname_split, _, _,
+         _) = ANSWER.unpack_from(self.data, offset)
+        fixups = struct.unpack_from(f"<{nfixups}H", self.data, fixups_off)
+        return Answer(header, self.data[body_off:body_off + body_len], base_len, fixups,
+                      dname_split)
+
+    def answers(self, name: dns.name.Name) -> dict:
+        """{qtype, 'default', 'miss': Answer, or ('wildcard', name) for a miss}."""
+        _, first, default, miss, ntypes, _, miss_kind = self._node(self.nodes[name])
+        out = {}
         for k in range(ntypes):
-            qtype, _, answer = TYPE_ENTRY.unpack_from(data, types_off + TYPE_ENTRY.size *
-                                                      (first + k))
-            answers[qtype] = _message(data, answer, name, qtype)
-        answers["default"] = _message(data, default, name, DEFAULT_QTYPE)
-        answers["miss"] = (_message(data, miss, dns.name.Name((b"x",)) + name, 1)
-                           if miss_kind == MISS_ANSWER else ("wildcard", names[miss]))
-        out[name] = answers
-    return out
+            qtype, _, offset = TYPE_ENTRY.unpack_from(
+                self.data, self.layout.types_off + TYPE_ENTRY.size * (first + k))
+            out[qtype] = self._answer(offset)
+        out["default"] = self._answer(default)
+        out["miss"] = (self._answer(miss) if miss_kind == MISS_ANSWER
+                       else ("wildcard", self.slot_names[miss]))
+        return out
+
+    def answer(self, name: str, qtype: int) -> Answer:
+        answers = self.answers(dns.name.from_text(name))
+        return answers.get(qtype, answers["default"])
+
+    def served(self) -> dict:
+        """{node name: {qtype, 'default', 'miss': message, or ('wildcard', name)}}: each
+        answer decoded for the node's own name (a miss for a name one label below it)."""
+        out = {}
+        for name in self.nodes:
+            decoded = {}
+            for key, answer in self.answers(name).items():
+                if key == "miss" and isinstance(answer, Answer):
+                    decoded[key] = answer.message(dns.name.Name((b"x",)) + name, 1)
+                elif isinstance(answer, Answer):
+                    decoded[key] = answer.message(name, DEFAULT_QTYPE if key == "default"
+                                                  else key)
+                else:
+                    decoded[key] = answer
+            out[name] = decoded
+        return out

@@ -140,22 +140,34 @@ def server(testset_binary):
 
 
 class CompiledSet:
-    """The compiler's own view of a zone set, compiled in-process, for byte-level checks."""
+    """A zone set compiled in-process by the core, its zonedata.bin read back (blob.py), for
+    byte-level checks."""
 
-    def __init__(self, config_path: Path):
-        from zonebake.build import compile_zoneset
+    def __init__(self, config_path: Path, directory: Path):
+        from blob import Blob
+        from zonebake import native
         from zonebake.config import load_toml
 
-        self.compiled = compile_zoneset(load_toml(config_path))
-
-    def node(self, name: str):
-        key = dns.name.from_text(name).canonicalize().to_wire()
-        return next(b for b in self.compiled.bodies if b.key == key)
+        baked = native.bake(load_toml(config_path), directory / "zonedata.bin")
+        self.blob = Blob.read(directory / "zonedata.bin", baked.layout)
 
     def body_for(self, name: str, rdtype: int):
-        return self.node(name).by_type[rdtype]
+        return self.blob.answer(name, rdtype)
 
 
 @pytest.fixture(scope="session")
-def testset_compiled() -> CompiledSet:
-    return CompiledSet(ZONES / "testset.toml")
+def testset_compiled(tmp_path_factory) -> CompiledSet:
+    return CompiledSet(ZONES / "testset.toml", tmp_path_factory.mktemp("testset"))
+
+
+def bake_outcome(config, data_file: Path, **how) -> tuple:
+    """What the core makes of a zone set, in-process (compiler/native.py's bake, with `how`):
+    ('baked', warnings, zonedata.bin's bytes) or ('refused', diagnostics)."""
+    from zonebake import native
+    from zonebake.errors import CompileError
+
+    try:
+        baked = native.bake(config, data_file, **how)
+    except CompileError as refused:
+        return "refused", [str(d) for d in refused.diagnostics]
+    return "baked", [str(d) for d in baked.warnings], data_file.read_bytes()

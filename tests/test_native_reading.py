@@ -92,7 +92,7 @@ def _outcome(config: ZoneSetConfig, data: Path, threads: str,
     data.unlink(missing_ok=True)
     try:
         native.bake(config, data, hand_over=False)
-    except native.Declined as why:
+    except native.Unreadable as why:
         return "declined", str(why)
     return "baked", data.read_bytes()
 

@@ -126,7 +126,7 @@ def test_response_is_query_header_question_and_precompiled_body(server, testset_
     assert response[:2] == b"\x42\x42"
     assert response[2:12] == bytes([body.header[0] | 0x01]) + body.header[1:]  # RD copied
     assert response[12:12 + len(question)] == question
-    assert response[12 + len(question):] == body.data
+    assert response[12 + len(question):] == body.body
 
 
 def test_answer_over_512_octets_sets_tc_and_sends_the_question_alone(server):

@@ -1,5 +1,5 @@
 /*
- * answers.c - compiler/answers.py for the baker's subset: for every node, the body for each
+ * answers.c - every node's answers: for every node, the body for each
  * query type whose answer differs from the node's default, the default, and the answer for a
  * name below it that has no node.
  *
@@ -51,8 +51,7 @@ static uint32_t answer(struct worker *w, uint32_t zone, name_t name, name_t base
 	return serialize(w->wire, w->bodies, &w->response, base);
 }
 
-/* The types of a node that can answer other than the default, ascending (answers.py's
- * `qtypes`, sorted), in `out`. */
+/* The types of a node that can answer other than the default, ascending, in `out`. */
 static void qtypes_of(name_t name, types_t *out)
 {
 	const struct name *n = N(name);
@@ -98,8 +97,7 @@ static size_t same_answer(name_t name, const uint16_t *qtypes, size_t q)
 	return q;
 }
 
-/* The zone above a zone apex that has a cut there, or NONE (answers.py's
- * _parent_zone_view). */
+/* The zone above a zone apex that has a cut there, or NONE. */
 static uint32_t parent_zone(name_t name)
 {
 	if (!(N(name)->flags & NAME_ORIGIN) || name == ROOT)

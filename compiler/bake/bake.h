@@ -1,30 +1,28 @@
 /*
- * bake.h - the native baker: the whole compile of a plain zone set at C speed.
- *
- * The Python pipeline (the modules of compiler/) is the reference. This program does the same work for
- * the common case, a set of plain zone files (see zonefile.c) that compile without a single
- * diagnostic, and writes the same zonedata.bin byte for byte (tests/test_native.py checks).
- * For anything else it declines (exit 3 with the reason): the Python pipeline then compiles
- * the set and reports errors and warnings with their positions.
+ * bake.h - the compiler's core: the whole compile of a zone set in C, once, for every zone
+ * file: checks with their positions, the name tree, every answer, serialization with name
+ * compression, the perfect hash and the layout of zonedata.bin (runtime/zonedata.h).
+ * compiler/native.py runs it: it writes the manifest, hands over the records dnspython read
+ * of a file the fast reader declines, and reads back the diagnostics and the layout's numbers.
  *
  * Modules, in the order the data flows:
- *   util.c      memory, vectors, declining
+ *   util.c      memory, vectors, the ways out
  *   names.c     interned names: one id per name, its parent, its spelling
  *   zonefile.c  lexing zone files: records with their names as text (lexed.h)
  *   readzone.c  reading zone files: the lexer, on a thread of its own for a large one, and
  *               the names interned and the records filed in file order
  *   records.c   records dnspython read, handed over in wire form
- *   views.c     what a zone holds at a name, a parent's records in its child's namespace too
- *   dname.c     DNAME images
  *   types.c     type numbers and mnemonics
+ *   zones.c     records into RRsets, and the checks
+ *   views.c     what a zone holds at a name, a parent's records in its child's namespace too
  *   diagnostics.c  errors and warnings, with their positions
- *   zones.c     records into RRsets, and the checks that make the baker decline
- *   resolve.c   the response to each question (compiler/resolve.py, for this subset)
- *   wire.c      responses into bodies with name compression (compiler/wire.py)
+ *   dname.c     DNAME images
+ *   resolve.c   the response to each question (RFC 1034 §4.3.2)
+ *   wire.c      responses into bodies with name compression
  *   bodies.c    the distinct bodies
- *   answers.c   every node's bodies (compiler/answers.py)
- *   phash.c     the perfect hash (compiler/phash.py; hash.h is the responder's own)
- *   layout.c    the blob (compiler/layout.py)
+ *   answers.c   every node's bodies
+ *   phash.c     the perfect hash (hash.h is the responder's own)
+ *   layout.c    the blob
  *   main.c      the manifest in, zonedata.bin and the layout's numbers out
  */
 #ifndef BAKE_H

@@ -1,6 +1,6 @@
 /*
  * bodies.c - every distinct body once: answers repeat (the same NODATA at most names of a
- * zone), and the layout stores each once, as layout.py does with its dict of Bodies. Each
+ * zone), and the layout stores each once. Each
  * thread of the answers stage fills a table of its own; the tables are merged after.
  */
 #include <stdlib.h>

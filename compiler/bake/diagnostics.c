@@ -47,7 +47,7 @@ static void print(const struct diagnostic *d)
 		d->text);
 }
 
-/* Python's sort of (file, line): by the file's name, then the line; stable. */
+/* By position: the file's name, then the line; found order among equals. */
 static int by_position(const void *a, const void *b)
 {
 	const struct diagnostic *x = *(const struct diagnostic *const *)a;

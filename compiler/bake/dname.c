@@ -2,7 +2,7 @@
  * dname.c - what a DNAME makes of the names below its owner (RFC 6672), decided before the
  * answers, while names can still be interned:
  *
- * - image nodes (tree.py's _dname_images): a query for X.owner is rewritten to X.target
+ * - image nodes: a query for X.owner is rewritten to X.target
  *   (§3.3) and followed there; where X.target exists in the zone the whole answer is known
  *   in advance, so X.owner gets a node of its own;
  * - for every name below an owner that an answer may follow (a node, a CNAME or other
@@ -49,7 +49,7 @@ static name_t moved(name_t name, name_t from, name_t to)
 	return out;
 }
 
-/* tree.py: every existing name strictly below the target of a DNAME whose target is in its
+/* Every existing name strictly below the target of a DNAME whose target is in its
  * zone and not below it gets a node at its image under the owner. */
 static void add_image_nodes(void)
 {

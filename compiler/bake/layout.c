@@ -1,5 +1,5 @@
 /*
- * layout.c - compiler/layout.py's pack(), written straight to zonedata.bin: nodes in slot
+ * layout.c - the blob, written straight to zonedata.bin: nodes in slot
  * order, type entries, pilots, every distinct answer (record, body, fixups), the names. The
  * struct layouts are runtime/zonedata.h's own. Every part's place is known before any is
  * written, so two threads write the parts at once.
@@ -105,7 +105,7 @@ static void mark(uint64_t *bits, uint32_t body)
 	bits[body / 64] |= 1ull << (body % 64);
 }
 
-/* A body, then its overflow (layout.py's number_of). */
+/* A body, then its overflow: numbered in the order first met. */
 static void meet(struct first_met *m, uint32_t body)
 {
 	if (!met(m->met, body)) {

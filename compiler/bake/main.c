@@ -3,8 +3,9 @@
  * OUT (zonedata.bin). The layout's numbers, for zonedata.c, come on stdout before the blob is
  * written: one `key value` a line, then `end`, and `planned` on stderr once they are out.
  * Exit 0 when done, 1 when the zones have errors (diagnostics.c prints them, and the warnings,
- * on stderr), 3 when the set needs the Python pipeline (the reason on stderr), 4 on a
- * failure of its own. compiler/native.py writes the manifest and reads the numbers.
+ * on stderr), 3 when the fast reader cannot read a zone file (`declined: zone N: why`: the
+ * driver has dnspython read it and hands the records over) or the set is beyond the core
+ * (`declined: why`), 4 on a failure of its own. compiler/native.py writes the manifest and reads the numbers.
  *
  * The manifest, a line each: `minimal 0|1`, `lenient 0|1`; then per zone `zone`, its origin, its file's
  * path, the path to show, and when dnspython read it, `records PATH` (records.c); then per
@@ -154,7 +155,7 @@ int main(int argc, char **argv)
 		print_diagnostics();
 		return EXIT_ERRORS;
 	}
-	/* No nodes below a cut: the cut's referral answers for every name there (tree.py). */
+	/* No nodes below a cut: the cut's referral answers for every name there. */
 	size_t kept = 0;
 	for (size_t i = 0; i < nodes.n; i++) {
 		const struct name *n = N(nodes.v[i]);

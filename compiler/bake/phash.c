@@ -1,6 +1,6 @@
 /*
- * phash.c - compiler/phash.py's perfect hash, the same result for the same keys: seeds tried
- * 0, 1, 2...; buckets placed largest first, ties by number; each bucket's first pilot that
+ * phash.c - the perfect hash over the nodes' names (a CHD-style hash with one pilot per
+ * bucket), the same result for the same keys: seeds tried 0, 1, 2...; buckets placed largest first, ties by number; each bucket's first pilot that
  * sends its keys to free, distinct slots. The hash itself is the responder's (hash.h).
  */
 #include <stdlib.h>

@@ -1,7 +1,8 @@
 /*
- * resolve.c - compiler/resolve.py for the baker: the RFC 1034 §4.3.2 algorithm over one zone,
- * following CNAME and DNAME chains inside the zone as Knot DNS does. Same steps in the same
- * order, so that the sections come out the same.
+ * resolve.c - the RFC 1034 §4.3.2 algorithm over one zone, run for every answer: where a name
+ * falls (below a cut, below a DNAME, an exact match, a wildcard match, or nothing), and the
+ * whole response to one question, following CNAME and DNAME chains inside the zone as Knot
+ * DNS does.
  */
 #include "bake.h"
 
@@ -315,7 +316,7 @@ void resolve(struct response *r, uint32_t zone, name_t start, name_t encloser, u
 }
 
 /* The wildcard that answers for the names below `encloser` that have no node, or NONE when
- * `resolve` with no start gives their answer (answers.py's miss_wildcard). */
+ * `resolve` with no start gives their answer. */
 name_t miss_wildcard(name_t encloser)
 {
 	name_t at;

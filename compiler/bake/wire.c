@@ -1,7 +1,7 @@
 /*
- * wire.c - compiler/wire.py's serialize() for the baker's answers: the body after the
- * question, written as if the question were for `base` at offset 12, with the same
- * compression choices made in the same order, so that the bytes are the same.
+ * wire.c - each answer serialized once: the body after the question, written as if the
+ * question were for `base` at offset 12 (RFC 1035 §4.1.4: owner names may point into it),
+ * with the positions of the pointers the responder shifts for a longer query name.
  */
 #include <stdlib.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /*
- * zones.c - records into RRsets, and the checks of compiler/validate.py turned around: where
- * the Python pipeline would print an error or a warning, the baker declines, so that the
- * Python pipeline prints it. A zone the baker accepts compiles without a diagnostic.
+ * zones.c - records into RRsets, and the checks named-checkzone and kzonecheck make, and
+ * more: errors stop the build, warnings are printed and the zone is served as written; every
+ * one names its record's file and line (diagnostics.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -177,7 +177,7 @@ static uint32_t soa_minimum(uint32_t soa)
 	return (uint32_t)raw[16] << 24 | raw[17] << 16 | raw[18] << 8 | raw[19];
 }
 
-/* The names of a zone in the order they first own a record, as validate.py walks them: a
+/* The names of a zone in the order they first own a record: a
  * name is met at its first RRset. */
 #define EACH_NAME(z, s, owner) \
 	for (size_t s = (z)->rrsets_begin; s < (z)->rrsets_end; s++) \
@@ -272,7 +272,7 @@ static void check_glue(uint32_t zone, int lenient)
 	}
 }
 
-/* A cut strictly above `name`, walking up to the apex (validate.py's _below_any). */
+/* A cut strictly above `name`, walking up to the apex. */
 static int below_cut(uint32_t zone, name_t name, name_t origin)
 {
 	while (name != origin) {
@@ -343,7 +343,7 @@ static void check_unsigned(uint32_t zone)
 	}
 }
 
-/* Everything validate.py checks, for one zone, in its order. */
+/* Every check of one zone, in the order their messages come. */
 void check_zone(uint32_t zone, int lenient)
 {
 	struct zone *z = &zones.v[zone];

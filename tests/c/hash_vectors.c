@@ -2,7 +2,7 @@
  * hash_vectors.c - print runtime/hash.h's results for test vectors, one per input line:
  *   in:  SEED NBUCKETS NSLOTS PILOT HEXKEY   (HEXKEY may be "-" for the empty key)
  *   out: HASH BUCKET SLOT
- * tests/test_phash.py compares them with compiler/phash.py.
+ * tests/test_phash.py compares them with values pinned there.
  */
 #include <inttypes.h>
 #include <stdio.h>

@@ -11,8 +11,7 @@ and measure, in one run on this machine:
 
     .venv/bin/python tests/scale/report.py WORKDIR [--names N] [--zones N]
 
-Not part of the test suite: it takes minutes (Knot's load, the 2000 questions), and the
-Python pipeline (ZONEBAKE_NATIVE=0 in the environment) takes many more.
+Not part of the test suite: it takes minutes (Knot's load, the 2000 questions).
 """
 
 from __future__ import annotations
@@ -48,7 +47,7 @@ def free_port() -> int:
 def build(zonebake: str, args: list[str], outdir: Path,
           cache: Path) -> tuple[str, float, int]:
     """(summary line, wall seconds, peak RSS MiB) of one `zonebake build`, with CACHE for its
-    caches (the native baker and the runtime's objects)."""
+    caches (the compiler's core and the runtime's objects)."""
     started = time.monotonic()
     process = subprocess.Popen([zonebake, "build", *args, "-o", str(outdir)],
                                stderr=subprocess.PIPE, text=True,
@@ -131,7 +130,7 @@ def measure(title: str, zones: list[tuple[str, Path]], build_args: list[str], pr
             workdir: Path, zonebake: str, questions) -> None:
     print(f"== {title}", flush=True)
     outdir = workdir / f"out-{title}"
-    # Cold: the first build on a machine, which compiles the native baker and the runtime's
+    # Cold: the first build on a machine, which compiles the compiler's core and the runtime's
     # objects; warm: every build after it. Both into an empty directory, as in CI; then a
     # rebuild over the last build's output, which also frees the old files' pages. Each
     # starts with the last one's writes on disk (sync), not being written back meanwhile.
