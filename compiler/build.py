@@ -14,7 +14,9 @@ from typing import Callable
 from .config import ZoneSetConfig
 from .errors import Diagnostic
 from .progress import Progress
-from . import cc, emit, native, replacing
+from . import emit
+from .core import run as core
+from .toolchain import cc, replacing
 
 
 @dataclass
@@ -23,10 +25,10 @@ class Built:
 
 
 def _bake(config: ZoneSetConfig, data_file: Path, progress: Progress, lenient: bool,
-          cache: bool = True, on_plan: Callable[[native.Baked], None] = lambda _: None
-          ) -> native.Baked:
+          cache: bool = True, on_plan: Callable[[core.Baked], None] = lambda _: None
+          ) -> core.Baked:
     with progress.stage("core", "records read by dnspython"):
-        return native.bake(config, data_file, cache, progress.detail, on_plan, lenient,
+        return core.bake(config, data_file, cache, progress.detail, on_plan, lenient,
                            on_record=progress.tick)
 
 
@@ -60,12 +62,12 @@ def build(config: ZoneSetConfig, outdir: Path, lenient: bool = False,
     """Compile the zone set into OUTDIR/zonedata.{bin,c} and OUTDIR/zonebake-server."""
     progress = progress or Progress(out=None)
     created = not outdir.exists()
-    outdir.mkdir(parents=True, exist_ok=True)  # the baker writes its data there
+    outdir.mkdir(parents=True, exist_ok=True)  # the core writes its data there
     data_file = outdir / emit.DATA_FILE
     temporary = emit.temporary_for(data_file)
     # The responder's own objects do not depend on the zones: on a first build they compile
     # meanwhile, mostly on the core the single-threaded stages leave idle.
-    # The baker gives the layout's numbers before it writes the data: the server is compiled
+    # The core gives the layout's numbers before it writes the data: the server is compiled
     # and linked meanwhile, and the data spliced in once it is written.
     with ThreadPoolExecutor(max_workers=3) as meanwhile:
         runtime = meanwhile.submit(cc.prepare_runtime)

@@ -1,6 +1,6 @@
 /*
  * chaos.c - look up a CH-class question among the few names the compiler answered (see
- * compiler/chaos.py for what they are and why). Off the IN path: only a question whose class
+ * compiler/core/main.c for what they are and why). Off the IN path: only a question whose class
  * is neither IN nor ANY comes here.
  */
 #include "chaos.h"

@@ -1,8 +1,10 @@
 /*
  * hash.h - the perfect hash over lowercased wire-format names.
  *
- * The twin of compiler/phash.py: zb_hash, the bucket and the slot computations must give the
- * same numbers in both (tests/test_phash.py checks). Change both or neither.
+ * Written once, for both sides of the contract: the compiler's core builds the perfect hash
+ * with these functions (compiler/core/phash.c includes this file) and the responder looks
+ * names up with them. tests/unit/test_phash.py pins a few values: a change here changes
+ * every compiled layout.
  */
 #ifndef ZB_HASH_H
 #define ZB_HASH_H

@@ -83,7 +83,7 @@ static int is_unimplemented_qtype(uint16_t qtype)
 /* Copy an answer body behind the question. For a DNAME synthesis the query name's labels in
  * front of the DNAME owner go in at dname_split, finishing the CNAME's target (RFC 6672).
  * Then every compression pointer is shifted by how much longer the query name is than the
- * name the body was compiled against (see compiler/wire.py). Returns the bytes written. */
+ * name the body was compiled against (see compiler/core/wire.c). Returns the bytes written. */
 static size_t copy_body(const struct zb_zoneset *zs, const struct zb_answer *answer,
 			const uint8_t *query, const struct zb_question *q, uint8_t *body,
 			size_t body_len)

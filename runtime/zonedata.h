@@ -4,9 +4,9 @@
  * Everything lives in one read-only byte blob (`data`): plain structs with fixed layouts,
  * little-endian, referenced by offsets into the blob. Nodes sit in the perfect hash's slot
  * order (a slot's node is nodes[slot]; an empty slot's node has name_len 0), and each answer's
- * record sits right before its body, so that a lookup touches few cache lines. The
- * compiler's layout.py packs the same structs; the _Static_asserts below and the tests keep
- * the two in step. Change both or neither.
+ * record sits right before its body, so that a lookup touches few cache lines. Written once
+ * for both sides: the compiler's core writes these very structs (compiler/core/layout.c
+ * includes this file), and only the offsets of the tables reach zonedata.c, as numbers.
  */
 #ifndef ZB_ZONEDATA_H
 #define ZB_ZONEDATA_H
@@ -64,7 +64,7 @@ struct zb_answer {
 };
 
 /* A CH-class name the server answers with a TXT record about itself (id.server and the like,
- * compiler/chaos.py). The table ends with a name_len of 0. */
+ * compiler/core/main.c). The table ends with a name_len of 0. */
 struct zb_chaos_name {
 	const uint8_t *name;     /* lowercased wire format */
 	uint32_t name_len;

@@ -20,6 +20,8 @@ import pytest
 TESTS = Path(__file__).parent
 ROOT = TESTS.parent
 ZONES = TESTS / "zones"
+# tests/scale/gen.py makes the hosting zones the scale report and several tests use.
+sys.path.insert(0, str(TESTS / "scale"))
 # Every line the server logs: an ISO-8601 UTC time stamp, the program's name and pid, the
 # message.
 LOG_LINE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ zonebake-server\[(\d+)\]: (.*)$")
@@ -114,7 +116,7 @@ class Server:
 
 @pytest.fixture(scope="session", autouse=True)
 def object_cache(tmp_path_factory):
-    """A cache of the runtime's objects (compiler/objcache.py) for this session's builds, which
+    """A cache of the runtime's objects (compiler/toolchain/objcache.py) for this session's builds, which
     start with it empty: the tests neither use nor fill the user's."""
     saved = os.environ.get("XDG_CACHE_HOME")
     os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("xdg-cache"))
@@ -145,10 +147,10 @@ class CompiledSet:
 
     def __init__(self, config_path: Path, directory: Path):
         from blob import Blob
-        from zonebake import native
+        from zonebake.core import run as core
         from zonebake.config import load_toml
 
-        baked = native.bake(load_toml(config_path), directory / "zonedata.bin")
+        baked = core.bake(load_toml(config_path), directory / "zonedata.bin")
         self.blob = Blob.read(directory / "zonedata.bin", baked.layout)
 
     def body_for(self, name: str, rdtype: int):
@@ -161,13 +163,13 @@ def testset_compiled(tmp_path_factory) -> CompiledSet:
 
 
 def bake_outcome(config, data_file: Path, **how) -> tuple:
-    """What the core makes of a zone set, in-process (compiler/native.py's bake, with `how`):
+    """What the core makes of a zone set, in-process (compiler/core/run.py's bake, with `how`):
     ('baked', warnings, zonedata.bin's bytes) or ('refused', diagnostics)."""
-    from zonebake import native
+    from zonebake.core import run as core
     from zonebake.errors import CompileError
 
     try:
-        baked = native.bake(config, data_file, **how)
+        baked = core.bake(config, data_file, **how)
     except CompileError as refused:
         return "refused", [str(d) for d in refused.diagnostics]
     return "baked", [str(d) for d in baked.warnings], data_file.read_bytes()

@@ -5,7 +5,7 @@
  *
  * They are printed once every zone is checked, on stderr, one a line:
  *   diag ZONE SEVERITY LINE FILE_LENGTH FILE MESSAGE
- * (FILE_LENGTH octets of FILE, then a space), which compiler/native.py turns into
+ * (FILE_LENGTH octets of FILE, then a space), which run.py turns into
  * `FILE:LINE: SEVERITY: MESSAGE`. When any zone has errors, each such zone's errors come
  * sorted by position, then its warnings, and nothing of the zones without errors; else
  * every zone's warnings, in the order found.

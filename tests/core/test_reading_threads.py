@@ -1,4 +1,4 @@
-"""The native baker reads a zone file on one thread or on two (compiler/bake/readzone.c): a
+"""The core reads a zone file on one thread or on two (compiler/core/readzone.c): a
 lexer on a thread of its own hands the records over in blocks, a few blocks ahead, and the
 reading thread interns their names and files them in file order. Both ways must write the
 same zonedata.bin byte for byte and, for a zone they decline, give the same reason: that of
@@ -12,16 +12,14 @@ twice, and the edits sit late in it.
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 
 import pytest
 
-from zonebake import native
+from gen import ORIGIN, zone_lines
 from zonebake.config import ZoneSetConfig, ZoneSource, parse_origin
+from zonebake.core import run as core
 
-sys.path.insert(0, str(Path(__file__).parent / "scale"))
-from gen import ORIGIN, zone_lines  # noqa: E402
 
 LINES = list(zone_lines(6000))
 LATE, LATER = 9000, 16000  # 0-based indices into LINES; the file's lines are one more
@@ -64,7 +62,7 @@ EDITS = {
     "the SOA in parentheses over three lines": (_parenthesized_soa, SAME_AS_PLAIN),
     "blank owners": (_blank_owners, SAME_AS_PLAIN),
     "an owner's text again after an $ORIGIN": (_origin_switch, BAKED),
-    "a type the baker does not read, late (the lexer's)": (
+    "a type the fast reader does not read, late (the lexer's)": (
         lambda lines: _replace(lines, LATER, "late HINFO a b"),
         f"scale.zone:{LATER + 1}: type HINFO"),
     "a bad owner and a bad type on one line (the name is read first)": (
@@ -91,8 +89,8 @@ def _outcome(config: ZoneSetConfig, data: Path, threads: str,
     monkeypatch.setenv("ZONEBAKE_BAKE_THREADS", threads)
     data.unlink(missing_ok=True)
     try:
-        native.bake(config, data, hand_over=False)
-    except native.Unreadable as why:
+        core.bake(config, data, hand_over=False)
+    except core.Unreadable as why:
         return "declined", str(why)
     return "baked", data.read_bytes()
 

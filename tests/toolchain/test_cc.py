@@ -1,5 +1,5 @@
 """The cc stage: the runtime's objects compile once per sources, flags and compiler, then come
-from the cache (compiler/objcache.py); C compiler failures are usage errors that show the
+from the cache (compiler/toolchain/objcache.py); C compiler failures are usage errors that show the
 command."""
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def logging_cc(tmp_path):
     log = tmp_path / "cc.log"
     script = tmp_path / "logging-cc"
     script.write_text(f"""#!/bin/sh
-case " $* " in *"/compiler/bake/"*|*"/zonebake-bake-"*) exec cc "$@";; esac
+case " $* " in *"/compiler/core/"*|*"/zonebake-core-"*) exec cc "$@";; esac
 compiles=-
 for arg; do case "$arg" in *.c) compiles=$arg;; esac; done
 case " $* " in *" -v "*|*" --version "*) ;; *) echo "$compiles" >>{log};; esac
@@ -48,7 +48,7 @@ exec cc "$@"
 
 
 def runtime_sources() -> list[str]:
-    from zonebake.cc import runtime_dir
+    from zonebake.toolchain.cc import runtime_dir
     return sorted(p.name for p in runtime_dir().glob("*.c"))
 
 

@@ -1,4 +1,4 @@
-"""The cc stage's fast path (compiler/elfsplice.py): a server linked with a placeholder for the
+"""The cc stage's fast path (compiler/toolchain/elfsplice.py): a server linked with a placeholder for the
 data, then given zonedata.bin, is byte for byte the server the assembler and the linker make
 from the same zonedata.c and zonedata.bin; it runs; and where elfsplice refuses a linked file,
 the build makes the full link instead."""
@@ -13,7 +13,7 @@ import dns.rdatatype
 import pytest
 
 from conftest import ROOT, ZONES, Server, build_set
-from zonebake import cc, elfsplice
+from zonebake.toolchain import cc, elfsplice
 
 # zonedata.bin sizes (bytes): 74,723 (3 past a multiple of 8), 1,320 (a multiple of 8, not of
 # 16) and 70,598 (6 past one): the unloaded sections after the data land on differently padded

@@ -5,7 +5,8 @@
  * Exit 0 when done, 1 when the zones have errors (diagnostics.c prints them, and the warnings,
  * on stderr), 3 when the fast reader cannot read a zone file (`declined: zone N: why`: the
  * driver has dnspython read it and hands the records over) or the set is beyond the core
- * (`declined: why`), 4 on a failure of its own. compiler/native.py writes the manifest and reads the numbers.
+ * (`declined: why`), 4 on a failure of its own. run.py writes the manifest and reads the
+ * numbers.
  *
  * The manifest, a line each: `minimal 0|1`, `lenient 0|1`; then per zone `zone`, its origin, its file's
  * path, the path to show, and when dnspython read it, `records PATH` (records.c); then per
@@ -17,7 +18,7 @@
 
 #include "bake.h"
 
-/* Under AddressSanitizer (ZONEBAKE_SANITIZE=1): the baker runs once and exits, leaving its
+/* Under AddressSanitizer (ZONEBAKE_SANITIZE=1): the core runs once and exits, leaving its
  * memory to the kernel as it should; that is not a leak to report. */
 const char *__asan_default_options(void);
 const char *__asan_default_options(void)
@@ -52,7 +53,7 @@ static size_t unhex(const char *text, uint8_t *out, size_t max)
 }
 
 /* A CH-class TXT answer about the server (id.server, version.bind...): one TXT record, class
- * CH, owner the question, TTL 0, AA clear, as NSD and Knot answer (compiler/native.py says
+ * CH, owner the question, TTL 0, AA clear, as NSD and Knot answer (run.py says
  * which names). The manifest gives the name's wire length and the text in hex. */
 static void read_chaos(FILE *f, struct chaos *c)
 {

@@ -38,7 +38,7 @@ void decline(const char *fmt, ...)
 	leave(EXIT_DECLINED, what, fmt, ap);
 }
 
-/* The set needs what the baker does not do yet: the driver compiles it otherwise. */
+/* The set is beyond the core (a limit, an origin it cannot take): the driver says so. */
 void unsupported(const char *fmt, ...)
 {
 	va_list ap;

@@ -9,8 +9,8 @@ checkout, the output directory or the cache is.
 The data, hundreds of MiB for a large zone set, is not assembled and linked: the link has a
 one-byte placeholder, and elfsplice.py copies zonedata.bin into the linked file, the same bytes
 as the assembler and the linker would write with one copy of the data instead of two. Where
-elfsplice refuses the linked file, they do it all. After the native baker, the compile and the
-link run while the baker is still writing the data (EarlyServer)."""
+elfsplice refuses the linked file, they do it all. The compile and the link run while the
+core is still writing the data (EarlyServer)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Callable
 
 from . import elfsplice, objcache, replacing, scratch
-from .errors import UsageError
+from ..errors import UsageError
 
 CFLAGS = ["-std=gnu11", "-O2", "-pthread", "-fno-strict-aliasing", "-Wall", "-Wextra", "-static"]
 # ZONEBAKE_SANITIZE=1 builds the server with AddressSanitizer and UndefinedBehaviorSanitizer,
@@ -49,7 +49,7 @@ COMPILER_ENV = ["CPATH", "C_INCLUDE_PATH", "GCC_EXEC_PREFIX", "COMPILER_PATH"]
 
 def runtime_dir() -> Path:
     """runtime/ beside compiler/ in a checkout; zonebake/runtime/ in an installed package."""
-    package = Path(__file__).resolve().parent
+    package = Path(__file__).resolve().parent.parent  # zonebake itself
     for candidate in (package / "runtime", package.parent / "runtime"):
         if (candidate / "zonedata.h").is_file():
             return candidate
@@ -147,7 +147,7 @@ class Abandoned(Exception):
 
 
 class EarlyServer:
-    """The server compiled and linked while the native baker is still writing the data: it
+    """The server compiled and linked while the core is still writing the data: it
     gives the layout's numbers first (native.bake's on_plan), and zonedata.c needs only them.
     The compile runs in a directory of its own inside OUTDIR, so that OUTDIR's files change
     only once the data is complete; zonedata.bin is linked in beside it when it is."""
@@ -194,7 +194,8 @@ class EarlyServer:
             shutil.rmtree(self.scratch, ignore_errors=True)
 
     def abandon(self) -> None:
-        """No data is coming (the baker failed or declined): stop, and leave nothing."""
+        """No data is coming (the core failed, or the zones have errors): stop, and leave
+        nothing."""
         if self.future is None:
             return
         self._abandoned = True

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ZONES, bake_outcome
-from zonebake import native
+from zonebake.core import run as core
 from zonebake.config import ZoneSetConfig, ZoneSource, load_toml
 from zonebake.errors import CompileError
 
@@ -62,13 +62,13 @@ def test_a_mutant_reads_as_dnspython_reads_it(seed, tmp_path):
     path = tmp_path / source.path.name
     path.write_bytes(_mutate(source.path.read_bytes(), rng))
     config = ZoneSetConfig((ZoneSource(source.origin, path, path.name),))
-    fast = bake_outcome(config, tmp_path / "fast.bin")  # a failure of the core: native.Failed
+    fast = bake_outcome(config, tmp_path / "fast.bin")  # a failure of the core: core.Failed
     assert fast == bake_outcome(config, tmp_path / "dnspython.bin", dnspython_reads=True)
 
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_a_mutant_is_read_the_same_on_one_thread_and_two(seed, tmp_path, monkeypatch):
-    """The same bytes, or the same reason to decline (test_native_reading.py)."""
+    """The same bytes, or the same reason to decline (test_reading_threads.py)."""
     rng = random.Random(seed)
     source = SOURCES[seed % len(SOURCES)]
     path = tmp_path / source.path.name
@@ -79,8 +79,8 @@ def test_a_mutant_is_read_the_same_on_one_thread_and_two(seed, tmp_path, monkeyp
         monkeypatch.setenv("ZONEBAKE_BAKE_THREADS", threads)
         data = tmp_path / f"zonedata-{threads}.bin"
         try:
-            native.bake(config, data, hand_over=False)
+            core.bake(config, data, hand_over=False)
             outcomes.append(data.read_bytes())
-        except (native.Unreadable, CompileError) as why:
+        except (core.Unreadable, CompileError) as why:
             outcomes.append(str(why))
     assert outcomes[0] == outcomes[1]

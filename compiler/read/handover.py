@@ -1,8 +1,8 @@
-"""Zone files the fast reader does not read, read by dnspython and handed to the baker.
+"""Zone files the fast reader does not read, read by dnspython and handed to the core.
 
 dnspython reads every form of zone file ($GENERATE, rare types, RFC 3597 data, escapes) and
-names every syntax error with its file and line. What it read goes to the baker in wire form
-(the file format is in compiler/bake/records.c), so that from there on every record is
+names every syntax error with its file and line. What it read goes to the core in wire form
+(the file format is in compiler/core/records.c), so that from there on every record is
 checked and compiled by the same code, whichever reader read it.
 """
 
@@ -12,8 +12,8 @@ import struct
 from pathlib import Path
 from typing import Callable
 
-from .config import ZoneSource
-from .parse import parse_zone
+from ..config import ZoneSource
+from .zonefile import parse_zone
 
 MAGIC = b"ZBREC1\0\0"
 

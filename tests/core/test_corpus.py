@@ -1,4 +1,4 @@
-"""The compiler's core (compiler/bake/, run by compiler/native.py) on its corpus,
+"""The compiler's core (compiler/core/: the C files, run by run.py) on its corpus,
 tests/zones/native/, and with the command line around it.
 
 - accepted/: sets the fast reader reads: built without a word, and to the same bytes as when
@@ -24,13 +24,12 @@ import pytest
 
 from blob import Blob
 from conftest import ZONES
-from zonebake import native
+from gen import write_zone, write_zoneset
 from zonebake.config import load_toml
+from zonebake.core import run as core
 from zonebake.errors import CompileError
-from zonebake.parse import parse_zone
+from zonebake.read.zonefile import parse_zone
 
-sys.path.insert(0, str(Path(__file__).parent / "scale"))
-from gen import write_zone, write_zoneset  # noqa: E402
 
 NATIVE = ZONES / "native"
 OUTPUTS = ("zonedata.bin", "zonedata.c")
@@ -115,8 +114,8 @@ def bake_both_ways(config_path: Path, tmp_path: Path) -> tuple[bytes, bytes]:
     """zonedata.bin as the core makes it from the fast reader, and from dnspython's reading."""
     config = load_toml(config_path)
     fast, slow = tmp_path / "fast.bin", tmp_path / "dnspython.bin"
-    native.bake(config, fast)
-    native.bake(config, slow, dnspython_reads=True)
+    core.bake(config, fast)
+    core.bake(config, slow, dnspython_reads=True)
     return fast.read_bytes(), slow.read_bytes()
 
 
@@ -126,7 +125,7 @@ def test_accepted_set_reads_the_same_with_either_reader(name, tmp_path):
         config = GENERATED[name](tmp_path / "zones")
     else:
         config = NATIVE / "accepted" / name / "zonebake.toml"
-    baked = native.bake(load_toml(config), tmp_path / "plain.bin", hand_over=False)
+    baked = core.bake(load_toml(config), tmp_path / "plain.bin", hand_over=False)
     assert baked.warnings == (), "the set must compile without a word"
     fast, slow = bake_both_ways(config, tmp_path)
     assert fast == slow
@@ -151,7 +150,7 @@ def test_diagnosed_set_is_reported(name, lenient, tmp_path):
     fast, slow = [], []
     for reader, outcome in ((False, fast), (True, slow)):
         try:
-            baked = native.bake(config, tmp_path / "data.bin", lenient=lenient,
+            baked = core.bake(config, tmp_path / "data.bin", lenient=lenient,
                                 dnspython_reads=reader)
             outcome += [str(d) for d in baked.warnings]
         except CompileError as exc:
@@ -167,8 +166,8 @@ def test_every_diagnosed_set_says_what_it_makes_the_core_say():
 def test_declined_set_is_read_by_dnspython(name, tmp_path):
     directory = NATIVE / "declined" / name
     config = load_toml(directory / "zonebake.toml")
-    with pytest.raises(native.Unreadable) as declined:
-        native.bake(config, tmp_path / "data.bin", hand_over=False)
+    with pytest.raises(core.Unreadable) as declined:
+        core.bake(config, tmp_path / "data.bin", hand_over=False)
     assert DECLINED[name] in str(declined.value)
     build = run_build(directory / "zonebake.toml", tmp_path / "out")
     assert build.returncode == 0 and build.stderr == "", build.stderr
@@ -189,7 +188,7 @@ def test_a_name_spelled_two_ways_is_served_in_its_first_spelling(name, tmp_path)
     """Names compare without regard to case (RFC 4343 §3): the core keeps one spelling of a
     name, the first the set gives it, and serves it everywhere."""
     config = load_toml(NATIVE / "spelled" / name / "zonebake.toml")
-    baked = native.bake(config, tmp_path / "zonedata.bin")
+    baked = core.bake(config, tmp_path / "zonedata.bin")
     served = Blob.read(tmp_path / "zonedata.bin", baked.layout).served()
     first: dict[dns.name.Name, tuple[bytes, ...]] = {}
     for source in config.zones:
@@ -215,7 +214,7 @@ def test_build_writes_what_the_core_made_and_says_nothing(tmp_path):
     build = run_build(config, tmp_path / "out")
     assert build.returncode == 0 and build.stderr == "", build.stderr
     assert sorted(os.listdir(build.outdir)) == sorted(OUTPUTS + ("zonebake-server",))
-    baked = native.bake(load_toml(config), tmp_path / "again.bin")
+    baked = core.bake(load_toml(config), tmp_path / "again.bin")
     assert build.output("zonedata.bin") == (tmp_path / "again.bin").read_bytes()
     assert f"{baked.layout.data_size} bytes of data" in build.output("zonedata.c").decode()
 
@@ -240,7 +239,7 @@ def test_a_core_that_cannot_be_compiled_stops_the_build(tmp_path):
     """A core that cannot be compiled is a usage error naming the compiler's words; the
     build writes nothing."""
     cc = tmp_path / "cc-without-core"
-    cc.write_text('#!/bin/sh\ncase "$*" in *bake/main.c*) echo "no core here" >&2; exit 1;; '
+    cc.write_text('#!/bin/sh\ncase "$*" in *core/main.c*) echo "no core here" >&2; exit 1;; '
                   'esac\nexec cc "$@"\n')
     cc.chmod(0o755)
     config = GENERATED["gen-zoneset-30"](tmp_path / "zones")
@@ -296,11 +295,11 @@ def test_octets_the_reader_leaves_to_dnspython_are_found_at_every_offset(octet, 
     config = load_toml_text(tmp_path, zone)
     for padding in range(17):
         zone.write_bytes(PLAIN_ZONE.encode() + b";" + b"x" * padding + octet + b"x\n")
-        with pytest.raises(native.Unreadable, match=reason):
-            native.bake(config, tmp_path / "zonedata.bin", hand_over=False)
+        with pytest.raises(core.Unreadable, match=reason):
+            core.bake(config, tmp_path / "zonedata.bin", hand_over=False)
         zone.write_bytes(PLAIN_ZONE.encode() + b";" + b"x" * padding + octet)
-        with pytest.raises(native.Unreadable, match=reason):
-            native.bake(config, tmp_path / "zonedata.bin", hand_over=False)
+        with pytest.raises(core.Unreadable, match=reason):
+            core.bake(config, tmp_path / "zonedata.bin", hand_over=False)
     zone.write_bytes(PLAIN_ZONE.encode() + b"; \r\n")  # CR LF is a line end
-    native.bake(config, tmp_path / "zonedata.bin", hand_over=False)
+    core.bake(config, tmp_path / "zonedata.bin", hand_over=False)
     assert (tmp_path / "zonedata.bin").stat().st_size > 0

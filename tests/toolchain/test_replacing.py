@@ -1,4 +1,4 @@
-"""compiler/replacing.py: a finished output put in place of the last one, the name holding a
+"""compiler/toolchain/replacing.py: a finished output put in place of the last one, the name holding a
 whole file throughout, and the old file handed back to be freed."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from zonebake import replacing
+from zonebake.toolchain import replacing
 
 
 def _replaces_the_last_one(tmp_path, name: str) -> None:

@@ -1,157 +1,43 @@
-"""The core (compiler/bake/*.c): the whole compile of a zone set in C, run by the shell.
+"""Running the core (the C files beside this one): the whole compile of a zone set.
 
 The core reads the zone files with its fast reader, checks them, and makes the name tree,
 every answer, the perfect hash and the layout: zonedata.bin, and the layout's numbers for
 zonedata.c. A zone file the fast reader declines is read by dnspython and its records handed
-to the core in wire form (handover.py); every zone is checked and compiled by the same code.
-
-The core is compiled on first use with the same C compiler as the responder, into a cache
-keyed by its sources and the compiler, so a build pays for it once (`check` uses the cached
-one, or compiles one for the run, and writes nothing).
+to the core in wire form (read/handover.py); every zone is checked and compiled by the same
+code.
 """
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
 import os
-import shlex
 import subprocess
 import tempfile
-import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
-from . import handover, objcache
-from .cc import runtime_dir
-from .config import ServerDefaults, ZoneSetConfig
-from .emit import Layout
-from .errors import CompileError, Diagnostic, Position, UsageError
+from ..config import ServerDefaults, ZoneSetConfig
+from ..emit import Layout
+from ..errors import CompileError, Diagnostic, Position, UsageError
+from ..read import handover
+from .program import Failed, executable
 
 EXIT_ERRORS = 1
 EXIT_DECLINED = 3
-SOURCES = Path(__file__).resolve().parent / "bake"
-CFLAGS = ["-std=gnu11", "-O2", "-pthread", "-Wall", "-Wextra"]
-# ZONEBAKE_SANITIZE=1 (the tests' second pass) builds it with ASan and UBSan too.
-SANITIZE_CFLAGS = ["-std=gnu11", "-O1", "-g", "-pthread", "-fno-omit-frame-pointer",
-                   "-fsanitize=address,undefined", "-fno-sanitize-recover=all"]
-
-
-def _cflags() -> list[str]:
-    return SANITIZE_CFLAGS if os.environ.get("ZONEBAKE_SANITIZE") else CFLAGS
 
 
 class Unsupported(UsageError):
     """The set is beyond what the core compiles (a limit, an origin it cannot take)."""
 
 
-class Failed(UsageError):
-    """The core itself went wrong (a bug of ours, or no way to compile it)."""
-
-
-UNUSED_FOR = 7 * 24 * 3600  # seconds after which another version's executable is deleted
-
-
-def _directories() -> list[Path]:
-    """Where the executable is kept: beside the runtime's objects (objcache.py), else in the
-    temporary directory."""
-    objects = objcache.cache_dir()
-    fallback = Path(tempfile.gettempdir()) / f"zonebake-{os.getuid()}"
-    return [objects.parent, fallback] if objects is not None else [fallback]
-
-
-def _prune(directory: Path, keep: Path) -> None:
-    """Executables of other versions of the baker, unused for a week."""
-    for old in directory.glob("bake-*"):
-        try:
-            if old != keep and time.time() - old.stat().st_atime > UNUSED_FOR:
-                old.unlink()
-        except OSError:
-            pass
-
-
-def _digest(cc: list[str], runtime: Path) -> str:
-    """What the executable depends on: its sources, the responder's headers, the compiler."""
-    digest = hashlib.sha256(" ".join(cc + _cflags()).encode())
-    for path in sorted(SOURCES.glob("*.[ch]")) + [runtime / "hash.h", runtime / "zonedata.h"]:
-        digest.update(path.name.encode() + b"\0" + path.read_bytes())
-    try:
-        digest.update(subprocess.run([*cc, "--version"], capture_output=True).stdout)
-    except OSError as exc:
-        raise Failed(f"cannot run the C compiler {cc[0]!r}: {exc.strerror}") from None
-    return digest.hexdigest()[:16]
-
-
-def _compile(cc: list[str], runtime: Path, executable: Path) -> bool:
-    """Compile the baker to `executable`, via a name of its own and a rename (builds running
-    at once each get a whole executable); False when the directory is not writable. The files
-    compile at once, one a core: on a first build the baker's compile delays everything."""
-    temporary = executable.with_name(f".{executable.name}.{os.getpid()}")
-    sources = sorted(SOURCES.glob("*.c"))
-    with tempfile.TemporaryDirectory(prefix="zonebake-bake-") as objects:
-        jobs = [[*cc, *_cflags(), f"-I{runtime}", "-c", str(source), "-o",
-                 str(Path(objects) / f"{source.stem}.o")] for source in sources]
-        with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-            results = list(pool.map(_run, jobs))
-        link = [*cc, *_cflags(), *(job[-1] for job in jobs), "-o", str(temporary)]
-        results.append(_run(link) if all(r.returncode == 0 for r, _ in results) else None)
-    for result, command in filter(None, results):
-        if result.returncode != 0:
-            temporary.unlink(missing_ok=True)
-            if command is link and "Permission denied" in result.stderr:
-                return False
-            raise Failed(f"the C compiler failed ({shlex.join(command)}):\n{result.stderr}")
-    os.replace(temporary, executable)
-    return True
-
-
-def _run(command: list[str]) -> tuple[subprocess.CompletedProcess, list[str]]:
-    try:
-        return subprocess.run(command, capture_output=True, text=True), command
-    except OSError as exc:
-        raise Failed(f"cannot run the C compiler {command[0]!r}: {exc.strerror}") from None
-
-
-@contextlib.contextmanager
-def baker(cache: bool = True) -> Iterator[Path]:
-    """The baker's executable, from the cache, or compiled now: into the cache, or with
-    `cache` false (for `check`, which writes nothing) into a directory removed after."""
-    cc = shlex.split(os.environ.get("CC", "cc"))
-    runtime = runtime_dir()
-    name = f"bake-{_digest(cc, runtime)}"
-    directories = _directories()
-    for directory in directories:
-        if (directory / name).is_file():
-            yield directory / name
-            return
-    if not cache:
-        with tempfile.TemporaryDirectory(prefix="zonebake-bake-") as scratch:
-            _compile(cc, runtime, Path(scratch) / name)
-            yield Path(scratch) / name
-        return
-    for directory in directories:
-        try:
-            directory.mkdir(parents=True, exist_ok=True)
-        except OSError:
-            continue
-        if _compile(cc, runtime, directory / name):
-            _prune(directory, directory / name)
-            yield directory / name
-            return
-    raise Failed("no writable directory for the compiler's core (tried "
-                 f"{' and '.join(map(str, directories))})")
-
-
 def _manifest(config: ZoneSetConfig, lenient: bool, zones: list[int],
               records: dict[int, Path]) -> str:
-    """The baker's input: the zones numbered in `zones`, with their records file where
+    """The core's input: the zones numbered in `zones`, with their records file where
     dnspython read them."""
     lines = [f"minimal {int(config.server.minimal_responses)}", f"lenient {int(lenient)}"]
     for index in zones:
         zone = config.zones[index]
-        # abspath, not resolve(): the same file for the baker, without resolve's system call
+        # abspath, not resolve(): the same file for the core, without resolve's system call
         # per path component (half a second for 10,000 zones).
         fields = (zone.origin_text, os.path.abspath(zone.path), zone.display)
         if any("\n" in field for field in fields) or "\n" in str(records.get(index, "")):
@@ -171,7 +57,7 @@ VERSION_NAMES = (b"\x07version\x04bind\x00", b"\x07version\x06server\x00")
 
 
 def chaos_names(server: ServerDefaults) -> list[tuple[bytes, str]]:
-    """(lowercased wire-format name, its text) for each CH TXT answer, in the baker's order."""
+    """(lowercased wire-format name, its text) for each CH TXT answer, in the core's order."""
     return [(name, text) for names, text in ((IDENTITY_NAMES, server.identity),
                                              (VERSION_NAMES, server.version)) if text
             for name in names]
@@ -185,7 +71,7 @@ class Baked:
 
 
 def _diagnostic(line: str) -> tuple[int, Diagnostic]:
-    """`diag ZONE SEVERITY LINE FILE_LENGTH FILE MESSAGE` (compiler/bake/diagnostics.c):
+    """`diag ZONE SEVERITY LINE FILE_LENGTH FILE MESSAGE` (diagnostics.c):
     the zone's number in the manifest, and the diagnostic."""
     zone, severity, number, length, rest = line[5:].rstrip("\n").split(" ", 4)
     file, message = rest[:int(length)], rest[int(length) + 1:]
@@ -193,7 +79,7 @@ def _diagnostic(line: str) -> tuple[int, Diagnostic]:
 
 
 class _ZoneErrors(CompileError):
-    """The baker's errors and warnings, by the zone's number in the manifest."""
+    """The core's errors and warnings, by the zone's number in the manifest."""
 
     def __init__(self, by_zone: dict[int, list[Diagnostic]]):
         super().__init__([d for zone in sorted(by_zone) for d in by_zone[zone]])
@@ -217,20 +103,20 @@ def bake(config: ZoneSetConfig, data_file: Path, cache: bool = True,
          hand_over: bool = True, dnspython_reads: bool = False,
          on_record: Callable[[], None] = lambda: None) -> Baked:
     """Write the set's blob to data_file; raise CompileError when the zones have errors (with
-    every diagnostic), Unsupported when the core cannot compile the set. `cache`: keep the baker's executable
-    in the cache if it has to be compiled. `on_phase` hears of each of the baker's phases as
-    it ends (progress reports); `on_plan` of the layout's numbers, while the baker is still
-    writing the data. `lenient`: missing glue is a warning. `on_record` hears of each record
+    every diagnostic), Unsupported when the core cannot compile the set. `cache`: keep the
+    core's executable in the cache if it has to be compiled. `on_phase` hears of each of the
+    core's phases as it ends (progress reports); `on_plan` of the layout's numbers, while the
+    core is still writing the data. `lenient`: missing glue is a warning. `on_record` hears of each record
     dnspython reads.
 
     A zone file the fast reader declines is read by dnspython and its records handed over
-    (handover.py), and the baker runs again; one dnspython cannot read is reported with the
+    (handover.py), and the core runs again; one dnspython cannot read is reported with the
     other zones' errors, as the zones are checked without it. For tests of the readers: with
     `hand_over` false, the fast reader's decline is raised as it is (Unreadable); with
     `dnspython_reads`, dnspython reads every zone file."""
     records: dict[int, Path] = {}
     unreadable: dict[int, list[Diagnostic]] = {}
-    with baker(cache) as executable, \
+    with executable(cache) as program, \
             tempfile.TemporaryDirectory(prefix="zonebake-records-") as scratch:
         for index in range(len(config.zones)) if dnspython_reads else ():
             records[index] = Path(scratch) / f"{index}.records"
@@ -243,9 +129,9 @@ def bake(config: ZoneSetConfig, data_file: Path, cache: bool = True,
             manifest = _manifest(config, lenient, zones, records)
             try:
                 if not unreadable:
-                    return _run_baker(executable, manifest, config, data_file, on_phase, on_plan)
+                    return _run_once(program, manifest, config, data_file, on_phase, on_plan)
                 if zones:  # the other zones' errors are reported too
-                    _run_baker(executable, manifest, config, Path(scratch) / "checked.bin",
+                    _run_once(program, manifest, config, Path(scratch) / "checked.bin",
                          on_phase, lambda _: None)
                 raise _ZoneErrors({})
             except Unreadable as exc:
@@ -269,15 +155,15 @@ def bake(config: ZoneSetConfig, data_file: Path, cache: bool = True,
                 raise _ZoneErrors(by_zone) from None
 
 
-def _run_baker(executable: Path, manifest: str, config: ZoneSetConfig, data_file: Path,
+def _run_once(program: Path, manifest: str, config: ZoneSetConfig, data_file: Path,
          on_phase: Phase, on_plan: Callable[[Baked], None]) -> Baked:
-    """One run of the baker."""
+    """One run of the core's program."""
     baked = None
     diagnostics: list[tuple[int, Diagnostic]] = []
     with tempfile.NamedTemporaryFile("w", prefix="zonebake-manifest-", suffix=".txt") as m:
         m.write(manifest)
         m.flush()
-        process = subprocess.Popen([str(executable), m.name, str(data_file)], text=True,
+        process = subprocess.Popen([str(program), m.name, str(data_file)], text=True,
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         said = []
         try:
@@ -321,7 +207,7 @@ def _run_baker(executable: Path, manifest: str, config: ZoneSetConfig, data_file
 
 def _baked(config: ZoneSetConfig, lines: Iterator[str],
            warnings: tuple[Diagnostic, ...]) -> Baked:
-    """The layout from the baker's numbers (`key value` lines)."""
+    """The layout from the core's numbers (`key value` lines)."""
     numbers: dict[str, int] = {}
     chaos_offsets = []
     for line in lines:

@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import dns.flags
@@ -13,9 +12,8 @@ import dns.rdatatype
 import pytest
 
 from conftest import Server, build_set
+from gen import write_zoneset
 
-sys.path.insert(0, str(Path(__file__).parent / "scale"))
-from gen import write_zoneset  # noqa: E402
 
 ZONES = 1000
 

@@ -22,8 +22,8 @@ import dns.rdataclass
 import dns.tokenizer
 import dns.zonefile
 
-from .config import ZoneSource
-from .errors import CompileError, Diagnostic, Position
+from ..config import ZoneSource
+from ..errors import CompileError, Diagnostic, Position
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 /*
  * records.c - a zone's records handed over in wire form: what dnspython read of a zone file
- * the fast reader does not read (compiler/handover.py writes them). From here on such a
+ * the fast reader does not read (compiler/read/handover.py writes them). From here on such a
  * record is like any other: names interned, the record filed (zones.c).
  *
  * The file, little-endian: the octets `ZBREC1\0\0`, then entries, each a kind octet:

@@ -1,6 +1,6 @@
 """The same zones and compiler give byte-identical zonedata.c, zonedata.bin and binary: no time stamps, no
 dependence on dict order, Python's hash seed, the output directory, or whether the runtime's
-objects came from the cache (compiler/objcache.py), were compiled for it or compiled without one."""
+objects came from the cache (compiler/toolchain/objcache.py), were compiled for it or compiled without one."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
  * bake.h - the compiler's core: the whole compile of a zone set in C, once, for every zone
  * file: checks with their positions, the name tree, every answer, serialization with name
  * compression, the perfect hash and the layout of zonedata.bin (runtime/zonedata.h).
- * compiler/native.py runs it: it writes the manifest, hands over the records dnspython read
+ * run.py runs it: it writes the manifest, hands over the records dnspython read
  * of a file the fast reader declines, and reads back the diagnostics and the layout's numbers.
  *
  * Modules, in the order the data flows:
@@ -41,7 +41,7 @@
 /* The zone `reading_zone` needs dnspython's reader (the fast reader cannot read it). */
 _Noreturn void decline(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 extern uint32_t reading_zone;  /* NONE while no zone file is read */
-/* The set needs what the baker does not do. */
+/* The set is beyond the core. */
 _Noreturn void unsupported(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 _Noreturn void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* What a thread must do before it declines: the zone file's lexer files the records it read

@@ -23,7 +23,7 @@ from zonebake.deploy import control_status
 
 OLD_OCTET, NEW_OCTET = 1, 2
 # The long run of the README: ZONEBAKE_SWAP_RATE=20000 ZONEBAKE_SWAP_SECONDS=60
-# ZONEBAKE_SWAP_COUNT=30 pytest tests/test_swap.py -k load
+# ZONEBAKE_SWAP_COUNT=30 pytest tests/ops/test_swap.py -k load
 RATE = int(os.environ.get("ZONEBAKE_SWAP_RATE", 20000))
 SECONDS = int(os.environ.get("ZONEBAKE_SWAP_SECONDS", 20))
 SWAPS = int(os.environ.get("ZONEBAKE_SWAP_COUNT", 10))
