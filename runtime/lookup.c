@@ -62,7 +62,7 @@ static const struct zb_answer *answer_for_type(const struct zb_zoneset *zs,
 static const struct zb_answer *answer_for_miss(const struct zb_zoneset *zs,
 					       const struct zb_node *encloser, uint16_t qtype)
 {
-	if (encloser->miss_kind == ZB_MISS_WILDCARD)
+	if (encloser->miss_kind == ZB_MISS_NODE)
 		return answer_for_type(zs, &zs->nodes[encloser->miss], qtype);
 	return zb_answer_at(zs, encloser->miss);
 }

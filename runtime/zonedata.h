@@ -30,7 +30,11 @@ struct zb_node {
 
 enum zb_miss_kind {
 	ZB_MISS_ANSWER = 0,   /* `miss` is an answer's offset in data (NXDOMAIN, referral...) */
-	ZB_MISS_WILDCARD = 1, /* `miss` is the node index of the '*' child to synthesize from */
+	/* `miss` is the index of a node whose answers by type serve: the '*' child to
+	 * synthesize from, or a node after the perfect hash's slots (its name_len 0) holding
+	 * what a DNAME synthesis gives by type, the chain going on from the query name's image
+	 * (RFC 6672 §3.3). */
+	ZB_MISS_NODE = 1,
 };
 
 struct zb_type_entry {

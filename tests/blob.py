@@ -67,17 +67,29 @@ class Blob:
         return Answer(header, self.data[body_off:body_off + body_len], base_len, fixups,
                       dname_split)
 
-    def answers(self, name: dns.name.Name) -> dict:
-        """{qtype, 'default', 'miss': Answer, or ('wildcard', name) for a miss}."""
-        _, first, default, miss, ntypes, _, miss_kind = self._node(self.nodes[name])
+    def _typed(self, index: int) -> dict:
+        """The answers of the node at `index`: {qtype, 'default': Answer}."""
+        _, first, default, _, ntypes, _, _ = self._node(index)
         out = {}
         for k in range(ntypes):
             qtype, _, offset = TYPE_ENTRY.unpack_from(
                 self.data, self.layout.types_off + TYPE_ENTRY.size * (first + k))
             out[qtype] = self._answer(offset)
         out["default"] = self._answer(default)
-        out["miss"] = (self._answer(miss) if miss_kind == MISS_ANSWER
-                       else ("wildcard", self.slot_names[miss]))
+        return out
+
+    def answers(self, name: dns.name.Name) -> dict:
+        """{qtype, 'default': Answer, 'miss': Answer, or ('wildcard', name), or ('by type',
+        {qtype, 'default': Answer}) for a node of answers after the hash's slots}."""
+        slot = self.nodes[name]
+        out = self._typed(slot)
+        _, _, _, miss, _, _, miss_kind = self._node(slot)
+        if miss_kind == MISS_ANSWER:
+            out["miss"] = self._answer(miss)
+        elif miss in self.slot_names:
+            out["miss"] = ("wildcard", self.slot_names[miss])
+        else:
+            out["miss"] = ("by type", self._typed(miss))
         return out
 
     def answer(self, name: str, qtype: int) -> Answer:

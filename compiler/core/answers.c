@@ -34,8 +34,8 @@ struct worker {
 	struct body_table *bodies;
 	struct wire *wire;
 	struct response response;
-	types_t qtypes;
-	VEC(uint32_t) staged, ids;
+	types_t qtypes, miss_qtypes;
+	VEC(uint32_t) staged, ids, miss_staged;
 	VEC(struct typed_body) typed;  /* node_answers.types index this, until merged */
 	VEC(struct oversized) oversized;
 };
@@ -136,6 +136,34 @@ static struct pos first_position(name_t name)
 	return best;
 }
 
+/* The answers for names below a node whose miss is a DNAME synthesis, by type: the chain
+ * from the query name's image may end in a wildcard's or a CNAME target's records, which
+ * differ by type (RFC 6672 §3.3, RFC 4592). Every type of the zone, and those that reach
+ * anything; staged, their indices in w->miss_staged beside w->miss_qtypes. */
+static size_t stage_typed_misses(struct worker *w, uint32_t zone, name_t name, size_t i)
+{
+	types_t *qtypes = &w->miss_qtypes;
+	qtypes->n = 0;
+	const types_t *zone_types = &zones.v[zone].types;
+	for (size_t t = 0; t < zone_types->n; t++)
+		types_add(qtypes, zone_types->v[t]);
+	static const uint16_t reach_anything[] = {QTYPE_ANY_OVER_TCP, T_ANY, T_DS, T_CNAME};
+	for (size_t t = 0; t < sizeof reach_anything / sizeof *reach_anything; t++)
+		types_add(qtypes, reach_anything[t]);
+	w->miss_staged.n = 0;
+	for (size_t q = 0; q < qtypes->n; q++) {
+		uint16_t qtype = qtypes->v[q];
+		int every_rrset = qtype == QTYPE_ANY_OVER_TCP;
+		resolve(&w->response, zone, NONE, name, every_rrset ? T_ANY : qtype, w->minimal,
+			every_rrset);
+		uint32_t staged = serialize(w->wire, w->bodies, &w->response, name);
+		if (staged == NONE)
+			note_oversized(w, i);
+		PUSH(w->miss_staged, staged);
+	}
+	return qtypes->n;
+}
+
 /* A node's bodies are staged as they are made and interned together at the end (bodies.c
  * says why); `staged` holds their indices until then. */
 static void *work(void *arg)
@@ -150,8 +178,7 @@ static void *work(void *arg)
 		const uint16_t *qtypes = w->qtypes.v;
 		size_t nq = w->qtypes.n;
 		RESERVE(w->staged, nq);
-		RESERVE(w->ids, 2 * (nq + 3));  /* and DS; a DNAME answer stages an overflow too */
-		uint32_t *staged = w->staged.v, *id = w->ids.v;
+		uint32_t *staged = w->staged.v;
 		uint32_t default_staged = answer(w, zone, name, base, unused);
 		for (size_t q = 0; q < nq; q++) {
 			size_t same = same_answer(name, qtypes, q);
@@ -170,12 +197,18 @@ static void *work(void *arg)
 		if (default_staged == NONE)
 			note_oversized(w, i);
 		uint32_t miss_staged = NONE;
+		size_t nmiss = 0;
 		if (na.miss_wildcard == NONE) {
 			resolve(&w->response, zone, NONE, name, unused, w->minimal, 0);
+			int synthesized = w->response.dname_rrset != NONE;
 			miss_staged = serialize(w->wire, w->bodies, &w->response, name);
 			if (miss_staged == NONE)
 				note_oversized(w, i);
+			if (synthesized)
+				nmiss = stage_typed_misses(w, zone, name, i);
 		}
+		RESERVE(w->ids, w->bodies->staged.n);
+		uint32_t *id = w->ids.v;
 		intern_staged(w->bodies, id);
 		if (w->oversized.n > 0 && w->oversized.v[w->oversized.n - 1].node == i)
 			continue;  /* the build stops: the node's answers are not needed */
@@ -201,6 +234,13 @@ static void *work(void *arg)
 		na.ntypes = w->typed.n - na.types;
 		if (miss_staged != NONE)
 			na.miss_body = id[miss_staged];
+		na.miss_types = w->typed.n;
+		for (size_t q = 0; q < nmiss; q++)
+			if (id[w->miss_staged.v[q]] != na.miss_body) {
+				struct typed_body t = {w->miss_qtypes.v[q], id[w->miss_staged.v[q]]};
+				PUSH(w->typed, t);
+			}
+		na.miss_ntypes = w->typed.n - na.miss_types;
 		node_answers.v[i] = na;
 	}
 	return NULL;
@@ -234,6 +274,7 @@ static void merge(struct worker *w)
 	for (size_t i = w->begin; i < w->end; i++) {
 		struct node_answers *na = &node_answers.v[i];
 		na->types += offset;
+		na->miss_types += offset;
 		na->default_body = map[na->default_body];
 		if (na->miss_body != NONE)
 			na->miss_body = map[na->miss_body];
@@ -293,6 +334,8 @@ void merge_answers(void)
 		wire_free(w->wire);
 		free(w->typed.v);
 		free(w->qtypes.v);
+		free(w->miss_qtypes.v);
+		free(w->miss_staged.v);
 		free(w->staged.v);
 		free(w->ids.v);
 		free(w->oversized.v);

@@ -164,7 +164,7 @@ void print_diagnostics(void);  /* see diagnostics.c */
 enum rdtype {
 	T_A = 1, T_NS = 2, T_CNAME = 5, T_SOA = 6, T_PTR = 12, T_MX = 15, T_TXT = 16,
 	T_AAAA = 28, T_SRV = 33, T_DNAME = 39, T_DS = 43, T_RRSIG = 46, T_NSEC = 47,
-	T_NSEC3 = 50,
+	T_NSEC3 = 50, T_SVCB = 64, T_HTTPS = 65,
 	T_ANY = 255, T_CAA = 257,
 };
 #define CLASS_IN 1
@@ -173,7 +173,8 @@ enum rdtype {
 
 
 /* One record's data. Names are kept as ids; `raw` holds the rest, in wire order around them:
- * MX raw(2) name; SRV raw(6) name; SOA name name2 raw(20); NS CNAME PTR name; others raw. */
+ * MX raw(2) name; SRV raw(6) name; SOA name name2 raw(20); NS CNAME PTR DNAME name; others
+ * raw. SVCB and HTTPS are raw whole, their TargetName in `name` besides (additional data). */
 struct rdata {
 	uint32_t raw;      /* offset in the rdata arena */
 	uint16_t raw_len;
@@ -348,6 +349,9 @@ struct node_answers {
 	uint32_t default_body, miss_body;  /* miss_body NONE when miss_wildcard answers */
 	name_t miss_wildcard;
 	uint32_t types, ntypes;   /* in `typed`, sorted by qtype */
+	/* For names below the node, the answers that differ from miss_body by type: a DNAME
+	 * synthesis whose chain goes on to the type asked for (RFC 6672 §3.3). In `typed`. */
+	uint32_t miss_types, miss_ntypes;
 };
 
 struct typed_body {

@@ -10,6 +10,7 @@
  *   resolve.c writes; the images of images too, as a chain of DNAMEs goes on.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "bake.h"
 
@@ -44,8 +45,12 @@ static name_t moved(name_t name, name_t from, name_t to)
 	for (name_t s = name; s != from; s = N(s)->parent)
 		labels[n++] = s;
 	name_t out = to;
-	while (n-- > 0)
-		out = name_child(out, name_label(labels[n]), N(labels[n])->label_len);
+	while (n-- > 0) {
+		uint8_t label[63];  /* name_child may move the labels it reads from */
+		size_t len = N(labels[n])->label_len;
+		memcpy(label, name_label(labels[n]), len);
+		out = name_child(out, label, len);
+	}
 	return out;
 }
 
@@ -116,15 +121,16 @@ void add_dname_images(void)
 		}
 		done = end;
 	}
-	qsort(images.v, images.n, sizeof *images.v, by_name);
+	if (images.n > 1)
+		qsort(images.v, images.n, sizeof *images.v, by_name);
 }
 
 /* The image of a name below a DNAME owner, made by add_dname_images. */
 const struct dname_image *dname_image(name_t name)
 {
 	struct dname_image key = {.name = name};
-	const struct dname_image *found = bsearch(&key, images.v, images.n, sizeof *images.v,
-						  by_name);
+	const struct dname_image *found = images.n == 0 ? NULL :
+		bsearch(&key, images.v, images.n, sizeof *images.v, by_name);
 	if (!found)
 		fail("no DNAME image of %s", name_text(name));
 	return found;

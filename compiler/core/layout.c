@@ -23,6 +23,8 @@ static size_t align(size_t n, size_t to)
 
 static VEC(uint32_t) numbered;  /* body ids in answer-number order */
 static uint32_t *number;        /* body id -> its number, for the bodies numbered */
+/* Nodes after the hash's slots: each holds a node's answers for names below it by type. */
+static size_t miss_nodes;
 
 /* The blob goes out through buffers of our own: hundreds of megabytes in small pieces. Two
  * threads write it, each its own part at its own offsets. */
@@ -93,6 +95,7 @@ struct first_met {
 	uint64_t *met;       /* a bit per body */
 	VEC(uint32_t) list;  /* in the order met */
 	size_t types;        /* type entries in these slots */
+	size_t miss_nodes;   /* nodes of typed miss answers for these slots */
 };
 
 static int met(const uint64_t *bits, uint32_t body)
@@ -129,8 +132,11 @@ static void *meet_slots(void *arg)
 			meet(m, typed.v[na->types + t].body);
 		if (na->miss_body != NONE)
 			meet(m, na->miss_body);
+		for (uint32_t t = 0; t < na->miss_ntypes; t++)
+			meet(m, typed.v[na->miss_types + t].body);
 		meet(m, na->default_body);
-		m->types += na->ntypes;
+		m->types += na->ntypes + na->miss_ntypes;
+		m->miss_nodes += na->miss_ntypes > 0;
 	}
 	return NULL;
 }
@@ -165,6 +171,7 @@ static size_t number_answers(const struct phash *ph, const struct chaos *chaos, 
 	free(half[0].met);
 	free(half[1].met);
 	free(half[1].list.v);
+	miss_nodes = half[0].miss_nodes + half[1].miss_nodes;
 	return half[0].types + half[1].types;
 }
 
@@ -240,6 +247,15 @@ static void *answers_thread(void *job)
 
 #define OFFSET(body) answer_at[number[body]]
 
+static void put_types(struct out *o, uint32_t first, uint32_t n, const uint32_t *answer_at)
+{
+	for (uint32_t t = 0; t < n; t++) {
+		const struct typed_body *tb = &typed.v[first + t];
+		struct zb_type_entry e = {.qtype = tb->qtype, .answer = OFFSET(tb->body)};
+		put(o, &e, sizeof e);
+	}
+}
+
 /* Where every part goes, between plan_layout and write_layout. */
 static uint32_t *answer_at;  /* by answer number */
 static uint64_t types_off, pilots_off, answers_off, names_off;
@@ -248,7 +264,7 @@ void plan_layout(const struct phash *ph, const uint32_t *key_off, struct chaos *
 		 size_t nchaos, struct layout_info *info)
 {
 	size_t type_count = number_answers(ph, chaos, nchaos);
-	types_off = align(sizeof(struct zb_node) * (uint64_t)ph->nslots, ALIGN);
+	types_off = align(sizeof(struct zb_node) * ((uint64_t)ph->nslots + miss_nodes), ALIGN);
 	pilots_off = align(types_off + sizeof(struct zb_type_entry) * type_count, ALIGN);
 	answers_off = align(pilots_off + 2ull * ph->nbuckets, ALIGN);
 	uint64_t position = answers_off;
@@ -299,6 +315,7 @@ void write_layout(const char *path, const struct phash *ph, const uint8_t *keys,
 		if (ph->slots[slot] != NONE)
 			slot_of[nodes.v[ph->slots[slot]]] = slot;
 	uint32_t name_at = names_off, type_index = 0;
+	VEC(struct zb_node) extra = {0};
 	for (uint32_t slot = 0; slot < ph->nslots; slot++) {
 		prefetch_node(ph, slot);
 		uint32_t i = ph->slots[slot];
@@ -311,24 +328,32 @@ void write_layout(const char *path, const struct phash *ph, const uint8_t *keys,
 				.default_answer = OFFSET(na->default_body),
 				.ntypes = na->ntypes, .name_len = key_len,
 			};
-			if (na->miss_body != NONE) {
+			put_types(&types_out, na->types, na->ntypes, answer_at);
+			type_index += na->ntypes;
+			if (na->miss_ntypes > 0) {
+				/* RFC 6672 §3.3: answers by type for names below, in a node of their own. */
+				struct zb_node below = {.types_off = type_index, .ntypes = na->miss_ntypes,
+							.default_answer = OFFSET(na->miss_body)};
+				put_types(&types_out, na->miss_types, na->miss_ntypes, answer_at);
+				type_index += na->miss_ntypes;
+				node.miss = ph->nslots + extra.n;
+				node.miss_kind = ZB_MISS_NODE;
+				PUSH(extra, below);
+			} else if (na->miss_body != NONE) {
 				node.miss = OFFSET(na->miss_body);
 				node.miss_kind = ZB_MISS_ANSWER;
 			} else {
 				node.miss = slot_of[na->miss_wildcard];
-				node.miss_kind = ZB_MISS_WILDCARD;
-			}
-			for (uint32_t t = 0; t < na->ntypes; t++) {
-				const struct typed_body *tb = &typed.v[na->types + t];
-				struct zb_type_entry e = {.qtype = tb->qtype, .answer = OFFSET(tb->body)};
-				put(&types_out, &e, sizeof e);
+				node.miss_kind = ZB_MISS_NODE;
 			}
 			put(&names_out, keys + key_off[i], key_len);
 			name_at += key_len;
-			type_index += na->ntypes;
 		}
 		put(&nodes_out, &node, sizeof node);
 	}
+	for (size_t k = 0; k < extra.n; k++)
+		put(&nodes_out, &extra.v[k], sizeof extra.v[k]);
+	free(extra.v);
 	pad_to(&nodes_out, types_off);
 	pad_to(&types_out, pilots_off);
 	put(&types_out, ph->pilots, 2u * ph->nbuckets);

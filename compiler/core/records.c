@@ -95,6 +95,14 @@ static struct rdata rdata_of(const struct cursor *c, uint16_t type, const uint8_
 		bytes_put(&rdata_raw, rdata + used, 20);
 		used += 20;
 		break;
+	case T_SVCB:
+	case T_HTTPS:  /* RFC 9460 §2.2: the TargetName, for the additional section */
+		if (len < 3)
+			fail("%s: short %s data", c->path, type_name(type));
+		rd.name = wire_name(c, rdata + 2, len - 2, &more);
+		bytes_put(&rdata_raw, rdata, len);
+		used = len;
+		break;
 	default:
 		bytes_put(&rdata_raw, rdata, len);
 		used = len;

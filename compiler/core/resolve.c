@@ -138,23 +138,62 @@ static void add_addresses(struct response *r, entries_t *section, uint32_t zone,
 	}
 }
 
-/* ZoneView.set_addresses: from this zone, or from the zone of the set that holds the target
- * when the name exists there (not below or at a cut). */
+/* A wildcard's A and AAAA for a target it matches, owned by the target (RFC 4592 §3.3.1:
+ * the lookup for additional data synthesizes as any lookup does). */
+static void add_synthesized_addresses(struct response *r, uint32_t zone, name_t wildcard,
+				      name_t target)
+{
+	static const uint16_t types[2] = {T_A, T_AAAA};
+	for (int t = 0; t < 2; t++) {
+		uint32_t set = rrset_in(zone, wildcard, types[t]);
+		if (set != NONE && !added(r, target, types[t]))
+			add_rrset(&r->optional, target, set);
+	}
+}
+
+/* Addresses of an NS, MX or SRV target (RFC 1034 §4.3.2 step 6): from this zone (glue
+ * included), or from the zone of the set that holds the target when the name exists there
+ * (not below or at a cut); where the name does not exist, a wildcard's that matches it. */
 static void add_set_addresses(struct response *r, uint32_t zone, name_t target)
 {
-	if (in_zone(zone, target)) {
-		add_addresses(r, &r->optional, zone, target);
+	uint32_t from = in_zone(zone, target) ? zone : N(target)->zone;
+	if (from == NONE)
 		return;
-	}
-	uint32_t other = N(target)->zone;
 	name_t at;
-	if (other != NONE && locate(other, target, T_A, &at) == EXACT)
-		add_addresses(r, &r->optional, other, target);
+	enum where where = locate(from, target, T_A, &at);
+	if (from == zone)
+		add_addresses(r, &r->optional, zone, target);
+	else if (where == EXACT)
+		add_addresses(r, &r->optional, from, target);
+	if (where == SYNTHESIZED)
+		add_synthesized_addresses(r, from, at, target);
+}
+
+/* RFC 9460 §4.1: for an SVCB or HTTPS answer, the records of each TargetName in the zone:
+ * its own SVCB or HTTPS RRset (an AliasMode chain goes on there), its A and AAAA. A
+ * TargetName of "." names no other name (the owner's own, in ServiceMode: the client asks
+ * for the owner's addresses anyway), and Knot adds nothing for it either. */
+static void add_service_records(struct response *r, uint32_t zone, uint32_t rrset)
+{
+	const struct rrset *set = &rrsets.v[rrset];
+	for (uint32_t i = set->first; i != NONE; i = rdatas.v[i].next) {
+		name_t target = rdatas.v[i].name;
+		if (target == ROOT || !in_zone(zone, target))
+			continue;
+		uint32_t service = rrset_in(zone, target, set->type);
+		if (service != NONE && service != rrset && !added(r, target, set->type))
+			add_rrset(&r->optional, target, service);
+		add_addresses(r, &r->optional, zone, target);
+	}
 }
 
 static void add_target_addresses(struct response *r, uint32_t zone, uint32_t rrset)
 {
 	uint16_t type = rrsets.v[rrset].type;
+	if (type == T_SVCB || type == T_HTTPS) {
+		add_service_records(r, zone, rrset);
+		return;
+	}
 	if (type != T_NS && type != T_MX && type != T_SRV)
 		return;
 	for (uint32_t i = rrsets.v[rrset].first; i != NONE; i = rdatas.v[i].next)

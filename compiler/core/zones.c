@@ -75,7 +75,8 @@ void assign_zones(void)
 static int same_rdata(const struct rdata *a, const struct rdata *b)
 {
 	return a->name == b->name && a->name2 == b->name2 && a->raw_len == b->raw_len &&
-	       memcmp(rdata_raw.v + a->raw, rdata_raw.v + b->raw, a->raw_len) == 0;
+	       (a->raw_len == 0 ||
+		memcmp(rdata_raw.v + a->raw, rdata_raw.v + b->raw, a->raw_len) == 0);
 }
 
 /* The name and its ancestors up to the apex exist in the zone (empty non-terminals, RFC
@@ -309,6 +310,13 @@ static void advise(uint32_t zone)
 					 name_text(target));
 			}
 		}
+		uint32_t dname = rrset_in(zone, owner, T_DNAME);
+		if (dname != NONE &&
+		    name_is_below_or_at(rdatas.v[rrsets.v[dname].first].name, owner))
+			diagnose(zone, WARNING, rrsets.v[dname].pos, "%s DNAME %s: the target lies "
+				 "below the owner, so every name under it redirects again without end "
+				 "(RFC 6672 §5.2)", name_text(owner),
+				 name_text(rdatas.v[rrsets.v[dname].first].name));
 		uint32_t ns = rrset_in(zone, owner, T_NS);
 		if (name_is_wildcard(owner) && ns != NONE)
 			diagnose(zone, WARNING, rrsets.v[ns].pos, "wildcard %s has NS records (RFC "

@@ -65,6 +65,8 @@ DIAGNOSED = {
     "unused-glue": (0, "warning: stray.sub.example.test. A lies below a delegation"),
     "mx-target-cname": (0, "warning: example.test. MX mail.example.test. is an alias"),
     "soa-minimum": (0, "warning: SOA MINIMUM 86401 is over a day"),
+    "dname-loop": (0, "warning: loop.example.test. DNAME deeper.loop.example.test.: the target "
+                   "lies below the owner"),
     # Refused.
     "ns-target-cname": (1, "error: sub.example.test. NS alias.example.test.: no A or AAAA"),
     "missing-glue": (1, "error: sub.example.test. NS ns.sub.example.test.: no A or AAAA"),

@@ -35,8 +35,10 @@ KNOT_CHAIN_LIMIT = 5
 
 
 def _yxdomain_target_records(probe, ours, knot) -> bool:
-    """Knot's YXDOMAIN carries the DNAME and then the records of the DNAME target itself."""
-    return (ours.rcode() == knot.rcode() == dns.rcode.YXDOMAIN
+    """Knot's YXDOMAIN carries the DNAME and then the records of the DNAME target itself; when
+    those are a CNAME to a name that does not exist, Knot says NXDOMAIN instead."""
+    return (ours.rcode() == dns.rcode.YXDOMAIN
+            and knot.rcode() in (dns.rcode.YXDOMAIN, dns.rcode.NXDOMAIN)
             and [_key(r) for r in ours.answer] == [_key(r) for r in knot.answer[:len(ours.answer)]]
             and ours.answer and ours.answer[-1].rdtype == dns.rdatatype.DNAME
             and all(r.name == ours.answer[-1][0].target for r in knot.answer[len(ours.answer):]))
@@ -95,7 +97,8 @@ ALLOWED: list[Allowed] = [
         "YXDOMAIN carries the DNAME alone",
         "RFC 6672 §2.2: when the substituted name would exceed 255 octets the server returns "
         "YXDOMAIN; the DNAME explains why. Knot adds the records of the DNAME's target name, "
-        "which answer no question that was asked.",
+        "which answer no question that was asked (and says NXDOMAIN when they are a CNAME to "
+        "a name that does not exist).",
         _yxdomain_target_records,
     ),
     Allowed(

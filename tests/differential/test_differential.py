@@ -26,6 +26,8 @@ ZONE_SETS = {
     "parent-and-child": [("example.com.", ZONES / "parentchild" / "example.com.zone"),
                          ("sub.example.com.", ZONES / "parentchild" / "sub.example.com.zone")],
     "rfc4592": [("example.", ZONES / "rfc4592" / "example.zone")],
+    "dname-chains": [("example.", ZONES / "dnamechains" / "example.zone")],
+    "svcb": [("example.", ZONES / "svcb" / "example.zone")],
     "rfc1034": "rfc1034",
     "generated": "generated",
 }
