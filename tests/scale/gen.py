@@ -5,6 +5,10 @@
   mail hosts, and delegations with in-zone glue.
 - `zoneset`: COUNT small zones (a hosting provider's customers), each with SOA, NS, a few
   hosts, MX and TXT, and a zonebake.toml listing them.
+- `handkept`: the same zone written as people write zone files by hand: TTL units, the SOA
+  in parentheses with comments, owners inherited, TTLs and classes here and there, names in
+  capitals, TXT escapes, half the records in an $INCLUDE file, a DNAME, and a child zone
+  served in the same set.
 """
 
 from __future__ import annotations
@@ -55,6 +59,56 @@ def write_zone(path: Path, names: int) -> None:
     with path.open("w") as out:
         for line in zone_lines(names):
             out.write(line + "\n")
+
+
+CHILD = f"child.{ORIGIN}"
+
+
+def _hand_kept(lines, include: str | None):
+    """The zone's records as a person keeps them (see the module's docstring); at the
+    middle of the records, an $INCLUDE of `include` and the records after it go there."""
+    records = list(lines)
+    head = ["$ORIGIN " + ORIGIN, "$TTL 1h",
+            "@ IN SOA ns1 hostmaster ( 2026112101 ; serial",
+            "            2h  ; refresh", "            15m ; retry",
+            "            2w  ; expire", "            5m ) ; minimum",
+            "@ NS ns1", "  NS ns2", "@ MX 10 mx1",
+            "ns1 A 192.0.2.1", "ns2 A 192.0.2.2", "mx1 A 192.0.2.25",
+            f"child NS ns.child", f"ns.child A 192.0.2.53",
+            "old-www DNAME site1", "; the sites and their delegations"]
+    body, previous = [], None
+    for n, line in enumerate(records[9:]):  # after the generated head, rewritten above
+        owner, rest = line.split(" ", 1)
+        if n % 7 == 3:
+            rest = "1h IN " + rest
+        elif n % 11 == 5:
+            rest = "IN 3600 " + rest
+        if n % 13 == 0:
+            owner = owner.upper()
+        if rest.endswith('-all"'):
+            rest = rest[:-1] + '\\059 \\"hand\\"\"'
+        body.append(("\t" if owner.lower() == previous else owner + " ") + rest)
+        previous = owner.lower()
+    half = len(body) // 2
+    while body[half].startswith("\t"):
+        half += 1
+    main, rest = body[:half], body[half:]
+    if include is None:
+        return head + main + rest, []
+    return head + main + [f"$INCLUDE {include}"], [f"$ORIGIN {ORIGIN}", "$TTL 1h", *rest]
+
+
+def write_handkept(directory: Path, names: int) -> list[tuple[str, Path]]:
+    """The hand-kept zone of NAMES names in DIRECTORY (its file, an included file) and its
+    child zone: (origin, file) for each zone of the set."""
+    directory.mkdir(parents=True, exist_ok=True)
+    main, included = _hand_kept(zone_lines(names), "sites-part2.inc")
+    (directory / "scale.zone").write_text("\n".join(main) + "\n")
+    (directory / "sites-part2.inc").write_text("\n".join(included) + "\n")
+    (directory / "child.zone").write_text(
+        "$TTL 1d\n@ SOA ns hostmaster ( 1 2h 15m 2w 5m )\n@ NS ns\nns A 192.0.2.53\n"
+        "www A 192.0.2.54\n")
+    return [(ORIGIN, directory / "scale.zone"), (CHILD, directory / "child.zone")]
 
 
 def write_zoneset(directory: Path, count: int) -> Path:
