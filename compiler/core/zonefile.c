@@ -1,14 +1,14 @@
 /*
- * zonefile.c - lex a plain zone file: what compiler/fastparse.py reads, with the same
- * meaning, and nothing else. The names are left as text for readzone.c to intern
- * (lexed.h): this half of the reading can run on a thread of its own.
+ * zonefile.c - the fast reader's lexer (RFC 1035 §5.1 master files), with dnspython's meaning
+ * and nothing else. The names are left as text for readzone.c to intern (lexed.h): this half
+ * of the reading can run on a thread of its own.
  *
- * Plain means: `$ORIGIN` and `$TTL` (given before the first record), one record a line or
+ * It reads `$ORIGIN` and `$TTL` (given before the first record), one record a line or
  * parentheses without quotes, comments, blank owners continuing the previous one, TTL and
- * class IN in either order, types A AAAA NS CNAME PTR MX TXT SOA SRV with their usual text
- * forms, numbers as plain digits. Anything else, or anything the Python pipeline would reject
- * or warn about, makes the baker decline, and the Python pipeline reads the file and says
- * what is wrong where.
+ * class IN in either order, TTLs and SOA timers in units (`1h30m`), quoted strings with
+ * escapes, types A AAAA NS CNAME DNAME PTR MX TXT SOA SRV DS CAA in their usual text forms.
+ * Anything else, and anything dnspython would refuse, makes it decline the file: dnspython
+ * reads it (compiler/read/) and says what is wrong where.
  */
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -68,6 +68,37 @@ static uint32_t number(struct token t, uint64_t max, const char *what)
 	if (v > max)
 		decline("%s %.*s is out of range", what, (int)t.len, t.p);
 	return (uint32_t)v;
+}
+
+/* A TTL: plain digits, or BIND's units (`1h30m`, `2W`: s m h d w, any case, each after a
+ * number), at most 2^32 - 1, as dnspython's dns.ttl reads it; anything else declines. */
+static uint32_t ttl_value(struct token t, const char *what)
+{
+	if (digits(t))
+		return number(t, UINT32_MAX, what);
+	uint64_t total = 0, current = 0;
+	int need_digit = 1;
+	for (size_t i = 0; i < t.len; i++) {
+		char c = t.p[i];
+		if (c >= '0' && c <= '9') {
+			current = current * 10 + (c - '0');
+			need_digit = 0;
+			if (current > UINT32_MAX)
+				break;
+			continue;
+		}
+		static const char units[] = "smhdw";
+		static const uint32_t seconds[] = {1, 60, 3600, 86400, 604800};
+		const char *unit = c ? strchr(units, c | 0x20) : NULL;
+		if (need_digit || !unit)
+			decline("%s %.*s is not a TTL", what, (int)t.len, t.p);
+		total += current * seconds[unit - units];
+		current = 0;
+		need_digit = 1;
+	}
+	if (!need_digit || total > UINT32_MAX || t.len == 0)
+		decline("%s %.*s is not a TTL", what, (int)t.len, t.p);
+	return (uint32_t)total;
 }
 
 /* Inline, so that the words' lengths are constants: it runs a dozen times a record. */
@@ -136,7 +167,7 @@ static uint16_t type_of(struct token t)
 	static const struct { const char *text; uint16_t type; } known[] = {
 		{"A", T_A}, {"NS", T_NS}, {"CNAME", T_CNAME}, {"SOA", T_SOA}, {"PTR", T_PTR},
 		{"MX", T_MX}, {"TXT", T_TXT}, {"AAAA", T_AAAA}, {"SRV", T_SRV}, {"DS", T_DS},
-		{"CAA", T_CAA},
+		{"CAA", T_CAA}, {"DNAME", T_DNAME},
 	};
 	for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
 		if (eq_upper(t, known[i].text))
@@ -186,14 +217,38 @@ static struct rdata raw_rdata(void)
 	return (struct rdata){.raw = rdata_raw.n, .name = NONE, .name2 = NONE, .next = NONE};
 }
 
+/* A character-string (RFC 1035 §3.3), its escapes read (§5.1): `\X` is X, `\DDD` the
+ * octet of that decimal value. */
 static void put_string(struct rdata *rd, const char *p, size_t len)
 {
-	if (len > 255)
-		decline("a TXT string over 255 octets");
-	uint8_t n = len;
-	bytes_put(&rdata_raw, &n, 1);
-	bytes_put(&rdata_raw, p, len);
-	rd->raw_len += 1 + len;
+	uint8_t text[255];
+	size_t n = 0;
+	for (size_t i = 0; i < len; i++) {
+		uint8_t c = p[i];
+		if (c == '\\') {
+			if (i + 1 == len)
+				decline("a string ending in a backslash");
+			if (isdigit((unsigned char)p[i + 1])) {
+				if (i + 3 >= len || !isdigit((unsigned char)p[i + 2]) ||
+				    !isdigit((unsigned char)p[i + 3]))
+					decline("an escape of fewer than three digits");
+				unsigned v = (p[i + 1] - '0') * 100 + (p[i + 2] - '0') * 10 + p[i + 3] - '0';
+				if (v > 255)
+					decline("an escape over 255");
+				c = v;
+				i += 3;
+			} else {
+				c = p[++i];
+			}
+		}
+		if (n == sizeof text)
+			decline("a TXT string over 255 octets");
+		text[n++] = c;
+	}
+	uint8_t length = n;
+	bytes_put(&rdata_raw, &length, 1);
+	bytes_put(&rdata_raw, text, n);
+	rd->raw_len += 1 + n;
 }
 
 static void finish_raw(struct rdata *rd)
@@ -266,6 +321,7 @@ static struct rdata rdata_of(struct lexer *r, uint16_t type, const struct token 
 	case T_NS:
 	case T_CNAME:
 	case T_PTR:
+	case T_DNAME:
 		if (nf != 1)
 			break;
 		lexed_name(r, f[0]);
@@ -291,7 +347,9 @@ static struct rdata rdata_of(struct lexer *r, uint16_t type, const struct token 
 		lexed_name(r, f[0]);
 		lexed_name(r, f[1]);
 		for (int i = 2; i < 7; i++)
-			bytes_u32(&rdata_raw, number(f[i], UINT32_MAX, "SOA field"));
+			/* The serial is a number; the timers are TTLs (RFC 1035 §3.3.13). */
+			bytes_u32(&rdata_raw, i == 2 ? number(f[i], UINT32_MAX, "SOA serial")
+						: ttl_value(f[i], "SOA timer"));
 		finish_raw(&rd);
 		return rd;
 	case T_DS:
@@ -317,7 +375,7 @@ static struct rdata rdata_of(struct lexer *r, uint16_t type, const struct token 
 	decline("%s:%u: record data the full reader must read", r->zone->display, r->line);
 }
 
-/* Quoted strings without escapes, then perhaps a comment (fastparse.py's QUOTED). */
+/* Quoted strings, their escapes read later (put_string), then perhaps a comment. */
 static size_t quoted_strings(const char *p, size_t len, struct token *out)
 {
 	size_t n = 0, i = 0;
@@ -325,8 +383,8 @@ static size_t quoted_strings(const char *p, size_t len, struct token *out)
 		if (i == len || p[i] != '"')
 			decline("quoted text the full reader must read");
 		size_t start = ++i;
-		while (i < len && p[i] != '"' && p[i] != '\\')
-			i++;
+		while (i < len && p[i] != '"')
+			i += p[i] == '\\' && i + 1 < len ? 2 : 1;  /* an escaped character */
 		if (i == len || p[i] != '"')
 			decline("quoted text the full reader must read");
 		if (n == MAX_STRINGS)
@@ -376,7 +434,7 @@ static void record(struct lexer *r, const char *line, size_t len)
 	uint32_t ttl = r->ttl;
 	for (int i = 0; i < 2; i++) {
 		if (at < nt && isdigit((unsigned char)tokens[at].p[0])) {
-			ttl = number(tokens[at++], UINT32_MAX, "TTL");
+			ttl = ttl_value(tokens[at++], "TTL");
 		} else if (at < nt && eq_upper(tokens[at], "IN")) {
 			at++;
 		}
@@ -418,7 +476,7 @@ static void directive(struct lexer *r, const char *line, size_t len)
 	if (n != 2)
 		decline("%s:%u: a directive the full reader must read", r->zone->display, r->line);
 	if (eq_upper(t[0], "$TTL")) {
-		r->ttl = number(t[1], UINT32_MAX, "$TTL");
+		r->ttl = ttl_value(t[1], "$TTL");
 		r->have_ttl = 1;
 	} else if (eq_upper(t[0], "$ORIGIN")) {
 		*current(r) = (struct lexed){.line = r->line, .kind = LEXED_ORIGIN, .owner = t[1]};
@@ -558,7 +616,10 @@ void lex_zone_file(struct lexer *lx)
 			len--;
 		lx->line = ++number;
 		size_t code = code_len(p, len);
-		if (memchr(p, '\\', code))
+		/* Escapes are read in quoted strings (put_string); anywhere else (a name, an
+		 * escaped semicolon that starts no comment) they are the full reader's. */
+		const char *escape = memchr(p, '\\', code);
+		if (escape && !memchr(p, '"', escape - p))
 			decline("%s:%u: an escape", zone->display, lx->line);
 		const char *open_paren = memchr(p, '(', code), *close = memchr(p, ')', code);
 		if (!open_paren && !close) {
