@@ -19,6 +19,9 @@ enum lexed_kind {
 	LEXED_ORIGIN,   /* an $ORIGIN: its name in `owner` */
 	LEXED_PARTIAL,  /* a record the lexer declined: its names so far are read, to say
 			 * first what the one-thread reading says first */
+	LEXED_INCLUDE,  /* an $INCLUDE's file begins: its name for messages in `display`, the
+			 * origin it gives (if any) in `owner` */
+	LEXED_INCLUDED, /* ...and ends: origin, previous owner and file are as before it */
 };
 
 struct lexed {
@@ -32,13 +35,22 @@ struct lexed {
 	 * in a PARTIAL record, when the lexer declined before the owner. */
 	struct token owner;
 	struct token names[2];
+	const char *display;  /* LEXED_INCLUDE's */
 };
 
 #define LEXED_BLOCK 1024
+#define MAX_INCLUDE_DEPTH 8
 
 struct lexed_block {
 	size_t n;
 	struct lexed v[LEXED_BLOCK];
+};
+
+/* A file an $INCLUDE names, mapped, and its name for messages. */
+struct included {
+	void *text;
+	size_t size;
+	char *path, *display;
 };
 
 /* The lexer's state. `deliver` takes `block` when it is full (last 0) and returns with an
@@ -57,6 +69,11 @@ struct lexer {
 	uint32_t ttl;
 	struct token memo;   /* the previous owner as written; len 0 after an $ORIGIN */
 	struct kept *kept;   /* lines joined from parentheses, kept till the names are read */
+	/* $INCLUDE: the files being read, outermost first, their text kept mapped (its tokens
+	 * are filed later) till the zone is read. */
+	int depth;
+	char *including[MAX_INCLUDE_DEPTH];  /* their real paths, for cycles */
+	VEC(struct included) included;
 };
 
 void lex_zone_file(struct lexer *lx);

@@ -27,6 +27,9 @@ struct reader {
 	name_t origin;
 	name_t last;    /* the previous owner, NONE before the first */
 	uint32_t line;  /* of the record being filed */
+	uint32_t file;  /* the file it comes from: the zone's, or one it includes */
+	int depth;      /* of $INCLUDEs: what each changed, to put back after it */
+	struct { name_t origin, last; uint32_t file; } before[MAX_INCLUDE_DEPTH];
 };
 
 static name_t name_field(const struct reader *r, struct token t)
@@ -62,6 +65,22 @@ static void file_block(struct reader *r, const struct lexed_block *b)
 			r->origin = name_field(r, it->owner);
 			continue;
 		}
+		if (it->kind == LEXED_INCLUDE) {
+			r->before[r->depth].origin = r->origin;
+			r->before[r->depth].last = r->last;
+			r->before[r->depth++].file = r->file;
+			if (it->owner.p)
+				r->origin = name_field(r, it->owner);
+			r->file = add_file(it->display);
+			continue;
+		}
+		if (it->kind == LEXED_INCLUDED) {
+			r->depth--;
+			r->origin = r->before[r->depth].origin;
+			r->last = r->before[r->depth].last;
+			r->file = r->before[r->depth].file;
+			continue;
+		}
 		if (it->owner.p)
 			r->last = name_field(r, it->owner);
 		struct rdata rd = it->rd;
@@ -71,7 +90,7 @@ static void file_block(struct reader *r, const struct lexed_block *b)
 			rd.name2 = name_field(r, it->names[1]);
 		if (it->kind == LEXED_RECORD)
 			add_record(r->zone_index, r->last, it->type, it->ttl, rd,
-				   (struct pos){r->zone->file, it->line});
+				   (struct pos){r->file, it->line});
 	}
 }
 
@@ -211,7 +230,7 @@ void read_zone_file(uint32_t zone_index)
 {
 	const struct zone *zone = &zones.v[zone_index];
 	struct reader r = {.zone = zone, .zone_index = zone_index, .origin = zone->origin,
-			   .last = NONE};
+			   .last = NONE, .file = zone->file};
 	struct lexer lx = {.zone = zone};
 	int mapped;
 	lx.text = open_file(zone->path, &lx.size, &mapped);

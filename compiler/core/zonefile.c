@@ -10,8 +10,14 @@
  * Anything else, and anything dnspython would refuse, makes it decline the file: dnspython
  * reads it (compiler/read/) and says what is wrong where.
  */
+#define _GNU_SOURCE  /* asprintf */
 #include <arpa/inet.h>
 #include <ctype.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -468,21 +474,94 @@ static void record(struct lexer *r, const char *line, size_t len)
 		r->deliver(r, 0);
 }
 
+static void emit(struct lexer *lx, struct lexed it)
+{
+	*current(lx) = it;
+	if (++lx->block->n == LEXED_BLOCK)
+		lx->deliver(lx, 0);
+}
+
+static void lex_lines(struct lexer *lx, const char *text, size_t size, const char *display);
+static void scan_text(const char *text, size_t size, const char *display);
+
+/* A file an $INCLUDE names, relative to the zone file's directory (as in Knot; dnspython
+ * reads it from there too), and its name for messages: beside the zone file's as the user
+ * named it. */
+static struct included open_included(const struct lexer *lx, struct token file)
+{
+	struct included in = {0};
+	const char *zone_path = lx->zone->path, *zone_display = lx->zone->display;
+	const char *slash = strrchr(zone_path, '/'), *shown = strrchr(zone_display, '/');
+	int absolute = file.p[0] == '/';
+	if (asprintf(&in.path, "%.*s%.*s", absolute || !slash ? 0 : (int)(slash - zone_path + 1),
+		     zone_path, (int)file.len, file.p) < 0 ||
+	    asprintf(&in.display, "%.*s%.*s", absolute || !shown ? 0
+		     : (int)(shown - zone_display + 1), zone_display, (int)file.len, file.p) < 0)
+		fail("out of memory");
+	int fd = open(in.path, O_RDONLY);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+		decline("%s:%u: $INCLUDE %.*s cannot be read", zone_display, lx->line,
+			(int)file.len, file.p);
+	in.size = st.st_size;
+	in.text = in.size ? mmap(NULL, in.size, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
+	close(fd);
+	if (in.text == MAP_FAILED)
+		decline("%s:%u: $INCLUDE %.*s cannot be read", zone_display, lx->line,
+			(int)file.len, file.p);
+	return in;
+}
+
+/* $INCLUDE file [origin] (RFC 1035 §5.1): the file's records as if they stood here, with
+ * its origin; after it, the origin, the previous owner and the TTLs are as they were before,
+ * as dnspython restores them. A cycle, a quoted name: dnspython's to say. */
+static void include(struct lexer *lx, struct token file, const struct token *origin)
+{
+	if (file.p[0] == '"' || lx->depth == MAX_INCLUDE_DEPTH)
+		decline("%s:%u: an $INCLUDE the full reader must read", lx->zone->display, lx->line);
+	struct included in = open_included(lx, file);
+	char *real = realpath(in.path, NULL), *zone_real = realpath(lx->zone->path, NULL);
+	int cycle = !real || (zone_real && strcmp(real, zone_real) == 0);
+	for (int d = 0; d < lx->depth && !cycle; d++)
+		cycle = strcmp(real, lx->including[d]) == 0;
+	free(zone_real);
+	if (cycle)
+		decline("%s:%u: an $INCLUDE cycle", lx->zone->display, lx->line);
+	PUSH(lx->included, in);
+	scan_text(in.text, in.size, in.display);
+	emit(lx, (struct lexed){.line = lx->line, .kind = LEXED_INCLUDE, .display = in.display,
+				.owner = origin ? *origin : (struct token){0}});
+	uint32_t ttl = lx->ttl, line = lx->line;
+	int have_ttl = lx->have_ttl, have_owner = lx->have_owner;
+	struct token memo = lx->memo;
+	lx->memo.len = 0;  /* the origin may be another: the same text, another name */
+	lx->including[lx->depth++] = real;
+	lex_lines(lx, in.text, in.size, in.display);
+	free(lx->including[--lx->depth]);
+	lx->ttl = ttl;
+	lx->have_ttl = have_ttl;
+	lx->have_owner = have_owner;
+	lx->memo = memo;
+	lx->line = line;
+	emit(lx, (struct lexed){.line = line, .kind = LEXED_INCLUDED});
+}
+
 static void directive(struct lexer *r, const char *line, size_t len)
 {
-	struct token t[3];
+	struct token t[MAX_TOKENS];
 	const char *semicolon = memchr(line, ';', len);
-	size_t n = split(line, semicolon ? (size_t)(semicolon - line) : len, t, 3);
-	if (n != 2)
-		decline("%s:%u: a directive the full reader must read", r->zone->display, r->line);
-	if (eq_upper(t[0], "$TTL")) {
+	size_t n = split(line, semicolon ? (size_t)(semicolon - line) : len, t, MAX_TOKENS);
+	if (n >= 2 && n <= 3 && eq_upper(t[0], "$INCLUDE")) {
+		include(r, t[1], n == 3 ? &t[2] : NULL);
+	} else if (n != 2) {
+		decline("%s:%u: %.*s the full reader must read", r->zone->display, r->line,
+			(int)t[0].len, t[0].p);
+	} else if (eq_upper(t[0], "$TTL")) {
 		r->ttl = ttl_value(t[1], "$TTL");
 		r->have_ttl = 1;
 	} else if (eq_upper(t[0], "$ORIGIN")) {
-		*current(r) = (struct lexed){.line = r->line, .kind = LEXED_ORIGIN, .owner = t[1]};
+		emit(r, (struct lexed){.line = r->line, .kind = LEXED_ORIGIN, .owner = t[1]});
 		r->memo.len = 0;  /* a relative owner now means another name */
-		if (++r->block->n == LEXED_BLOCK)
-			r->deliver(r, 0);
 	} else {
 		decline("%s:%u: %.*s", r->zone->display, r->line, (int)t[0].len, t[0].p);
 	}
@@ -566,6 +645,7 @@ static const char *keep(struct lexer *lx, const char *p, size_t len)
 	return at;
 }
 
+/* The kept lines, and the included files' texts (their names stay: messages name them). */
 void free_kept(struct lexer *lx)
 {
 	while (lx->kept) {
@@ -573,6 +653,12 @@ void free_kept(struct lexer *lx)
 		free(lx->kept);
 		lx->kept = next;
 	}
+	for (size_t i = 0; i < lx->included.n; i++) {
+		if (lx->included.v[i].size)
+			munmap(lx->included.v[i].text, lx->included.v[i].size);
+		free(lx->included.v[i].path);
+	}
+	free(lx->included.v);
 }
 
 /* The lexer's way out: the records before the one it declines are filed first, and the
@@ -587,14 +673,11 @@ static void lexer_declines(void *arg)
 	lx->deliver(lx, 1);
 }
 
-void lex_zone_file(struct lexer *lx)
+/* Octets the fast reader leaves to dnspython: NUL, anything past ASCII (dnspython reads the
+ * file as UTF-8), a carriage return alone (a line end to Python). Scanned a word at a time:
+ * the file may be tens of megabytes. */
+static void scan_text(const char *text, size_t size, const char *display)
 {
-	before_decline = lexer_declines;
-	before_decline_arg = lx;
-	const struct zone *zone = lx->zone;
-	size_t size = lx->size;
-	const char *text = lx->text;
-	const char *end = text + size;
 	for (size_t i = 0; i < size; i++) {
 		if (i % 8 == 0 && i + 8 <= size && plain_word(text + i)) {
 			i += 7;
@@ -602,10 +685,26 @@ void lex_zone_file(struct lexer *lx)
 		}
 		unsigned char c = text[i];
 		if (c >= 0x80 || c == 0)
-			decline("%s: octets outside ASCII", zone->display);
+			decline("%s: octets outside ASCII", display);
 		if (c == '\r' && (i + 1 == size || text[i + 1] != '\n'))
-			decline("%s: a carriage return alone", zone->display);
+			decline("%s: a carriage return alone", display);
 	}
+}
+
+void lex_zone_file(struct lexer *lx)
+{
+	before_decline = lexer_declines;
+	before_decline_arg = lx;
+	scan_text(lx->text, lx->size, lx->zone->display);
+	lex_lines(lx, lx->text, lx->size, lx->zone->display);
+	before_decline = NULL;
+	lx->deliver(lx, 1);
+}
+
+/* The records of a text, in order: one logical line at a time, parentheses joined. */
+static void lex_lines(struct lexer *lx, const char *text, size_t size, const char *display)
+{
+	const char *end = text + size;
 	bytes_t joined = {0};
 	uint32_t number = 0;
 	for (const char *p = text; p < end;) {
@@ -620,7 +719,7 @@ void lex_zone_file(struct lexer *lx)
 		 * escaped semicolon that starts no comment) they are the full reader's. */
 		const char *escape = memchr(p, '\\', code);
 		if (escape && !memchr(p, '"', escape - p))
-			decline("%s:%u: an escape", zone->display, lx->line);
+			decline("%s:%u: an escape", display, lx->line);
 		const char *open_paren = memchr(p, '(', code), *close = memchr(p, ')', code);
 		if (!open_paren && !close) {
 			logical_line(lx, p, len);
@@ -630,14 +729,14 @@ void lex_zone_file(struct lexer *lx)
 		/* Parentheses only group (RFC 1035 §5.1): join the lines, comments dropped. */
 		if (memchr(p, '"', len) || count_char(p, code, '(') != 1 ||
 		    (close && close < open_paren))
-			decline("%s:%u: parentheses the full reader must read", zone->display, lx->line);
+			decline("%s:%u: parentheses the full reader must read", display, lx->line);
 		joined.n = 0;
 		bytes_put(&joined, p, code);
 		joined.v[open_paren - p] = ' ';
 		size_t part = 0;  /* where the last part starts in `joined` */
 		while (!memchr(joined.v + part, ')', joined.n - part)) {
 			if (next >= end)
-				decline("%s:%u: unbalanced parentheses", zone->display, lx->line);
+				decline("%s:%u: unbalanced parentheses", display, lx->line);
 			p = next;
 			e = line_end(p, end);
 			next = e < end ? e + 1 : end;
@@ -647,7 +746,7 @@ void lex_zone_file(struct lexer *lx)
 			number++;
 			if (memchr(p, '"', len) || memchr(p, '(', len) || memchr(p, '\\', len))
 				decline("%s:%u: parentheses the full reader must read",
-					zone->display, number);
+					display, number);
 			bytes_put(&joined, " ", 1);
 			part = joined.n;
 			bytes_put(&joined, p, code_len(p, len));
@@ -655,13 +754,11 @@ void lex_zone_file(struct lexer *lx)
 		char *closing = memchr(joined.v + part, ')', joined.n - part);
 		for (char *q = closing + 1; q < (char *)joined.v + joined.n; q++)
 			if (!space(*q))
-				decline("%s:%u: text after a closing parenthesis", zone->display,
+				decline("%s:%u: text after a closing parenthesis", display,
 					number);
 		joined.n = closing - (char *)joined.v;
 		logical_line(lx, keep(lx, (const char *)joined.v, joined.n), joined.n);
 		p = next;
 	}
 	free(joined.v);
-	before_decline = NULL;
-	lx->deliver(lx, 1);
 }

@@ -76,11 +76,11 @@ DIAGNOSED = {
     "no-soa": (1, "error: no SOA record at the zone apex example.test."),
     "no-ns": (1, "error: no NS records at the zone apex example.test."),
     "oversized": (1, "error: the response for fat.example.test. would be 69194 octets"),
+    "include-error": (1, "include-error/hosts.inc:2: error: elsewhere.example.net. is outside"),
 }
 # What the fast reader says as it leaves each declined set to dnspython.
 DECLINED = {
-    "generate": "a line with more than 3 fields",
-    "include": "$INCLUDE",
+    "generate": "$GENERATE the full reader must read",
     "no-ttl": "a record before $TTL",
     "other-type": "octets outside ASCII",
 }

@@ -64,20 +64,24 @@ def write_zone(path: Path, names: int) -> None:
 CHILD = f"child.{ORIGIN}"
 
 
-def _hand_kept(lines, include: str | None):
-    """The zone's records as a person keeps them (see the module's docstring); at the
-    middle of the records, an $INCLUDE of `include` and the records after it go there."""
-    records = list(lines)
-    head = ["$ORIGIN " + ORIGIN, "$TTL 1h",
-            "@ IN SOA ns1 hostmaster ( 2026112101 ; serial",
-            "            2h  ; refresh", "            15m ; retry",
-            "            2w  ; expire", "            5m ) ; minimum",
-            "@ NS ns1", "  NS ns2", "@ MX 10 mx1",
-            "ns1 A 192.0.2.1", "ns2 A 192.0.2.2", "mx1 A 192.0.2.25",
-            f"child NS ns.child", f"ns.child A 192.0.2.53",
-            "old-www DNAME site1", "; the sites and their delegations"]
-    body, previous = [], None
-    for n, line in enumerate(records[9:]):  # after the generated head, rewritten above
+HAND_KEPT_HEAD = [
+    "$ORIGIN " + ORIGIN, "$TTL 1h",
+    "@ IN SOA ns1 hostmaster ( 2026112101 ; serial", "            2h  ; refresh",
+    "            15m ; retry", "            2w  ; expire", "            5m ) ; minimum",
+    "@ NS ns1", "  NS ns2", "@ MX 10 mx1", "ns1 A 192.0.2.1", "ns2 A 192.0.2.2",
+    "mx1 A 192.0.2.25", "child NS ns.child", "ns.child A 192.0.2.53", "old-www DNAME site1",
+    "; the sites and their delegations"]
+GENERATED_HEAD = 9  # zone_lines' own head, which HAND_KEPT_HEAD stands for
+
+
+def _hand_kept(names: int):
+    """(owner, line) of the sites and delegations as a person keeps them: a TTL and class
+    here and there, capitals, TXT escapes, and a blank owner for the one before."""
+    previous = None
+    for n, line in enumerate(zone_lines(names)):
+        if n < GENERATED_HEAD:
+            continue
+        n -= GENERATED_HEAD
         owner, rest = line.split(" ", 1)
         if n % 7 == 3:
             rest = "1h IN " + rest
@@ -87,24 +91,28 @@ def _hand_kept(lines, include: str | None):
             owner = owner.upper()
         if rest.endswith('-all"'):
             rest = rest[:-1] + '\\059 \\"hand\\"\"'
-        body.append(("\t" if owner.lower() == previous else owner + " ") + rest)
+        inherited = owner.lower() == previous
         previous = owner.lower()
-    half = len(body) // 2
-    while body[half].startswith("\t"):
-        half += 1
-    main, rest = body[:half], body[half:]
-    if include is None:
-        return head + main + rest, []
-    return head + main + [f"$INCLUDE {include}"], [f"$ORIGIN {ORIGIN}", "$TTL 1h", *rest]
+        yield inherited, ("\t" if inherited else owner + " ") + rest
 
 
 def write_handkept(directory: Path, names: int) -> list[tuple[str, Path]]:
-    """The hand-kept zone of NAMES names in DIRECTORY (its file, an included file) and its
-    child zone: (origin, file) for each zone of the set."""
+    """The hand-kept zone of NAMES names in DIRECTORY, the second half of its records in an
+    included file, and its child zone: (origin, file) for each zone of the set. Written as
+    it is made: a million names' lines are not held at once."""
     directory.mkdir(parents=True, exist_ok=True)
-    main, included = _hand_kept(zone_lines(names), "sites-part2.inc")
-    (directory / "scale.zone").write_text("\n".join(main) + "\n")
-    (directory / "sites-part2.inc").write_text("\n".join(included) + "\n")
+    records = sum(1 for _ in zone_lines(names)) - GENERATED_HEAD
+    include = "sites-part2.inc"
+    with (directory / "scale.zone").open("w") as main, \
+            (directory / include).open("w") as rest:
+        main.write("\n".join(HAND_KEPT_HEAD) + "\n")
+        rest.write(f"$ORIGIN {ORIGIN}\n$TTL 1h\n")
+        out = main
+        for n, (inherited, line) in enumerate(_hand_kept(names)):
+            if out is main and n >= records // 2 and not inherited:
+                main.write(f"$INCLUDE {include}\n")
+                out = rest
+            out.write(line + "\n")
     (directory / "child.zone").write_text(
         "$TTL 1d\n@ SOA ns hostmaster ( 1 2h 15m 2w 5m )\n@ NS ns\nns A 192.0.2.53\n"
         "www A 192.0.2.54\n")
