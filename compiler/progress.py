@@ -12,8 +12,9 @@ from __future__ import annotations
 import resource
 import sys
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Callable, Iterator, TextIO
 
 QUIET_FOR = 5.0  # seconds of build before anything is said
@@ -97,6 +98,13 @@ class Progress:
 
 def peak_memory_mib() -> int:
     """The peak resident set so far of this process or of any it ran and waited for (the
-    core, the C compiler); Linux reports kilobytes."""
-    return max(resource.getrusage(who).ru_maxrss
-               for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)) // 1024
+    core, the C compiler), in MiB. This process's own is its VmHWM: getrusage's would count
+    the memory of whatever ran before the exec that started it (Linux keeps the larger)."""
+    own = None
+    with suppress(OSError):
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                own = int(line.split()[1])
+    if own is None:  # not Linux
+        own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return max(own, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) // 1024

@@ -20,6 +20,7 @@
  *   resolve.c   the response to each question (RFC 1034 §4.3.2)
  *   wire.c      responses into bodies with name compression
  *   bodies.c    the distinct bodies
+ *   spill.c     their octets in a file beside the output, out of the resident set
  *   answers.c   every node's bodies
  *   phash.c     the perfect hash (hash.h is the responder's own)
  *   layout.c    the blob
@@ -297,19 +298,26 @@ struct body {
 	/* DNAME synthesis (runtime/zonedata.h, struct zb_answer); dname_split 0: none. */
 	uint16_t dname_split;
 	uint8_t dname_owner_len, dname_max_prefix;
-	uint32_t overflow;     /* the body for a name too long (YXDOMAIN), or NONE */
-	const bytes_t *arena;  /* the arena of the table that made it (merging does not copy) */
-	uint64_t data;     /* offset in it: data_len octets, then nfixups uint16 */
+	uint8_t arena;     /* of the table that made it (merging does not copy): arenas[arena] */
+	uint32_t overflow; /* the body for a name too long (YXDOMAIN), or NONE */
+	uint32_t data;     /* offset in the arena: data_len octets, then nfixups uint16 */
 };
+
+#define MAX_ARENAS 32
+#define NO_ARENA 0xFF  /* a body staged, not yet interned */
+extern const bytes_t *arenas[MAX_ARENAS];
 
 static inline const uint8_t *body_data(const struct body *b)
 {
-	return b->arena->v + b->data;
+	return arenas[b->arena]->v + b->data;
 }
 
 struct body_table {
 	VEC(struct body) list;
 	bytes_t arena;
+	uint8_t arena_index;  /* in arenas */
+	int spilled;       /* the arena is a file's (spill.c) */
+	size_t let_go;     /* its octets before this are let go from memory */
 	uint64_t *hashes;  /* per body */
 	struct body_slot { uint32_t tag, id; } *slots;  /* id NONE when empty */
 	size_t nslots;     /* a power of two */
@@ -335,6 +343,12 @@ uint32_t stage_body(struct body_table *t, const struct body *fields, const uint8
 		    const uint16_t *fixups);
 void intern_staged(struct body_table *t, uint32_t *ids);
 void merge_bodies(struct body_table *into, const struct body_table *from, uint32_t *map);
+
+/* ---- spill.c ---- */
+
+void spill_beside(const char *out_path);  /* the file goes in the output's directory */
+int reserve_spilled(bytes_t *b);  /* an arena in a file's shared mapping; 0: in memory */
+void spill_let_go(const bytes_t *b, size_t from, size_t to);  /* whole pages, a spilled one's */
 
 struct wire;  /* one thread's serializer */
 struct wire *wire_new(void);

@@ -9,6 +9,12 @@
 #include "bake.h"
 
 struct body_table bodies;
+const bytes_t *arenas[MAX_ARENAS];
+static size_t narenas;
+
+/* Octets of a spilled arena kept mapped past those let go: the bodies just made, which the
+ * next ones most often match. */
+#define KEPT_MAPPED (8u << 20)
 
 /* Eight octets at a time: bodies are hashed once each, some hundreds of megabytes of them. */
 static uint64_t mix(uint64_t h, const uint8_t *p, size_t n)
@@ -31,7 +37,12 @@ void body_table_init(struct body_table *t)
 {
 	memset(t, 0, sizeof *t);
 	resize(t, 1 << 16);
-	reserve_huge((void **)&t->arena.v, &t->arena.cap);
+	t->spilled = reserve_spilled(&t->arena);
+	/* The tables are made on the main thread, before the threads that fill them start. */
+	if (narenas == MAX_ARENAS)
+		fail("more than %d tables of bodies", MAX_ARENAS);
+	t->arena_index = narenas;
+	arenas[narenas++] = &t->arena;
 }
 
 /* Open addressing, linear probing, at most half full: a slot holds the body's id and the
@@ -104,11 +115,18 @@ static uint32_t intern(struct body_table *t, struct body b, uint64_t h, const ui
 		    memcmp(body_data(o) + b.data_len, fixups, 2u * b.nfixups) == 0)
 			return id;
 	}
-	if (b.arena == NULL) {  /* new here, not merged from another table */
-		b.arena = &t->arena;
+	if (b.arena == NO_ARENA) {  /* new here, not merged from another table */
+		if (t->arena.n + b.data_len + 2u * b.nfixups > UINT32_MAX)
+			unsupported("the answers pass 4 GiB");
+		b.arena = t->arena_index;
 		b.data = t->arena.n;
 		bytes_put(&t->arena, data, b.data_len);
 		bytes_put(&t->arena, fixups, 2u * b.nfixups);
+		if (t->spilled && t->arena.n - t->let_go > 2 * KEPT_MAPPED) {
+			/* From the start: pages a match read back are let go again. */
+			t->let_go = t->arena.n - KEPT_MAPPED;
+			spill_let_go(&t->arena, 0, t->let_go);
+		}
 	}
 	size_t cap = t->list.cap;
 	PUSH(t->list, b);
@@ -132,7 +150,7 @@ uint32_t stage_body(struct body_table *t, const struct body *fields, const uint8
 		    const uint16_t *fixups)
 {
 	struct body b = *fields;
-	b.arena = NULL;
+	b.arena = NO_ARENA;
 	b.data = t->staged_bytes.n;
 	/* A body with an overflow is hashed when its overflow's id is known: intern_staged. */
 	uint64_t h = b.overflow == NONE ? hash_of(&b, data, fixups) : 0;

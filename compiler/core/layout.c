@@ -21,8 +21,6 @@ static size_t align(size_t n, size_t to)
 	return (n + to - 1) & ~(to - 1);
 }
 
-static VEC(uint32_t) numbered;  /* body ids in answer-number order */
-static uint32_t *number;        /* body id -> its number, for the bodies numbered */
 /* Nodes after the hash's slots: each holds a node's answers for names below it by type. */
 static size_t miss_nodes;
 
@@ -74,7 +72,7 @@ static void pad_to(struct out *o, uint64_t to)
 }
 
 /* How far ahead the loops over slots and answers fetch what they will read: they visit nodes
- * in slot order and bodies in number order, both random in memory. */
+ * in slot order, random in memory. */
 enum { AHEAD = 16 };
 
 static void prefetch_node(const struct phash *ph, uint32_t slot)
@@ -85,102 +83,24 @@ static void prefetch_node(const struct phash *ph, uint32_t slot)
 		__builtin_prefetch(&typed.v[node_answers.v[ph->slots[slot + AHEAD / 2]].types]);
 }
 
-/* The answers are numbered as the layout meets them: by slot; a node's types, its miss, its
- * default. Two threads each take half of the slots and list the bodies they meet first,
- * marking each met in a bitmap (hundreds of kilobytes, which stay in cache); the second
- * half's list, less what the first half met, goes after the first's. */
-struct first_met {
-	const struct phash *ph;
-	uint32_t from, to;   /* slots */
-	uint64_t *met;       /* a bit per body */
-	VEC(uint32_t) list;  /* in the order met */
-	size_t types;        /* type entries in these slots */
-	size_t miss_nodes;   /* nodes of typed miss answers for these slots */
-};
-
-static int met(const uint64_t *bits, uint32_t body)
+/* The type entries and the nodes of typed miss answers (after the hash's slots), counted. */
+static size_t count_types(void)
 {
-	return (bits[body / 64] >> (body % 64)) & 1;
-}
-
-static void mark(uint64_t *bits, uint32_t body)
-{
-	bits[body / 64] |= 1ull << (body % 64);
-}
-
-/* A body, then its overflow: numbered in the order first met. */
-static void meet(struct first_met *m, uint32_t body)
-{
-	if (!met(m->met, body)) {
-		mark(m->met, body);
-		PUSH(m->list, body);
-		if (bodies.list.v[body].overflow != NONE)
-			meet(m, bodies.list.v[body].overflow);
+	size_t types = 0;
+	for (size_t i = 0; i < node_answers.n; i++) {
+		types += node_answers.v[i].ntypes + node_answers.v[i].miss_ntypes;
+		miss_nodes += node_answers.v[i].miss_ntypes > 0;
 	}
+	return types;
 }
 
-static void *meet_slots(void *arg)
-{
-	struct first_met *m = arg;
-	for (uint32_t slot = m->from; slot < m->to; slot++) {
-		prefetch_node(m->ph, slot);
-		uint32_t i = m->ph->slots[slot];
-		if (i == NONE)
-			continue;
-		const struct node_answers *na = &node_answers.v[i];
-		for (uint32_t t = 0; t < na->ntypes; t++)
-			meet(m, typed.v[na->types + t].body);
-		if (na->miss_body != NONE)
-			meet(m, na->miss_body);
-		for (uint32_t t = 0; t < na->miss_ntypes; t++)
-			meet(m, typed.v[na->miss_types + t].body);
-		meet(m, na->default_body);
-		m->types += na->ntypes + na->miss_ntypes;
-		m->miss_nodes += na->miss_ntypes > 0;
-	}
-	return NULL;
-}
-
-static size_t number_answers(const struct phash *ph, const struct chaos *chaos, size_t nchaos)
-{
-	struct first_met half[2];
-	for (int k = 0; k < 2; k++)
-		half[k] = (struct first_met){.ph = ph, .from = (uint64_t)ph->nslots * k / 2,
-					     .to = (uint64_t)ph->nslots * (k + 1) / 2,
-					     .met = xcalloc(bodies.list.n / 64 + 1, sizeof (uint64_t))};
-	struct beside other;
-	start_beside(&other, meet_slots, &half[1]);
-	meet_slots(&half[0]);
-	join_beside(&other);
-	numbered.v = half[0].list.v;  /* the first half's list, then the rest */
-	numbered.n = half[0].list.n;
-	numbered.cap = half[0].list.cap;
-	for (size_t k = 0; k < half[1].list.n; k++)
-		if (!met(half[0].met, half[1].list.v[k]))
-			PUSH(numbered, half[1].list.v[k]);
-	for (size_t c = 0; c < nchaos; c++) {
-		uint32_t body = chaos[c].body;
-		if (!met(half[0].met, body) && !met(half[1].met, body)) {
-			mark(half[0].met, body);
-			PUSH(numbered, body);
-		}
-	}
-	number = xmalloc((bodies.list.n ? bodies.list.n : 1) * sizeof *number);
-	for (size_t k = 0; k < numbered.n; k++)
-		number[numbered.v[k]] = k;
-	free(half[0].met);
-	free(half[1].met);
-	free(half[1].list.v);
-	miss_nodes = half[0].miss_nodes + half[1].miss_nodes;
-	return half[0].types + half[1].types;
-}
-
+/* The answers go out in the order of their ids (bodies.c): made node after node, so a node's
+ * answers lie together, and read from their arenas front to back, each arena's octets let go
+ * once copied (spill.c). */
 static void prefetch_answer(size_t k)
 {
-	if (k + AHEAD < numbered.n)
-		__builtin_prefetch(&bodies.list.v[numbered.v[k + AHEAD]]);
-	if (k + AHEAD / 2 < numbered.n)
-		__builtin_prefetch(body_data(&bodies.list.v[numbered.v[k + AHEAD / 2]]));
+	if (k + AHEAD < bodies.list.n)
+		__builtin_prefetch(&bodies.list.v[k + AHEAD]);
 }
 
 static size_t answer_size(const struct body *b)
@@ -205,17 +125,17 @@ static void write_answers(struct answers_job *job)
 	o->fd = job->fd;
 	o->path = job->path;
 	o->used = 0;
-	size_t nchunks = (numbered.n + CHUNK - 1) / CHUNK;
+	size_t n = bodies.list.n, nchunks = (n + CHUNK - 1) / CHUNK;
 	for (;;) {
 		size_t chunk = __atomic_fetch_add(&job->next_chunk, 1, __ATOMIC_RELAXED);
 		if (chunk >= nchunks)
 			break;
-		size_t k = chunk * CHUNK, end = k + CHUNK < numbered.n ? k + CHUNK : numbered.n;
-		const struct body *before = k ? &bodies.list.v[numbered.v[k - 1]] : NULL;
+		size_t k = chunk * CHUNK, end = k + CHUNK < n ? k + CHUNK : n;
+		const struct body *before = k ? &bodies.list.v[k - 1] : NULL;
 		jump_to(o, k ? job->answer_at[k - 1] + answer_size(before) : job->start);
 		for (; k < end; k++) {
 			prefetch_answer(k);
-			const struct body *b = &bodies.list.v[numbered.v[k]];
+			const struct body *b = &bodies.list.v[k];
 			pad_to(o, job->answer_at[k]);
 			uint32_t body_at = job->answer_at[k] + sizeof(struct zb_answer);
 			uint32_t fixups_at = align(body_at + b->data_len, 2);
@@ -226,7 +146,7 @@ static void write_answers(struct answers_job *job)
 				.fixups_off = fixups_at, .dname_split = b->dname_split,
 				.dname_owner_len = b->dname_owner_len,
 				.dname_max_prefix = b->dname_max_prefix,
-				.overflow = b->overflow == NONE ? 0 : job->answer_at[number[b->overflow]],
+				.overflow = b->overflow == NONE ? 0 : job->answer_at[b->overflow],
 			};
 			memcpy(a.header, b->header, 10);
 			put(o, &a, sizeof a);
@@ -234,6 +154,10 @@ static void write_answers(struct answers_job *job)
 			pad_to(o, fixups_at);
 			put(o, body_data(b) + b->data_len, 2u * b->nfixups);
 		}
+		/* The chunk's octets are out: let them go (a chunk from two arenas keeps its). */
+		const struct body *first = &bodies.list.v[chunk * CHUNK], *last = &bodies.list.v[end - 1];
+		if (first->arena == last->arena)
+			spill_let_go(arenas[first->arena], first->data, last->data);
 	}
 	flush(o);
 	free(o);
@@ -245,7 +169,7 @@ static void *answers_thread(void *job)
 	return NULL;
 }
 
-#define OFFSET(body) answer_at[number[body]]
+#define OFFSET(body) answer_at[body]
 
 static void put_types(struct out *o, uint32_t first, uint32_t n, const uint32_t *answer_at)
 {
@@ -257,26 +181,25 @@ static void put_types(struct out *o, uint32_t first, uint32_t n, const uint32_t 
 }
 
 /* Where every part goes, between plan_layout and write_layout. */
-static uint32_t *answer_at;  /* by answer number */
+static uint32_t *answer_at;  /* by body id */
 static uint64_t types_off, pilots_off, answers_off, names_off;
 
 void plan_layout(const struct phash *ph, const uint32_t *key_off, struct chaos *chaos,
 		 size_t nchaos, struct layout_info *info)
 {
-	size_t type_count = number_answers(ph, chaos, nchaos);
+	size_t type_count = count_types();
 	types_off = align(sizeof(struct zb_node) * ((uint64_t)ph->nslots + miss_nodes), ALIGN);
 	pilots_off = align(types_off + sizeof(struct zb_type_entry) * type_count, ALIGN);
 	answers_off = align(pilots_off + 2ull * ph->nbuckets, ALIGN);
 	uint64_t position = answers_off;
-	answer_at = xmalloc((numbered.n ? numbered.n : 1) * sizeof *answer_at);
-	for (size_t k = 0; k < numbered.n; k++) {
-		if (k + AHEAD < numbered.n)
-			__builtin_prefetch(&bodies.list.v[numbered.v[k + AHEAD]]);
+	answer_at = xmalloc((bodies.list.n ? bodies.list.n : 1) * sizeof *answer_at);
+	for (size_t k = 0; k < bodies.list.n; k++) {
+		prefetch_answer(k);
 		position = align(position, 4);
 		if (position > UINT32_MAX)
 			unsupported("the data passes 4 GiB");
 		answer_at[k] = position;
-		position += answer_size(&bodies.list.v[numbered.v[k]]);
+		position += answer_size(&bodies.list.v[k]);
 	}
 	names_off = position;
 	if (names_off + key_off[node_answers.n] > UINT32_MAX)
@@ -287,7 +210,7 @@ void plan_layout(const struct phash *ph, const uint32_t *key_off, struct chaos *
 	info->size = names_off + key_off[node_answers.n] + NAMES_TAIL;
 	info->types_off = types_off;
 	info->pilots_off = pilots_off;
-	info->nanswers = numbered.n;
+	info->nanswers = bodies.list.n;
 }
 
 void write_layout(const char *path, const struct phash *ph, const uint8_t *keys,

@@ -113,6 +113,7 @@ int main(int argc, char **argv)
 		fail("cannot open %s", argv[1]);
 	phase(NULL, 0, NULL);
 	names_init();
+	spill_beside(argv[2]);
 	body_table_init(&bodies);
 	int minimal = 0, lenient = 0;
 	VEC(struct chaos) chaos = {0};
