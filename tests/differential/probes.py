@@ -5,6 +5,7 @@ and below every cut and DNAME, every empty non-terminal, and random letter case.
 
 from __future__ import annotations
 
+import contextlib
 import random
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,7 +61,8 @@ def random_case(name: dns.name.Name, rng: random.Random) -> dns.name.Name:
 def zone_probes(origin: str, path: Path, few: bool = False, sample: float = 1.0,
                 seed: int = 1) -> list[Probe]:
     rng = random.Random(seed)
-    zone = dns.zone.from_file(str(path), origin, relativize=False, check_origin=False)
+    with contextlib.chdir(path.parent):  # $INCLUDE names a file beside the zone file
+        zone = dns.zone.from_file(str(path), origin, relativize=False, check_origin=False)
     apex = zone.origin
     owners = {name: {rds.rdtype for rds in node} for name, node in zone.nodes.items()}
     exists = set()
