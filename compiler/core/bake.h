@@ -9,6 +9,7 @@
  *   util.c      memory, vectors, the ways out
  *   names.c     interned names: one id per name, its parent, its spelling
  *   zonefile.c  lexing zone files: records with their names as text (lexed.h)
+ *   rdatatext.c record data of octets only (hex, base64, RFC 3597's generic form)
  *   readzone.c  reading zone files: the lexer, on a thread of its own for a large one, and
  *               the names interned and the records filed in file order
  *   records.c   records dnspython read, handed over in wire form
@@ -166,6 +167,8 @@ enum rdtype {
 	T_A = 1, T_NS = 2, T_CNAME = 5, T_SOA = 6, T_PTR = 12, T_MX = 15, T_TXT = 16,
 	T_AAAA = 28, T_SRV = 33, T_DNAME = 39, T_DS = 43, T_RRSIG = 46, T_NSEC = 47,
 	T_NSEC3 = 50, T_SVCB = 64, T_HTTPS = 65,
+	T_HINFO = 13, T_SPF = 99, T_SSHFP = 44, T_DNSKEY = 48, T_NSEC3PARAM = 51, T_TLSA = 52,
+	T_SMIMEA = 53, T_CDS = 59, T_CDNSKEY = 60, T_ZONEMD = 63,
 	T_ANY = 255, T_CAA = 257,
 };
 #define CLASS_IN 1

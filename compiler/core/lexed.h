@@ -77,6 +77,19 @@ struct lexer {
 };
 
 void lex_zone_file(struct lexer *lx);
+
+/* zonefile.c: a number in plain digits up to `max`, or the reader declines. */
+uint32_t lex_number(struct token t, uint64_t max, const char *what);
+
+/* rdatatext.c: record data of octets only, put in rdata_raw; each declines what dnspython
+ * must judge. */
+size_t hex_fields(const struct token *f, size_t nf, const char *what);
+void ds_rest(const struct token *f, size_t nf);  /* DS and CDS after the key tag */
+void numbers_then_hex(const struct token *f, size_t nf, size_t numbers, const char *what);
+void dnskey(const struct token *f, size_t nf);
+void nsec3param(const struct token *f, size_t nf);
+void zonemd(const struct token *f, size_t nf);
+void generic_rdata(uint16_t type, const struct token *f, size_t nf);  /* RFC 3597 §5 */
 void free_kept(struct lexer *lx);
 
 #endif

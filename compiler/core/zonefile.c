@@ -3,10 +3,12 @@
  * and nothing else. The names are left as text for readzone.c to intern (lexed.h): this half
  * of the reading can run on a thread of its own.
  *
- * It reads `$ORIGIN` and `$TTL` (given before the first record), one record a line or
- * parentheses without quotes, comments, blank owners continuing the previous one, TTL and
- * class IN in either order, TTLs and SOA timers in units (`1h30m`), quoted strings with
- * escapes, types A AAAA NS CNAME DNAME PTR MX TXT SOA SRV DS CAA in their usual text forms.
+ * It reads `$ORIGIN`, `$TTL` (given before the first record) and `$INCLUDE`, one record a
+ * line or parentheses over lines, comments, blank owners continuing the previous one, TTL
+ * and class IN in either order, TTLs and SOA timers in units (`1h30m`), quoted strings with
+ * escapes and UTF-8, the types A AAAA NS CNAME DNAME PTR MX TXT SPF HINFO SOA SRV CAA, and
+ * those of octets only (rdatatext.c): DS CDS SSHFP TLSA SMIMEA DNSKEY CDNSKEY NSEC3PARAM
+ * ZONEMD, and RFC 3597's TYPEnnn and `\#`.
  * Anything else, and anything dnspython would refuse, makes it decline the file: dnspython
  * reads it (compiler/read/) and says what is wrong where.
  */
@@ -17,6 +19,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,7 +66,7 @@ static int digits(struct token t)
 }
 
 /* A number in plain digits up to `max`, or decline (units like 1h are the Python path's). */
-static uint32_t number(struct token t, uint64_t max, const char *what)
+uint32_t lex_number(struct token t, uint64_t max, const char *what)
 {
 	uint64_t v = 0;
 	if (!digits(t) || t.len > 10)
@@ -80,7 +83,7 @@ static uint32_t number(struct token t, uint64_t max, const char *what)
 static uint32_t ttl_value(struct token t, const char *what)
 {
 	if (digits(t))
-		return number(t, UINT32_MAX, what);
+		return lex_number(t, UINT32_MAX, what);
 	uint64_t total = 0, current = 0;
 	int need_digit = 1;
 	for (size_t i = 0; i < t.len; i++) {
@@ -167,16 +170,31 @@ static void lexed_name(struct lexer *lx, struct token t)
 	it->names[it->nnames++] = t;
 }
 
+/* A type's mnemonic, or TYPEnnn for any (RFC 3597 §5); 0 for what the full reader must
+ * read. */
 static uint16_t type_of(struct token t)
 {
 	static const struct { const char *text; uint16_t type; } known[] = {
 		{"A", T_A}, {"NS", T_NS}, {"CNAME", T_CNAME}, {"SOA", T_SOA}, {"PTR", T_PTR},
 		{"MX", T_MX}, {"TXT", T_TXT}, {"AAAA", T_AAAA}, {"SRV", T_SRV}, {"DS", T_DS},
-		{"CAA", T_CAA}, {"DNAME", T_DNAME},
+		{"CAA", T_CAA}, {"DNAME", T_DNAME}, {"SPF", T_SPF}, {"HINFO", T_HINFO},
+		{"SSHFP", T_SSHFP}, {"TLSA", T_TLSA}, {"SMIMEA", T_SMIMEA}, {"CDS", T_CDS},
+		{"DNSKEY", T_DNSKEY}, {"CDNSKEY", T_CDNSKEY}, {"NSEC3PARAM", T_NSEC3PARAM},
+		{"ZONEMD", T_ZONEMD},
 	};
 	for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
 		if (eq_upper(t, known[i].text))
 			return known[i].type;
+	if (t.len > 4 && t.len <= 9 && eq_upper((struct token){t.p, 4}, "TYPE") &&
+	    digits((struct token){t.p + 4, t.len - 4})) {
+		uint32_t type = lex_number((struct token){t.p + 4, t.len - 4}, 65535, "a type");
+		/* dnspython reads TYPEnnn of a type it names as that type */
+		const char *name = type_name(type);
+		for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+			if (known[i].type == type)
+				return type;
+		return strncmp(name, "TYPE", 4) == 0 && type != 0 ? type : 0;
+	}
 	return 0;
 }
 
@@ -261,44 +279,10 @@ static void finish_raw(struct rdata *rd)
 	rd->raw_len = rdata_raw.n - rd->raw;
 }
 
-static int hex_value(char c)
-{
-	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
-	       : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-}
-
-/* DS after the key tag: algorithm (a number; mnemonics are dnspython's), digest type, and the
- * digest in hex over one or more fields, of the length its type says (dnspython's checks). */
-static void ds_rest(const struct lexer *r, const struct token *f, size_t nf)
-{
-	static const size_t length_of_type[] = {0, 20, 32, 32, 48};
-	uint8_t algorithm = number(f[0], 255, "DS algorithm");
-	uint8_t digest_type = number(f[1], 255, "DS digest type");
-	bytes_put(&rdata_raw, &algorithm, 1);
-	bytes_put(&rdata_raw, &digest_type, 1);
-	size_t digits = 0, start = rdata_raw.n;
-	for (size_t i = 2; i < nf; i++)
-		for (size_t j = 0; j < f[i].len; j++, digits++) {
-			int v = hex_value(f[i].p[j]);
-			if (v < 0)
-				decline("%s:%u: a DS digest that is not hex", r->zone->display, r->line);
-			if (digits % 2 == 0) {
-				uint8_t high = v << 4;
-				bytes_put(&rdata_raw, &high, 1);
-			} else {
-				rdata_raw.v[rdata_raw.n - 1] |= v;
-			}
-		}
-	size_t length = rdata_raw.n - start;
-	if (digits % 2 || digest_type == 0 ||
-	    (digest_type < 5 && length != length_of_type[digest_type]))
-		decline("%s:%u: a DS digest the full reader must judge", r->zone->display, r->line);
-}
-
 /* CAA: flags, an alphanumeric tag, the value as it is (RFC 8659 §4.1). */
 static void caa(const struct token *f, struct token value)
 {
-	uint8_t flags = number(f[0], 255, "CAA flags"), tag_len = f[1].len;
+	uint8_t flags = lex_number(f[0], 255, "CAA flags"), tag_len = f[1].len;
 	if (f[1].len > 255)
 		decline("a CAA tag over 255 octets");
 	for (size_t i = 0; i < f[1].len; i++)
@@ -315,6 +299,11 @@ static struct rdata rdata_of(struct lexer *r, uint16_t type, const struct token 
 {
 	struct rdata rd = raw_rdata();
 	uint8_t addr[16];
+	if (nf > 0 && f[0].len == 2 && f[0].p[0] == '\\') {
+		generic_rdata(type, f, nf);
+		finish_raw(&rd);
+		return rd;
+	}
 	switch (type) {
 	case T_A:
 	case T_AAAA:
@@ -334,7 +323,7 @@ static struct rdata rdata_of(struct lexer *r, uint16_t type, const struct token 
 	case T_MX:
 		if (nf != 2 || !digits(f[0]))
 			break;
-		bytes_u16(&rdata_raw, number(f[0], 65535, "MX preference"));
+		bytes_u16(&rdata_raw, lex_number(f[0], 65535, "MX preference"));
 		finish_raw(&rd);
 		lexed_name(r, f[1]);
 		return rd;
@@ -342,7 +331,7 @@ static struct rdata rdata_of(struct lexer *r, uint16_t type, const struct token 
 		if (nf != 4)
 			break;
 		for (int i = 0; i < 3; i++)
-			bytes_u16(&rdata_raw, number(f[i], 65535, "SRV field"));
+			bytes_u16(&rdata_raw, lex_number(f[i], 65535, "SRV field"));
 		finish_raw(&rd);
 		lexed_name(r, f[3]);
 		return rd;
@@ -353,16 +342,45 @@ static struct rdata rdata_of(struct lexer *r, uint16_t type, const struct token 
 		lexed_name(r, f[1]);
 		for (int i = 2; i < 7; i++)
 			/* The serial is a number; the timers are TTLs (RFC 1035 §3.3.13). */
-			bytes_u32(&rdata_raw, i == 2 ? number(f[i], UINT32_MAX, "SOA serial")
+			bytes_u32(&rdata_raw, i == 2 ? lex_number(f[i], UINT32_MAX, "SOA serial")
 						: ttl_value(f[i], "SOA timer"));
 		finish_raw(&rd);
 		return rd;
 	case T_DS:
+	case T_CDS:
 		if (nf < 4)
 			break;
-		bytes_u16(&rdata_raw, number(f[0], 65535, "DS key tag"));
-		ds_rest(r, f + 1, nf - 1);
+		bytes_u16(&rdata_raw, lex_number(f[0], 65535, "DS key tag"));
+		ds_rest(f + 1, nf - 1);
 		finish_raw(&rd);
+		return rd;
+	case T_SSHFP:
+		numbers_then_hex(f, nf, 2, "an SSHFP");
+		finish_raw(&rd);
+		return rd;
+	case T_TLSA:
+	case T_SMIMEA:
+		numbers_then_hex(f, nf, 3, "a TLSA");
+		finish_raw(&rd);
+		return rd;
+	case T_DNSKEY:
+	case T_CDNSKEY:
+		dnskey(f, nf);
+		finish_raw(&rd);
+		return rd;
+	case T_NSEC3PARAM:
+		nsec3param(f, nf);
+		finish_raw(&rd);
+		return rd;
+	case T_ZONEMD:
+		zonemd(f, nf);
+		finish_raw(&rd);
+		return rd;
+	case T_HINFO:  /* CPU and OS, two character-strings (RFC 1035 §3.3.2) */
+		if (nf != 2)
+			break;
+		put_string(&rd, f[0].p, f[0].len);
+		put_string(&rd, f[1].p, f[1].len);
 		return rd;
 	case T_CAA:
 		if (nf != 3)
@@ -371,6 +389,7 @@ static struct rdata rdata_of(struct lexer *r, uint16_t type, const struct token 
 		finish_raw(&rd);
 		return rd;
 	case T_TXT:  /* unquoted words, one string each */
+	case T_SPF:
 		if (nf == 0)
 			break;
 		for (size_t i = 0; i < nf; i++)
@@ -452,8 +471,14 @@ static void record(struct lexer *r, const char *line, size_t len)
 			tokens[at].p);
 	at++;
 	struct rdata rd;
-	if (quoted && type == T_TXT && at == nt) {
+	if (quoted && (type == T_TXT || type == T_SPF) && at == nt) {
 		rd = raw_rdata();
+		for (size_t i = 0; i < ns; i++)
+			put_string(&rd, strings[i].p, strings[i].len);
+	} else if (quoted && type == T_HINFO && (nt - at) + ns == 2) {
+		rd = raw_rdata();  /* either string may be quoted: the unquoted one comes first */
+		if (at < nt)
+			put_string(&rd, tokens[at].p, tokens[at].len);
 		for (size_t i = 0; i < ns; i++)
 			put_string(&rd, strings[i].p, strings[i].len);
 	} else if (quoted && type == T_CAA && nt - at == 2 && ns == 1) {
@@ -480,8 +505,9 @@ static void emit(struct lexer *lx, struct lexed it)
 		lx->deliver(lx, 0);
 }
 
-static void lex_lines(struct lexer *lx, const char *text, size_t size, const char *display);
-static void scan_text(const char *text, size_t size, const char *display);
+static void lex_lines(struct lexer *lx, const char *text, size_t size, const char *display,
+		      int high);
+static int scan_text(const char *text, size_t size, const char *display);
 
 /* A file an $INCLUDE names, relative to the zone file's directory (as in Knot; dnspython
  * reads it from there too), and its name for messages: beside the zone file's as the user
@@ -527,7 +553,7 @@ static void include(struct lexer *lx, struct token file, const struct token *ori
 	if (cycle)
 		decline("%s:%u: an $INCLUDE cycle", lx->zone->display, lx->line);
 	PUSH(lx->included, in);
-	scan_text(in.text, in.size, in.display);
+	int high = scan_text(in.text, in.size, in.display);
 	emit(lx, (struct lexed){.line = lx->line, .kind = LEXED_INCLUDE, .display = in.display,
 				.owner = origin ? *origin : (struct token){0}});
 	uint32_t ttl = lx->ttl, line = lx->line;
@@ -535,7 +561,7 @@ static void include(struct lexer *lx, struct token file, const struct token *ori
 	struct token memo = lx->memo;
 	lx->memo.len = 0;  /* the origin may be another: the same text, another name */
 	lx->including[lx->depth++] = real;
-	lex_lines(lx, in.text, in.size, in.display);
+	lex_lines(lx, in.text, in.size, in.display, high);
 	free(lx->including[--lx->depth]);
 	lx->ttl = ttl;
 	lx->have_ttl = have_ttl;
@@ -672,36 +698,133 @@ static void lexer_declines(void *arg)
 	lx->deliver(lx, 1);
 }
 
-/* Octets the fast reader leaves to dnspython: NUL, anything past ASCII (dnspython reads the
- * file as UTF-8), a carriage return alone (a line end to Python). Scanned a word at a time:
- * the file may be tens of megabytes. */
-static void scan_text(const char *text, size_t size, const char *display)
+/* The length of a well-formed UTF-8 sequence at p (RFC 3629 §4: no overlong form, no
+ * surrogate, nothing past U+10FFFF, as Python's decoder), or 0. */
+static size_t utf8_length(const unsigned char *p, size_t left)
 {
+	unsigned char c = p[0];
+	size_t n = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3
+		   : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+	if (n == 0 || left < n)
+		return 0;
+	unsigned char low = c == 0xE0 ? 0xA0 : c == 0xF0 ? 0x90 : 0x80;
+	unsigned char high = c == 0xED ? 0x9F : c == 0xF4 ? 0x8F : 0xBF;
+	if (p[1] < low || p[1] > high)
+		return 0;
+	for (size_t i = 2; i < n; i++)
+		if (p[i] < 0x80 || p[i] > 0xBF)
+			return 0;
+	return n;
+}
+
+/* Octets the fast reader leaves to dnspython: NUL, what is not UTF-8 (dnspython reads the
+ * file as UTF-8), a carriage return alone (a line end to Python). Scanned a word at a time:
+ * the file may be tens of megabytes. Whether the text holds any octet past ASCII: where
+ * one may stand is for lex_lines to see (struct shape). */
+static int scan_text(const char *text, size_t size, const char *display)
+{
+	int high = 0;
 	for (size_t i = 0; i < size; i++) {
 		if (i % 8 == 0 && i + 8 <= size && plain_word(text + i)) {
 			i += 7;
 			continue;
 		}
 		unsigned char c = text[i];
-		if (c >= 0x80 || c == 0)
-			decline("%s: octets outside ASCII", display);
+		if (c >= 0x80) {
+			size_t n = utf8_length((const unsigned char *)text + i, size - i);
+			if (n == 0)
+				decline("%s: octets outside ASCII that are not UTF-8", display);
+			high = 1;
+			i += n - 1;
+			continue;
+		}
+		if (c == 0)
+			decline("%s: a NUL octet", display);
 		if (c == '\r' && (i + 1 == size || text[i + 1] != '\n'))
 			decline("%s: a carriage return alone", display);
 	}
+	return high;
+}
+
+/* RFC 3597's `\#`, a field of its own, is the one backslash read outside quotes. */
+static int generic_mark(const char *p, size_t len, const char *at)
+{
+	return at + 1 < p + len && at[1] == '#' && (at == p || space(at[-1])) &&
+	       (at + 2 == p + len || space(at[2]));
+}
+
+/* What the reader needs of a physical line: where its code ends (the first `;` outside
+ * quotes), its parentheses outside quotes, and what in it the full reader must read, if
+ * anything: a backslash outside quotes (in a name, or escaping a `;`), a quote left open
+ * (no string goes on to the next line for dnspython), octets past ASCII outside quotes and
+ * comments (a name in Unicode, which dnspython turns to IDNA). */
+struct shape {
+	size_t code;
+	const char *open, *close;  /* the first of each, or NULL */
+	size_t opens;
+	const char *odd;
+};
+
+static struct shape shape_of(const char *p, size_t len, int high)
+{
+	struct shape s = {0};
+	if (!high) {
+		s.code = code_len(p, len);
+		s.open = memchr(p, '(', s.code);
+		s.close = memchr(p, ')', s.code);
+		const char *escape = memchr(p, '\\', s.code);
+		if (!s.open && !s.close && !escape)
+			return s;  /* most lines: record() reads any quotes and comment */
+		if (!memchr(p, '"', len)) {
+			s.opens = s.open ? count_char(p, s.code, '(') : 0;
+			if (escape && (!generic_mark(p, s.code, escape) ||
+				       memchr(escape + 1, '\\', s.code - (escape + 1 - p))))
+				s.odd = "an escape";
+			return s;
+		}
+		s = (struct shape){0};
+	}
+	int quoted = 0;
+	size_t i = 0;
+	for (; i < len && (quoted || p[i] != ';'); i++) {
+		char c = p[i];
+		if (quoted) {
+			if (c == '\\' && i + 1 < len)
+				i++;  /* an escaped character: put_string reads it */
+			else if (c == '"')
+				quoted = 0;
+		} else if (c == '"') {
+			quoted = 1;
+		} else if (c == '(') {
+			s.open = s.open ? s.open : p + i;
+			s.opens++;
+		} else if (c == ')') {
+			s.close = s.close ? s.close : p + i;
+		} else if (c == '\\' && !generic_mark(p, len, p + i)) {
+			s.odd = "an escape";
+		} else if ((unsigned char)c >= 0x80) {
+			s.odd = "octets outside ASCII in a name";
+		}
+	}
+	if (quoted)
+		s.odd = "a quote left open";
+	s.code = i;
+	return s;
 }
 
 void lex_zone_file(struct lexer *lx)
 {
 	before_decline = lexer_declines;
 	before_decline_arg = lx;
-	scan_text(lx->text, lx->size, lx->zone->display);
-	lex_lines(lx, lx->text, lx->size, lx->zone->display);
+	int high = scan_text(lx->text, lx->size, lx->zone->display);
+	lex_lines(lx, lx->text, lx->size, lx->zone->display, high);
 	before_decline = NULL;
 	lx->deliver(lx, 1);
 }
 
 /* The records of a text, in order: one logical line at a time, parentheses joined. */
-static void lex_lines(struct lexer *lx, const char *text, size_t size, const char *display)
+static void lex_lines(struct lexer *lx, const char *text, size_t size, const char *display,
+		      int high)
 {
 	const char *end = text + size;
 	bytes_t joined = {0};
@@ -713,27 +836,22 @@ static void lex_lines(struct lexer *lx, const char *text, size_t size, const cha
 		if (len > 0 && p[len - 1] == '\r')
 			len--;
 		lx->line = ++number;
-		size_t code = code_len(p, len);
-		/* Escapes are read in quoted strings (put_string); anywhere else (a name, an
-		 * escaped semicolon that starts no comment) they are the full reader's. */
-		const char *escape = memchr(p, '\\', code);
-		if (escape && !memchr(p, '"', escape - p))
-			decline("%s:%u: an escape", display, lx->line);
-		const char *open_paren = memchr(p, '(', code), *close = memchr(p, ')', code);
-		if (!open_paren && !close) {
+		struct shape s = shape_of(p, len, high);
+		if (s.odd)
+			decline("%s:%u: %s", display, lx->line, s.odd);
+		if (!s.open && !s.close) {
 			logical_line(lx, p, len);
 			p = next;
 			continue;
 		}
 		/* Parentheses only group (RFC 1035 §5.1): join the lines, comments dropped. */
-		if (memchr(p, '"', len) || count_char(p, code, '(') != 1 ||
-		    (close && close < open_paren))
+		if (s.opens != 1 || (s.close && s.close < s.open))
 			decline("%s:%u: parentheses the full reader must read", display, lx->line);
 		joined.n = 0;
-		bytes_put(&joined, p, code);
-		joined.v[open_paren - p] = ' ';
-		size_t part = 0;  /* where the last part starts in `joined` */
-		while (!memchr(joined.v + part, ')', joined.n - part)) {
+		bytes_put(&joined, p, s.code);
+		joined.v[s.open - p] = ' ';
+		size_t closing = s.close ? (size_t)(s.close - p) : SIZE_MAX;  /* in `joined` */
+		while (closing == SIZE_MAX) {
 			if (next >= end)
 				decline("%s:%u: unbalanced parentheses", display, lx->line);
 			p = next;
@@ -743,19 +861,20 @@ static void lex_lines(struct lexer *lx, const char *text, size_t size, const cha
 			if (len > 0 && p[len - 1] == '\r')
 				len--;
 			number++;
-			if (memchr(p, '"', len) || memchr(p, '(', len) || memchr(p, '\\', len))
+			struct shape more = shape_of(p, len, high);
+			if (more.odd || more.open)
 				decline("%s:%u: parentheses the full reader must read",
 					display, number);
 			bytes_put(&joined, " ", 1);
-			part = joined.n;
-			bytes_put(&joined, p, code_len(p, len));
+			if (more.close)
+				closing = joined.n + (more.close - p);
+			bytes_put(&joined, p, more.code);
 		}
-		char *closing = memchr(joined.v + part, ')', joined.n - part);
-		for (char *q = closing + 1; q < (char *)joined.v + joined.n; q++)
-			if (!space(*q))
+		for (size_t q = closing + 1; q < joined.n; q++)
+			if (!space(joined.v[q]))
 				decline("%s:%u: text after a closing parenthesis", display,
 					number);
-		joined.n = closing - (char *)joined.v;
+		joined.n = closing;
 		logical_line(lx, keep(lx, (const char *)joined.v, joined.n), joined.n);
 		p = next;
 	}

@@ -82,7 +82,8 @@ DIAGNOSED = {
 DECLINED = {
     "generate": "$GENERATE the full reader must read",
     "no-ttl": "a record before $TTL",
-    "other-type": "octets outside ASCII",
+    "other-type": "type LOC",
+    "unicode-name": "example.test.zone:6: octets outside ASCII in a name",
 }
 
 
@@ -281,8 +282,10 @@ def load_toml_text(tmp_path: Path, zone: Path):
     return load_toml(config)
 
 
-@pytest.mark.parametrize("octet, reason", [(b"\0", "octets outside ASCII"),
-                                           (b"\xc3", "octets outside ASCII"),
+@pytest.mark.parametrize("octet, reason", [(b"\0", "a NUL octet"),
+                                           (b"\xc3", "octets outside ASCII that are not UTF-8"),
+                                           (b"\xed\xa0\x80", "not UTF-8"),  # a surrogate
+                                           (b"\xc0\xaf", "not UTF-8"),  # overlong
                                            (b"\r", "a carriage return alone")])
 def test_octets_the_reader_leaves_to_dnspython_are_found_at_every_offset(octet, reason,
                                                                          tmp_path):

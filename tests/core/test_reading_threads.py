@@ -63,17 +63,17 @@ EDITS = {
     "blank owners": (_blank_owners, SAME_AS_PLAIN),
     "an owner's text again after an $ORIGIN": (_origin_switch, BAKED),
     "a type the fast reader does not read, late (the lexer's)": (
-        lambda lines: _replace(lines, LATER, "late HINFO a b"),
-        f"scale.zone:{LATER + 1}: type HINFO"),
+        lambda lines: _replace(lines, LATER, "late LOC 52 22 23 N 4 53 32 E 0m"),
+        f"scale.zone:{LATER + 1}: type LOC"),
     "a bad owner and a bad type on one line (the name is read first)": (
-        lambda lines: _replace(lines, LATER, "a..b HINFO a b"),
+        lambda lines: _replace(lines, LATER, "a..b LOC 52 22 23 N 4 53 32 E 0m"),
         f"scale.zone:{LATER + 1}: the name a..b needs the full reader"),
     "a duplicate record, late (the filing's warning: it is dropped)": (
         lambda lines: lines[:LATER] + [lines[LATER]] + lines[LATER:], SAME_AS_PLAIN),
     "the filing's error first, the lexer's decline after": (
-        lambda lines: _replace(_replace(lines, LATER, "late HINFO a b"), LATE,
+        lambda lines: _replace(_replace(lines, LATER, "late LOC 52 22 23 N 4 53 32 E 0m"), LATE,
                                "outside.example. A 192.0.2.1"),
-        f"scale.zone:{LATER + 1}: type HINFO"),
+        f"scale.zone:{LATER + 1}: type LOC"),
     "the lexer's problem first, the filing's after": (
         lambda lines: _replace(_replace(lines, LATER, "a..b A 192.0.2.1"), LATE,
                                "late MX ten mx1"),
