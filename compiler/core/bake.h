@@ -9,6 +9,8 @@
  *   util.c      memory, vectors, the ways out
  *   names.c     interned names: one id per name, its parent, its spelling
  *   zonefile.c  lexing zone files: records with their names as text (lexed.h)
+ *   nametext.c  names and character-strings in text: escapes, names into wire form
+ *   rdatanames.c  record data with names kept as octets (NAPTR SVCB RRSIG NSEC NSEC3)
  *   rdatatext.c record data of octets only (hex, base64, RFC 3597's generic form)
  *   readzone.c  reading zone files: the lexer, on a thread of its own for a large one, and
  *               the names interned and the records filed in file order
@@ -132,6 +134,7 @@ void names_expect(size_t count);
 void names_seal(void);  /* all names read: name_child no more */
 name_t name_child(name_t parent, const uint8_t *label, size_t len);
 void name_child_prefetch(name_t parent, const uint8_t *label, size_t len);
+name_t name_from_wire(const uint8_t *wire);  /* uncompressed, checked */
 int name_is_wildcard(name_t id);  /* its first label is '*' */
 static inline struct name *N(name_t id) { return &names.v[id]; }
 const uint8_t *name_label(name_t id);
@@ -165,7 +168,7 @@ void print_diagnostics(void);  /* see diagnostics.c */
 
 enum rdtype {
 	T_A = 1, T_NS = 2, T_CNAME = 5, T_SOA = 6, T_PTR = 12, T_MX = 15, T_TXT = 16,
-	T_AAAA = 28, T_SRV = 33, T_DNAME = 39, T_DS = 43, T_RRSIG = 46, T_NSEC = 47,
+	T_AAAA = 28, T_SRV = 33, T_NAPTR = 35, T_DNAME = 39, T_DS = 43, T_RRSIG = 46, T_NSEC = 47,
 	T_NSEC3 = 50, T_SVCB = 64, T_HTTPS = 65,
 	T_HINFO = 13, T_SPF = 99, T_SSHFP = 44, T_DNSKEY = 48, T_NSEC3PARAM = 51, T_TLSA = 52,
 	T_SMIMEA = 53, T_CDS = 59, T_CDNSKEY = 60, T_ZONEMD = 63,
@@ -200,6 +203,7 @@ typedef VEC(uint16_t) types_t;
 
 struct zone {
 	name_t origin;
+	const char *origin_text;  /* as the manifest gives it: the fast reader's origin */
 	const char *path, *display;
 	const char *records;  /* its records in wire form (records.c), or NULL: read `path` */
 	uint32_t soa;        /* the apex SOA RRset */

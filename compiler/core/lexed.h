@@ -14,6 +14,15 @@ struct token {
 	size_t len;
 };
 
+/* A logical line's tokens, as dnspython's Tokenizer splits it; bit i of `quoted` says that
+ * v[i] was a quoted string (its text between the quotes). */
+#define MAX_TOKENS 64
+struct tokens {
+	size_t n;
+	uint64_t quoted;
+	struct token v[MAX_TOKENS];
+};
+
 enum lexed_kind {
 	LEXED_RECORD,
 	LEXED_ORIGIN,   /* an $ORIGIN: its name in `owner` */
@@ -53,6 +62,13 @@ struct included {
 	char *path, *display;
 };
 
+/* What a record without a TTL gets, as dnspython's Reader keeps it: the last TTL given, or
+ * the default ($TTL, or else the SOA's MINIMUM). */
+struct ttls {
+	uint32_t last, fallback;
+	uint8_t last_known, fallback_known, fallback_from_soa;
+};
+
 /* The lexer's state. `deliver` takes `block` when it is full (last 0) and returns with an
  * empty one in its place, or takes the last block (last 1) and returns once every record
  * handed over has been filed. */
@@ -65,8 +81,10 @@ struct lexer {
 	void *queue;         /* deliver's */
 	/* Lexing state. */
 	uint32_t line;       /* of the record being read */
-	int have_ttl, have_owner, building;
-	uint32_t ttl;
+	int have_owner, building;
+	struct ttls ttls;
+	uint8_t origin[255]; /* the current origin in wire form, as written */
+	size_t origin_len;
 	struct token memo;   /* the previous owner as written; len 0 after an $ORIGIN */
 	struct kept *kept;   /* lines joined from parentheses, kept till the names are read */
 	/* $INCLUDE: the files being read, outermost first, their text kept mapped (its tokens
@@ -80,6 +98,25 @@ void lex_zone_file(struct lexer *lx);
 
 /* zonefile.c: a number in plain digits up to `max`, or the reader declines. */
 uint32_t lex_number(struct token t, uint64_t max, const char *what);
+uint32_t ttl_value(struct token t, const char *what);  /* 1h30m too */
+int ipv4(struct token t, uint8_t out[4]);
+int ipv6(struct token t, uint8_t out[16]);
+uint16_t any_type(struct token t);  /* a mnemonic or TYPEnnn, as dnspython reads either */
+
+/* nametext.c */
+int escaped_octet(const char *p, size_t len, size_t *i);  /* the octet, or -1 */
+size_t name_text_to_wire(struct token t, const uint8_t *origin, size_t origin_len,
+			 uint8_t out[255]);  /* its length, or 0 */
+void put_string(struct token t);     /* a character-string, its length first */
+void put_unescaped(struct token t);  /* the octets alone */
+
+/* rdatanames.c: record data with names in it, all octets (the names uncompressed, RFC 3597
+ * §4), `quoted` the fields' bits (struct tokens) */
+void naptr(const struct lexer *lx, const struct token *f, size_t nf, uint64_t quoted);
+void svcb(const struct lexer *lx, const struct token *f, size_t nf, uint64_t quoted);
+void rrsig(const struct lexer *lx, const struct token *f, size_t nf);
+void nsec(const struct lexer *lx, const struct token *f, size_t nf);
+void nsec3(const struct token *f, size_t nf);
 
 /* rdatatext.c: record data of octets only, put in rdata_raw; each declines what dnspython
  * must judge. */
@@ -90,6 +127,7 @@ void dnskey(const struct token *f, size_t nf);
 void nsec3param(const struct token *f, size_t nf);
 void zonemd(const struct token *f, size_t nf);
 void generic_rdata(uint16_t type, const struct token *f, size_t nf);  /* RFC 3597 §5 */
+void base64_fields(const struct token *f, size_t nf, const char *what);
 void free_kept(struct lexer *lx);
 
 #endif

@@ -133,6 +133,19 @@ name_t name_child(name_t parent, const uint8_t *label, size_t len)
 	return id;
 }
 
+/* A name in uncompressed wire form, checked already: its labels interned from the root down,
+ * as the zone files' names are. */
+name_t name_from_wire(const uint8_t *wire)
+{
+	size_t starts[128], n = 0;
+	for (size_t at = 0; wire[at] != 0; at += 1 + wire[at])
+		starts[n++] = at;
+	name_t name = ROOT;
+	while (n-- > 0)
+		name = name_child(name, wire + starts[n] + 1, wire[starts[n]]);
+	return name;
+}
+
 int name_is_wildcard(name_t id)
 {
 	return N(id)->label_len == 1 && labels.v[N(id)->label] == '*';

@@ -47,7 +47,7 @@ static int base64_value(char c)
 
 /* Base64 over one or more fields, joined (RFC 4648 §4, as Python's b64decode with
  * validate=True): whole quanta, `=` only as the last one's padding. */
-static void base64_fields(const struct token *f, size_t nf, const char *what)
+void base64_fields(const struct token *f, size_t nf, const char *what)
 {
 	uint32_t quantum = 0;
 	size_t n = 0, padding = 0;

@@ -43,24 +43,19 @@ static uint32_t u32(struct cursor *c)
 	return b[0] | b[1] << 8 | b[2] << 16 | (uint32_t)b[3] << 24;
 }
 
-/* An uncompressed wire-format name at `wire` (of at most `len` octets); its length in *used.
- * Its labels are interned from the root down, as the fast reader interns them. */
+/* An uncompressed wire-format name at `wire` (of at most `len` octets); its length in *used. */
 static name_t wire_name(const struct cursor *c, const uint8_t *wire, size_t len, size_t *used)
 {
-	size_t starts[128], n = 0, at = 0;
+	size_t at = 0, labels = 0;
 	while (at < len && wire[at] != 0) {
-		if (wire[at] > 63 || n == 128)
+		if (wire[at] > 63 || ++labels > 127)
 			fail("%s: a name that is not uncompressed wire format", c->path);
-		starts[n++] = at;
 		at += 1 + wire[at];
 	}
 	if (at >= len || at + 1 > 255)
 		fail("%s: a name that runs out", c->path);
 	*used = at + 1;
-	name_t name = ROOT;
-	while (n-- > 0)
-		name = name_child(name, wire + starts[n] + 1, wire[starts[n]]);
-	return name;
+	return name_from_wire(wire);
 }
 
 /* The RDATA into the core's form (struct rdata): the names the answers need as ids, the

@@ -42,11 +42,36 @@ const char *type_name(uint16_t type)
 	return unknown;
 }
 
+static uint32_t fold_hash(const char *text, size_t len)
+{
+	uint32_t h = 2166136261u;
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (text[i] & 0xDF)) * 16777619u;  /* ASCII letters and digits: case folded */
+	return h;
+}
+
+/* The registry by mnemonic: NSEC type bitmaps name a few types per record, over the whole
+ * zone. Filled before main, so that any thread may read it. */
+#define BY_NAME_SLOTS 256
+static uint8_t by_name[BY_NAME_SLOTS];  /* registry index + 1, 0 for an empty slot */
+
+__attribute__((constructor)) static void index_names(void)
+{
+	for (size_t i = 0; i < NREGISTERED; i++) {
+		uint32_t s = fold_hash(registry[i].name, strlen(registry[i].name));
+		while (by_name[s % BY_NAME_SLOTS])
+			s++;
+		by_name[s % BY_NAME_SLOTS] = i + 1;
+	}
+}
+
 /* The type a mnemonic (any letter case) names, or 0. */
 uint16_t type_by_name(const char *text, size_t len)
 {
-	for (size_t i = 0; i < NREGISTERED; i++)
+	for (uint32_t s = fold_hash(text, len); by_name[s % BY_NAME_SLOTS]; s++) {
+		size_t i = by_name[s % BY_NAME_SLOTS] - 1;
 		if (strlen(registry[i].name) == len && strncasecmp(registry[i].name, text, len) == 0)
 			return registry[i].type;
+	}
 	return 0;
 }

@@ -3,12 +3,13 @@
  * and nothing else. The names are left as text for readzone.c to intern (lexed.h): this half
  * of the reading can run on a thread of its own.
  *
- * It reads `$ORIGIN`, `$TTL` (given before the first record) and `$INCLUDE`, one record a
- * line or parentheses over lines, comments, blank owners continuing the previous one, TTL
- * and class IN in either order, TTLs and SOA timers in units (`1h30m`), quoted strings with
- * escapes and UTF-8, the types A AAAA NS CNAME DNAME PTR MX TXT SPF HINFO SOA SRV CAA, and
- * those of octets only (rdatatext.c): DS CDS SSHFP TLSA SMIMEA DNSKEY CDNSKEY NSEC3PARAM
- * ZONEMD, and RFC 3597's TYPEnnn and `\#`.
+ * It reads `$ORIGIN`, `$TTL` and `$INCLUDE` anywhere, one record a line or parentheses over
+ * lines, comments, blank owners continuing the previous one, TTL and class IN in either
+ * order or neither (the TTL then as dnspython gives it), TTLs and SOA timers in units
+ * (`1h30m`), names and quoted strings with escapes, UTF-8 in strings, the types A AAAA NS
+ * CNAME DNAME PTR MX TXT SPF HINFO SOA SRV CAA, those with names kept as octets
+ * (rdatanames.c): NAPTR SVCB HTTPS RRSIG NSEC NSEC3, those of octets only (rdatatext.c): DS
+ * CDS SSHFP TLSA SMIMEA DNSKEY CDNSKEY NSEC3PARAM ZONEMD, and RFC 3597's TYPEnnn and `\#`.
  * Anything else, and anything dnspython would refuse, makes it decline the file: dnspython
  * reads it (compiler/read/) and says what is wrong where.
  */
@@ -27,32 +28,60 @@
 #include "bake.h"
 #include "lexed.h"
 
-#define MAX_TOKENS 64
-#define MAX_STRINGS 64
-
-/* Python's str.split() whitespace, in ASCII. */
+/* dnspython's whitespace between tokens. */
 static int space(char c)
 {
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f' ||
-	       (c >= 0x1C && c <= 0x1F);
+	return c == ' ' || c == '\t';
 }
 
-static size_t split(const char *p, size_t len, struct token *out, size_t max)
+/* What an octet is to the tokenizer outside quotes. ODD: another control character (dnspython
+ * would take it into a token) or a parenthesis lex_lines did not join: the full reader's. */
+enum { PLAIN, BLANK, QUOTE, COMMENT, ESCAPE, ODD };
+static const uint8_t octet_kind[256] = {
+	[0 ... 8] = ODD, [10 ... 31] = ODD, ['('] = ODD, [')'] = ODD,
+	['\t'] = BLANK, [' '] = BLANK, ['"'] = QUOTE, [';'] = COMMENT, ['\\'] = ESCAPE,
+};
+
+/* A logical line's tokens, as dnspython's Tokenizer makes them: a quoted string ends at the
+ * next `"` not escaped, and a `"` ends a token as a blank does; `;` outside quotes begins a
+ * comment; a backslash takes the next character into the token, whatever it is. Escapes
+ * stay in the tokens' text, read where the field is read. */
+static void tokenize(const char *p, size_t len, struct tokens *out)
 {
-	size_t n = 0, i = 0;
-	while (i < len) {
+	out->n = 0;
+	out->quoted = 0;
+	for (size_t i = 0;;) {
 		while (i < len && space(p[i]))
 			i++;
-		if (i == len)
-			break;
+		if (i == len || p[i] == ';')
+			return;
+		if (out->n == MAX_TOKENS)
+			decline("a line of more than %d fields", MAX_TOKENS);
 		size_t start = i;
-		while (i < len && !space(p[i]))
+		if (p[i] == '"') {
+			for (start = ++i; i < len && p[i] != '"'; i++)
+				i += p[i] == '\\';
+			if (i >= len)
+				decline("a quote left open");
+			out->quoted |= 1ull << out->n;
+			out->v[out->n++] = (struct token){p + start, i - start};
 			i++;
-		if (n == max)
-			decline("a line with more than %zu fields", max);
-		out[n++] = (struct token){p + start, i - start};
+			continue;
+		}
+		for (; i < len; i++) {
+			uint8_t kind = octet_kind[(uint8_t)p[i]];
+			if (kind == PLAIN)
+				continue;
+			if (kind == ESCAPE && i + 1 < len) {
+				i++;
+				continue;
+			}
+			if (kind != BLANK && kind != QUOTE && kind != COMMENT)
+				decline("a field the full reader must read");
+			break;
+		}
+		out->v[out->n++] = (struct token){p + start, i - start};
 	}
-	return n;
 }
 
 static int digits(struct token t)
@@ -80,7 +109,7 @@ uint32_t lex_number(struct token t, uint64_t max, const char *what)
 
 /* A TTL: plain digits, or BIND's units (`1h30m`, `2W`: s m h d w, any case, each after a
  * number), at most 2^32 - 1, as dnspython's dns.ttl reads it; anything else declines. */
-static uint32_t ttl_value(struct token t, const char *what)
+uint32_t ttl_value(struct token t, const char *what)
 {
 	if (digits(t))
 		return lex_number(t, UINT32_MAX, what);
@@ -121,14 +150,28 @@ static inline int eq_upper(struct token t, const char *word)
 	return 1;
 }
 
-/* A name as fastparse.py's _name reads it: `@`, absolute, or relative to the origin. */
+/* A name with escapes (nametext.c), interned. */
+static int escaped_name(const char *text, size_t len, name_t origin, name_t *out)
+{
+	uint8_t origin_wire[255], wire[255];
+	size_t origin_len = name_wire(origin, origin_wire);
+	if (name_text_to_wire((struct token){text, len}, origin_wire, origin_len, wire) == 0)
+		return -1;
+	*out = name_from_wire(wire);
+	return 0;
+}
+
+/* A name as dnspython reads it: `@`, absolute, or relative to the origin. An `@` inside a
+ * name is the full reader's. */
 int parse_name(const char *text, size_t len, name_t origin, name_t *out)
 {
 	if (len == 1 && text[0] == '@') {
 		*out = origin;
 		return 0;
 	}
-	if (memchr(text, '\\', len) || memchr(text, '@', len))
+	if (memchr(text, '\\', len))
+		return escaped_name(text, len, origin, out);
+	if (memchr(text, '@', len))
 		return -1;
 	if (len == 1 && text[0] == '.') {
 		*out = ROOT;
@@ -170,8 +213,28 @@ static void lexed_name(struct lexer *lx, struct token t)
 	it->names[it->nnames++] = t;
 }
 
-/* A type's mnemonic, or TYPEnnn for any (RFC 3597 §5); 0 for what the full reader must
- * read. */
+/* TYPEnnn (RFC 3597 §5): its number, or -1. */
+static int32_t generic_type(struct token t)
+{
+	if (t.len > 4 && t.len <= 9 && eq_upper((struct token){t.p, 4}, "TYPE") &&
+	    digits((struct token){t.p + 4, t.len - 4}))
+		return lex_number((struct token){t.p + 4, t.len - 4}, 65535, "a type");
+	return -1;
+}
+
+/* Any type, as in an NSEC type bitmap or an RRSIG's type covered: a mnemonic dnspython
+ * knows (types.c's registry) or TYPEnnn. */
+uint16_t any_type(struct token t)
+{
+	uint16_t type = type_by_name(t.p, t.len);
+	int32_t generic = type ? -1 : generic_type(t);
+	if (type == 0 && generic < 0)
+		decline("a type %.*s the full reader must read", (int)t.len, t.p);
+	return type ? type : generic;
+}
+
+/* A type's mnemonic, or TYPEnnn for any (RFC 3597 §5), whose data the fast reader reads; 0
+ * for what the full reader must read. */
 static uint16_t type_of(struct token t)
 {
 	static const struct { const char *text; uint16_t type; } known[] = {
@@ -180,14 +243,14 @@ static uint16_t type_of(struct token t)
 		{"CAA", T_CAA}, {"DNAME", T_DNAME}, {"SPF", T_SPF}, {"HINFO", T_HINFO},
 		{"SSHFP", T_SSHFP}, {"TLSA", T_TLSA}, {"SMIMEA", T_SMIMEA}, {"CDS", T_CDS},
 		{"DNSKEY", T_DNSKEY}, {"CDNSKEY", T_CDNSKEY}, {"NSEC3PARAM", T_NSEC3PARAM},
-		{"ZONEMD", T_ZONEMD},
+		{"ZONEMD", T_ZONEMD}, {"NAPTR", T_NAPTR}, {"SVCB", T_SVCB}, {"HTTPS", T_HTTPS},
+		{"RRSIG", T_RRSIG}, {"NSEC", T_NSEC}, {"NSEC3", T_NSEC3},
 	};
 	for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
 		if (eq_upper(t, known[i].text))
 			return known[i].type;
-	if (t.len > 4 && t.len <= 9 && eq_upper((struct token){t.p, 4}, "TYPE") &&
-	    digits((struct token){t.p + 4, t.len - 4})) {
-		uint32_t type = lex_number((struct token){t.p + 4, t.len - 4}, 65535, "a type");
+	int32_t type = generic_type(t);
+	if (type >= 0) {
 		/* dnspython reads TYPEnnn of a type it names as that type */
 		const char *name = type_name(type);
 		for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
@@ -199,7 +262,7 @@ static uint16_t type_of(struct token t)
 }
 
 /* dnspython's IPv4 text form: four decimal parts, no leading zeros, each at most 255. */
-static int ipv4(struct token t, uint8_t out[4])
+int ipv4(struct token t, uint8_t out[4])
 {
 	size_t part = 0, i = 0;
 	for (; part < 4; part++) {
@@ -220,7 +283,7 @@ static int ipv4(struct token t, uint8_t out[4])
 	return i == t.len ? 0 : -1;
 }
 
-static int ipv6(struct token t, uint8_t out[16])
+int ipv6(struct token t, uint8_t out[16])
 {
 	char text[64];
 	if (t.len >= sizeof text)
@@ -240,66 +303,56 @@ static struct rdata raw_rdata(void)
 	return (struct rdata){.raw = rdata_raw.n, .name = NONE, .name2 = NONE, .next = NONE};
 }
 
-/* A character-string (RFC 1035 §3.3), its escapes read (§5.1): `\X` is X, `\DDD` the
- * octet of that decimal value. */
-static void put_string(struct rdata *rd, const char *p, size_t len)
-{
-	uint8_t text[255];
-	size_t n = 0;
-	for (size_t i = 0; i < len; i++) {
-		uint8_t c = p[i];
-		if (c == '\\') {
-			if (i + 1 == len)
-				decline("a string ending in a backslash");
-			if (isdigit((unsigned char)p[i + 1])) {
-				if (i + 3 >= len || !isdigit((unsigned char)p[i + 2]) ||
-				    !isdigit((unsigned char)p[i + 3]))
-					decline("an escape of fewer than three digits");
-				unsigned v = (p[i + 1] - '0') * 100 + (p[i + 2] - '0') * 10 + p[i + 3] - '0';
-				if (v > 255)
-					decline("an escape over 255");
-				c = v;
-				i += 3;
-			} else {
-				c = p[++i];
-			}
-		}
-		if (n == sizeof text)
-			decline("a TXT string over 255 octets");
-		text[n++] = c;
-	}
-	uint8_t length = n;
-	bytes_put(&rdata_raw, &length, 1);
-	bytes_put(&rdata_raw, text, n);
-	rd->raw_len += 1 + n;
-}
-
 static void finish_raw(struct rdata *rd)
 {
 	rd->raw_len = rdata_raw.n - rd->raw;
 }
 
-/* CAA: flags, an alphanumeric tag, the value as it is (RFC 8659 §4.1). */
-static void caa(const struct token *f, struct token value)
+/* CAA: flags, an alphanumeric tag, the value (RFC 8659 §4.1); tag and value may be quoted. */
+static void caa(const struct token *f)
 {
-	uint8_t flags = lex_number(f[0], 255, "CAA flags"), tag_len = f[1].len;
-	if (f[1].len > 255)
-		decline("a CAA tag over 255 octets");
-	for (size_t i = 0; i < f[1].len; i++)
-		if (!isalnum((unsigned char)f[1].p[i]))
-			decline("a CAA tag that is not alphanumeric");
+	uint8_t flags = lex_number(f[0], 255, "CAA flags");
 	bytes_put(&rdata_raw, &flags, 1);
-	bytes_put(&rdata_raw, &tag_len, 1);
-	bytes_put(&rdata_raw, f[1].p, f[1].len);
-	bytes_put(&rdata_raw, value.p, value.len);
+	size_t at = rdata_raw.n;
+	put_string(f[1]);
+	for (size_t i = at + 1; i < rdata_raw.n; i++)
+		if (!((rdata_raw.v[i] | 0x20) >= 'a' && (rdata_raw.v[i] | 0x20) <= 'z') &&
+		    !(rdata_raw.v[i] >= '0' && rdata_raw.v[i] <= '9'))
+			decline("a CAA tag that is not alphanumeric");
+	if (rdata_raw.n == at + 1)
+		decline("an empty CAA tag");
+	put_unescaped(f[2]);
+}
+
+/* The fields that may be quoted strings, by type (a bit per field; ~0: all): dnspython
+ * refuses a quoted string anywhere else. */
+static uint64_t may_be_quoted(uint16_t type)
+{
+	switch (type) {
+	case T_TXT:
+	case T_SPF:
+	case T_HINFO:
+		return ~0ull;
+	case T_CAA:
+		return 6;   /* tag, value */
+	case T_NAPTR:
+		return 28;  /* flags, services, regexp */
+	case T_SVCB:
+	case T_HTTPS:
+		return ~3ull;  /* values after `key=` (svcb checks) */
+	default:
+		return 0;
+	}
 }
 
 static struct rdata rdata_of(struct lexer *r, uint16_t type, const struct token *f,
-			     size_t nf)
+			     size_t nf, uint64_t quoted)
 {
 	struct rdata rd = raw_rdata();
 	uint8_t addr[16];
-	if (nf > 0 && f[0].len == 2 && f[0].p[0] == '\\') {
+	if (quoted & ~may_be_quoted(type))
+		decline("%s:%u: quoted text the full reader must read", r->zone->display, r->line);
+	if (nf > 0 && f[0].len == 2 && f[0].p[0] == '\\' && f[0].p[1] == '#') {
 		generic_rdata(type, f, nf);
 		finish_raw(&rd);
 		return rd;
@@ -346,6 +399,28 @@ static struct rdata rdata_of(struct lexer *r, uint16_t type, const struct token 
 						: ttl_value(f[i], "SOA timer"));
 		finish_raw(&rd);
 		return rd;
+	case T_NAPTR:
+		naptr(r, f, nf, quoted);
+		finish_raw(&rd);
+		return rd;
+	case T_SVCB:
+	case T_HTTPS:  /* raw whole; the TargetName also as a name, for the additional section */
+		svcb(r, f, nf, quoted);
+		finish_raw(&rd);
+		lexed_name(r, f[1]);
+		return rd;
+	case T_RRSIG:
+		rrsig(r, f, nf);
+		finish_raw(&rd);
+		return rd;
+	case T_NSEC:
+		nsec(r, f, nf);
+		finish_raw(&rd);
+		return rd;
+	case T_NSEC3:
+		nsec3(f, nf);
+		finish_raw(&rd);
+		return rd;
 	case T_DS:
 	case T_CDS:
 		if (nf < 4)
@@ -379,116 +454,99 @@ static struct rdata rdata_of(struct lexer *r, uint16_t type, const struct token 
 	case T_HINFO:  /* CPU and OS, two character-strings (RFC 1035 §3.3.2) */
 		if (nf != 2)
 			break;
-		put_string(&rd, f[0].p, f[0].len);
-		put_string(&rd, f[1].p, f[1].len);
+		put_string(f[0]);
+		put_string(f[1]);
+		finish_raw(&rd);
 		return rd;
 	case T_CAA:
 		if (nf != 3)
 			break;
-		caa(f, f[2]);
+		caa(f);
 		finish_raw(&rd);
 		return rd;
-	case T_TXT:  /* unquoted words, one string each */
+	case T_TXT:  /* words and quoted strings, one character-string each */
 	case T_SPF:
 		if (nf == 0)
 			break;
 		for (size_t i = 0; i < nf; i++)
-			put_string(&rd, f[i].p, f[i].len);
+			put_string(f[i]);
+		finish_raw(&rd);
 		return rd;
 	}
 	decline("%s:%u: record data the full reader must read", r->zone->display, r->line);
 }
 
-/* Quoted strings, their escapes read later (put_string), then perhaps a comment. */
-static size_t quoted_strings(const char *p, size_t len, struct token *out)
+/* The TTL of a record that gives none (dnspython's Reader, RFC 2308 §4): the last TTL given
+ * unless a $TTL says otherwise, else the default. 0 when there is none to give. */
+static int implicit_ttl(const struct ttls *t, uint32_t *ttl)
 {
-	size_t n = 0, i = 0;
-	do {
-		if (i == len || p[i] != '"')
-			decline("quoted text the full reader must read");
-		size_t start = ++i;
-		while (i < len && p[i] != '"')
-			i += p[i] == '\\' && i + 1 < len ? 2 : 1;  /* an escaped character */
-		if (i == len || p[i] != '"')
-			decline("quoted text the full reader must read");
-		if (n == MAX_STRINGS)
-			decline("more than %d strings in a record", MAX_STRINGS);
-		out[n++] = (struct token){p + start, i - start};
-		i++;
-		while (i < len && space(p[i]))
-			i++;
-	} while (i < len && p[i] != ';');
-	return n;
+	if (t->last_known && (!t->fallback_known || t->fallback_from_soa))
+		*ttl = t->last;
+	else if (t->fallback_known)
+		*ttl = t->fallback;
+	else
+		return 0;
+	return 1;
 }
 
 static void record(struct lexer *r, const char *line, size_t len)
 {
-	struct token tokens[MAX_TOKENS], strings[MAX_STRINGS];
-	size_t nt, ns = 0;
-	int quoted = 0;
+	struct tokens tk;
 	struct lexed *it = current(r);
 	*it = (struct lexed){.line = r->line, .kind = LEXED_RECORD};
 	r->building = 1;
-	const char *quote = memchr(line, '"', len);
-	const char *semicolon = memchr(line, ';', len);
-	if (quote && (!semicolon || semicolon > quote)) {
-		nt = split(line, quote - line, tokens, MAX_TOKENS);
-		ns = quoted_strings(quote, len - (quote - line), strings);
-		quoted = 1;
-	} else {
-		nt = split(line, semicolon ? (size_t)(semicolon - line) : len, tokens, MAX_TOKENS);
-	}
-	if (nt == 0) {
+	tokenize(line, len, &tk);
+	if (tk.n == 0) {
 		r->building = 0;
 		return;
 	}
 	size_t at = 0;
-	if (line[0] == ' ' || line[0] == '\t') {
+	if (space(line[0])) {
 		if (!r->have_owner)
 			decline("%s:%u: a record without an owner", r->zone->display, r->line);
-	} else if (tokens[at].len == r->memo.len &&
-		   memcmp(tokens[at].p, r->memo.p, r->memo.len) == 0) {
+	} else if (tk.v[at].len == r->memo.len && !(tk.quoted & 1) &&
+		   memcmp(tk.v[at].p, r->memo.p, r->memo.len) == 0) {
 		/* Zone files name the owner on each of its records: the same text is the same
 		 * name (until an $ORIGIN), and looking it up again cost a probe per label. */
 		at++;
 	} else {
-		it->owner = r->memo = tokens[at++];
+		it->owner = r->memo = tk.v[at++];
 		r->have_owner = 1;
 	}
-	uint32_t ttl = r->ttl;
-	for (int i = 0; i < 2; i++) {
-		if (at < nt && isdigit((unsigned char)tokens[at].p[0])) {
-			ttl = ttl_value(tokens[at++], "TTL");
-		} else if (at < nt && eq_upper(tokens[at], "IN")) {
+	/* TTL and class in either order (RFC 1035 §5.1), each at most once. */
+	uint32_t ttl = 0;
+	int explicit_ttl = 0, class = 0;
+	for (int i = 0; i < 2 && at < tk.n; i++) {
+		if (!explicit_ttl && isdigit((unsigned char)tk.v[at].p[0])) {
+			ttl = ttl_value(tk.v[at++], "TTL");
+			explicit_ttl = 1;
+		} else if (!class && eq_upper(tk.v[at], "IN")) {
 			at++;
+			class = 1;
 		}
 	}
-	if (at == nt)
+	if (at == tk.n)
 		decline("%s:%u: a record without a type", r->zone->display, r->line);
-	uint16_t type = type_of(tokens[at]);
+	if (tk.quoted & ((2ull << at) - 1))
+		decline("%s:%u: a quoted owner, TTL, class or type", r->zone->display, r->line);
+	uint16_t type = type_of(tk.v[at]);
 	if (type == 0)
-		decline("%s:%u: type %.*s", r->zone->display, r->line, (int)tokens[at].len,
-			tokens[at].p);
+		decline("%s:%u: type %.*s", r->zone->display, r->line, (int)tk.v[at].len,
+			tk.v[at].p);
 	at++;
-	struct rdata rd;
-	if (quoted && (type == T_TXT || type == T_SPF) && at == nt) {
-		rd = raw_rdata();
-		for (size_t i = 0; i < ns; i++)
-			put_string(&rd, strings[i].p, strings[i].len);
-	} else if (quoted && type == T_HINFO && (nt - at) + ns == 2) {
-		rd = raw_rdata();  /* either string may be quoted: the unquoted one comes first */
-		if (at < nt)
-			put_string(&rd, tokens[at].p, tokens[at].len);
-		for (size_t i = 0; i < ns; i++)
-			put_string(&rd, strings[i].p, strings[i].len);
-	} else if (quoted && type == T_CAA && nt - at == 2 && ns == 1) {
-		rd = raw_rdata();
-		caa(tokens + at, strings[0]);
-		finish_raw(&rd);
-	} else if (quoted) {
-		decline("%s:%u: quoted text the full reader must read", r->zone->display, r->line);
-	} else {
-		rd = rdata_of(r, type, tokens + at, nt - at);
+	struct rdata rd = rdata_of(r, type, tk.v + at, tk.n - at, tk.quoted >> at);
+	if (type == T_SOA && !r->ttls.fallback_known) {
+		/* Without a $TTL, the SOA's MINIMUM is the default (RFC 1035 §3.3.13, as
+		 * dnspython and BIND before 9 read it). */
+		const uint8_t *m = rdata_raw.v + rd.raw + 16;
+		r->ttls.fallback = (uint32_t)m[0] << 24 | m[1] << 16 | m[2] << 8 | m[3];
+		r->ttls.fallback_known = r->ttls.fallback_from_soa = 1;
+	}
+	if (explicit_ttl) {
+		r->ttls.last = ttl;
+		r->ttls.last_known = 1;
+	} else if (!implicit_ttl(&r->ttls, &ttl)) {
+		decline("%s:%u: a record without a TTL", r->zone->display, r->line);
 	}
 	it->type = type;
 	it->ttl = ttl;
@@ -496,6 +554,19 @@ static void record(struct lexer *r, const char *line, size_t len)
 	r->building = 0;
 	if (++r->block->n == LEXED_BLOCK)
 		r->deliver(r, 0);
+}
+
+/* The origin a name in a record's data is relative to, in wire form (names written into the
+ * data as octets need it here; readzone.c follows the same directives for the rest). */
+static void set_origin(struct lexer *lx, struct token name)
+{
+	uint8_t wire[255];
+	size_t len = name_text_to_wire(name, lx->origin, lx->origin_len, wire);
+	if (len == 0)
+		decline("%s:%u: the origin %.*s needs the full reader", lx->zone->display,
+			lx->line, (int)name.len, name.p);
+	memcpy(lx->origin, wire, len);
+	lx->origin_len = len;
 }
 
 static void emit(struct lexer *lx, struct lexed it)
@@ -542,7 +613,7 @@ static struct included open_included(const struct lexer *lx, struct token file)
  * as dnspython restores them. A cycle, a quoted name: dnspython's to say. */
 static void include(struct lexer *lx, struct token file, const struct token *origin)
 {
-	if (file.p[0] == '"' || lx->depth == MAX_INCLUDE_DEPTH)
+	if (lx->depth == MAX_INCLUDE_DEPTH)
 		decline("%s:%u: an $INCLUDE the full reader must read", lx->zone->display, lx->line);
 	struct included in = open_included(lx, file);
 	char *real = realpath(in.path, NULL), *zone_real = realpath(lx->zone->path, NULL);
@@ -556,35 +627,48 @@ static void include(struct lexer *lx, struct token file, const struct token *ori
 	int high = scan_text(in.text, in.size, in.display);
 	emit(lx, (struct lexed){.line = lx->line, .kind = LEXED_INCLUDE, .display = in.display,
 				.owner = origin ? *origin : (struct token){0}});
-	uint32_t ttl = lx->ttl, line = lx->line;
-	int have_ttl = lx->have_ttl, have_owner = lx->have_owner;
+	uint32_t line = lx->line;
+	int have_owner = lx->have_owner;
+	struct ttls ttls = lx->ttls;
 	struct token memo = lx->memo;
+	uint8_t before[255];
+	size_t before_len = lx->origin_len;
+	memcpy(before, lx->origin, before_len);
+	if (origin)
+		set_origin(lx, *origin);
 	lx->memo.len = 0;  /* the origin may be another: the same text, another name */
 	lx->including[lx->depth++] = real;
 	lex_lines(lx, in.text, in.size, in.display, high);
 	free(lx->including[--lx->depth]);
-	lx->ttl = ttl;
-	lx->have_ttl = have_ttl;
+	lx->ttls = ttls;
 	lx->have_owner = have_owner;
 	lx->memo = memo;
 	lx->line = line;
+	memcpy(lx->origin, before, before_len);
+	lx->origin_len = before_len;
 	emit(lx, (struct lexed){.line = line, .kind = LEXED_INCLUDED});
 }
 
 static void directive(struct lexer *r, const char *line, size_t len)
 {
-	struct token t[MAX_TOKENS];
-	const char *semicolon = memchr(line, ';', len);
-	size_t n = split(line, semicolon ? (size_t)(semicolon - line) : len, t, MAX_TOKENS);
-	if (n >= 2 && n <= 3 && eq_upper(t[0], "$INCLUDE")) {
+	struct tokens tk;
+	tokenize(line, len, &tk);
+	const struct token *t = tk.v;
+	size_t n = tk.n;
+	if (tk.quoted) {
+		decline("%s:%u: %.*s with quotes", r->zone->display, r->line, (int)t[0].len,
+			t[0].p);
+	} else if (n >= 2 && n <= 3 && eq_upper(t[0], "$INCLUDE")) {
 		include(r, t[1], n == 3 ? &t[2] : NULL);
 	} else if (n != 2) {
 		decline("%s:%u: %.*s the full reader must read", r->zone->display, r->line,
 			(int)t[0].len, t[0].p);
 	} else if (eq_upper(t[0], "$TTL")) {
-		r->ttl = ttl_value(t[1], "$TTL");
-		r->have_ttl = 1;
+		r->ttls.fallback = ttl_value(t[1], "$TTL");
+		r->ttls.fallback_known = 1;
+		r->ttls.fallback_from_soa = 0;
 	} else if (eq_upper(t[0], "$ORIGIN")) {
+		set_origin(r, t[1]);
 		emit(r, (struct lexed){.line = r->line, .kind = LEXED_ORIGIN, .owner = t[1]});
 		r->memo.len = 0;  /* a relative owner now means another name */
 	} else {
@@ -592,25 +676,12 @@ static void directive(struct lexer *r, const char *line, size_t len)
 	}
 }
 
-static int blank(const char *line, size_t len)
-{
-	const char *semicolon = memchr(line, ';', len);
-	size_t end = semicolon ? (size_t)(semicolon - line) : len;
-	for (size_t i = 0; i < end; i++)
-		if (!space(line[i]))
-			return 0;
-	return 1;
-}
-
 static void logical_line(struct lexer *r, const char *line, size_t len)
 {
-	if (len > 0 && line[0] == '$') {
+	if (len > 0 && line[0] == '$')
 		directive(r, line, len);
-		return;
-	}
-	if (!r->have_ttl && !blank(line, len))
-		decline("%s:%u: a record before $TTL", r->zone->display, r->line);
-	record(r, line, len);
+	else
+		record(r, line, len);
 }
 
 /* The end of the physical line at p (its newline, or the end of the text). A lone CR would
@@ -746,18 +817,11 @@ static int scan_text(const char *text, size_t size, const char *display)
 	return high;
 }
 
-/* RFC 3597's `\#`, a field of its own, is the one backslash read outside quotes. */
-static int generic_mark(const char *p, size_t len, const char *at)
-{
-	return at + 1 < p + len && at[1] == '#' && (at == p || space(at[-1])) &&
-	       (at + 2 == p + len || space(at[2]));
-}
-
 /* What the reader needs of a physical line: where its code ends (the first `;` outside
  * quotes), its parentheses outside quotes, and what in it the full reader must read, if
- * anything: a backslash outside quotes (in a name, or escaping a `;`), a quote left open
- * (no string goes on to the next line for dnspython), octets past ASCII outside quotes and
- * comments (a name in Unicode, which dnspython turns to IDNA). */
+ * anything: a quote left open (no string goes on to the next line for dnspython), octets past
+ * ASCII outside quotes and comments (a name in Unicode, which dnspython turns to IDNA). A
+ * backslash outside quotes takes the next character, be it `;`, `(` or `"`, into a token. */
 struct shape {
 	size_t code;
 	const char *open, *close;  /* the first of each, or NULL */
@@ -775,11 +839,8 @@ static struct shape shape_of(const char *p, size_t len, int high)
 		const char *escape = memchr(p, '\\', s.code);
 		if (!s.open && !s.close && !escape)
 			return s;  /* most lines: record() reads any quotes and comment */
-		if (!memchr(p, '"', len)) {
+		if (!escape && !memchr(p, '"', len)) {
 			s.opens = s.open ? count_char(p, s.code, '(') : 0;
-			if (escape && (!generic_mark(p, s.code, escape) ||
-				       memchr(escape + 1, '\\', s.code - (escape + 1 - p))))
-				s.odd = "an escape";
 			return s;
 		}
 		s = (struct shape){0};
@@ -800,8 +861,12 @@ static struct shape shape_of(const char *p, size_t len, int high)
 			s.opens++;
 		} else if (c == ')') {
 			s.close = s.close ? s.close : p + i;
-		} else if (c == '\\' && !generic_mark(p, len, p + i)) {
-			s.odd = "an escape";
+		} else if (c == '\\') {
+			/* the next character is the token's, whatever it is (tokenize) */
+			if (i + 1 == len)
+				s.odd = "a backslash ending a line";
+			else if ((unsigned char)p[++i] >= 0x80)
+				s.odd = "octets outside ASCII in a name";
 		} else if ((unsigned char)c >= 0x80) {
 			s.odd = "octets outside ASCII in a name";
 		}
@@ -816,6 +881,9 @@ void lex_zone_file(struct lexer *lx)
 {
 	before_decline = lexer_declines;
 	before_decline_arg = lx;
+	lx->origin_len = name_text_to_wire((struct token){lx->zone->origin_text,
+							  strlen(lx->zone->origin_text)},
+					   NULL, 0, lx->origin);
 	int high = scan_text(lx->text, lx->size, lx->zone->display);
 	lex_lines(lx, lx->text, lx->size, lx->zone->display, high);
 	before_decline = NULL;

@@ -54,7 +54,7 @@ uint32_t add_zone(const char *origin, const char *path, const char *display)
 		unsupported("the zone %s is listed twice", origin);
 	if (name_is_wildcard(name))
 		unsupported("the zone %s is a wildcard", origin);
-	struct zone z = {.origin = name, .path = path, .display = display, .soa = NONE,
+	struct zone z = {.origin = name, .origin_text = origin, .path = path, .display = display, .soa = NONE,
 			 .file = add_file(display)};
 	PUSH(zones, z);
 	N(name)->flags |= NAME_ORIGIN;

@@ -81,7 +81,6 @@ DIAGNOSED = {
 # What the fast reader says as it leaves each declined set to dnspython.
 DECLINED = {
     "generate": "$GENERATE the full reader must read",
-    "no-ttl": "a record before $TTL",
     "other-type": "type LOC",
     "unicode-name": "example.test.zone:6: octets outside ASCII in a name",
 }

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import bake_outcome
+from conftest import TESTS, bake_outcome
 from zonebake.core import run as core
+from zonebake.config import load_toml
+from zonebake.errors import CompileError
 from test_corpus import load_toml_text
 
 HEAD = "$TTL 1h\n@ SOA ns1 hostmaster 1 2h 15M 2w 1h\n@ NS ns1\nns1 A 192.0.2.1\n"
@@ -33,6 +35,11 @@ READ = [
     'dkim TXT ( "a(b" ; not a parenthesis\n "c)d" )',
     'utf8 TXT "café ☕"', 'utf8 TXT "caf\\195\\169"', "plain A 192.0.2.8 ; commentaire ☕",
     'quoted TXT "semi;colon" "paren(" ; and a comment',
+    'enum NAPTR 100 10 "u" "E2U+sip" "!^.*$!sip:info@example.com!" .',
+    "enum NAPTR 100 20 S SIP+D2U \"\" _sip._udp", "svc HTTPS 0 www", "svc HTTPS 0 Www.Example.NET.",
+    'svc HTTPS 1 . alpn="h2,h3" ipv4hint=192.0.2.1', "svc SVCB 2 www port=8443 mandatory=port",
+    "www A 192.0.2.80", "www AAAA 2001:db8::80", "svc HTTPS 3 ns1 alpn=h3",
+    "a\\.b A 192.0.2.3", "\\065\\066 TXT x\\ y", "mx MX 10 mail\\.host", "x\\@y A 192.0.2.4",
 ]
 
 DECLINED = [
@@ -44,6 +51,16 @@ DECLINED = [
     f"@ ZONEMD 1 1 1 {SHA256}", "@ ZONEMD 1 1 240 00", "generic TYPE65400 \\# 4 0a00",
     "generic A \\# 3 0a0000", "generic TYPE65400 0a000001", "generic MX \\# 4 000a0000",
     "generic TYPE99999 \\# 0", "host HINFO one", 'utf8 TXT "open', "bücher A 192.0.2.2",
+    "a\\1 A 192.0.2.1", "a\\256 A 192.0.2.1", "a@b A 192.0.2.1", f"{'a' * 64} A 192.0.2.1",
+    "mx MX 10 a\\256", "svc HTTPS 1 . dohpath=/q{?dns}", 'svc HTTPS 1 . alpn "h2"',
+]
+
+# Signed zones are refused, by the same words, whichever reader reads them; the fast reader
+# reads their records without declining.
+SIG = "aGVsbG8gd29ybGQ="
+SIGNED = [
+    f"@ RRSIG SOA 13 2 3600 20261201000000 20261101000000 12345 @ {SIG}",
+    "@ NSEC ns1 A NS SOA RRSIG NSEC", "abc NSEC3 1 1 10 aabb 0123456789ABCDEFGHIJKLMNOPQRSTUV A",
 ]
 
 
@@ -63,8 +80,38 @@ def test_the_fast_reader_reads_a_form_as_dnspython_does(record, tmp_path):
     core.bake(config, tmp_path / "plain.bin", hand_over=False)  # read without declining
 
 
+@pytest.mark.parametrize("record", SIGNED)
+def test_a_signed_zone_is_refused_either_way(record, tmp_path):
+    config, fast = outcome_both_ways(record, tmp_path)
+    assert fast[0] == "refused" and "DNSSEC-signed zones are not served yet" in fast[1][0], fast
+    with pytest.raises(CompileError):
+        core.bake(config, tmp_path / "plain.bin", hand_over=False)
+
+
+def test_records_before_ttl_get_dnspythons_ttls(tmp_path):
+    """No $TTL: the SOA's MINIMUM, then the last TTL given (dnspython's Reader)."""
+    zone = tmp_path / "example.test.zone"
+    zone.write_text("@ SOA ns1 hostmaster 1 2h 15M 2w 1h\n@ NS ns1\nns1 300 A 192.0.2.1\n"
+                    "www A 192.0.2.2\n$TTL 60\nmail A 192.0.2.3\n", encoding="utf-8")
+    config = load_toml_text(tmp_path, zone)
+    fast = bake_outcome(config, tmp_path / "fast.bin")
+    assert fast == bake_outcome(config, tmp_path / "dnspython.bin", dnspython_reads=True)
+    assert fast[0] == "baked", fast[1]
+    core.bake(config, tmp_path / "plain.bin", hand_over=False)
+
+
 @pytest.mark.parametrize("record", DECLINED)
 def test_a_form_the_fast_reader_declines_gets_dnspythons_word(record, tmp_path):
     config, _ = outcome_both_ways(record, tmp_path)
     with pytest.raises(core.Unreadable):
         core.bake(config, tmp_path / "plain.bin", hand_over=False)
+
+
+def test_the_hand_kept_zone_is_read_without_declining(tmp_path):
+    """tests/differential's hand-kept zone, which Knot answers from too, holds every form the
+    fast reader reads: none of it goes to dnspython."""
+    zone = TESTS / "differential" / "zones" / "handkept" / "example.zone"
+    config = tmp_path / "zonebake.toml"
+    config.write_text(f'[[zone]]\norigin = "example."\nfile = "{zone}"\n')
+    baked = core.bake(load_toml(config), tmp_path / "zonedata.bin", hand_over=False)
+    assert baked.warnings == ()
