@@ -3,8 +3,8 @@
  * octets: NAPTR, SVCB and HTTPS (the TargetName is also kept as a name, zonefile.c), RRSIG,
  * NSEC, and NSEC3 beside them. The names go in uncompressed (RFC 3597 §4; RFC 9460 §2.2) in
  * the letter case written, as dnspython writes them. Whatever dnspython would judge
- * otherwise (a mnemonic algorithm, an SvcParam this file does not know, an escape in a
- * value) makes the reader decline, so that dnspython says.
+ * otherwise (a mnemonic algorithm, docpath, an escape in an SvcParam) makes the reader
+ * decline, so that dnspython says.
  */
 #include <string.h>
 
@@ -40,22 +40,33 @@ void naptr(const struct lexer *lx, const struct token *f, size_t nf, uint64_t qu
 
 /* ---- SVCB and HTTPS (RFC 9460 §2.1, the presentation form of SvcParams) ---- */
 
-enum svc_key { MANDATORY, ALPN, NO_DEFAULT_ALPN, PORT, IPV4HINT, ECH, IPV6HINT, SVC_KEYS };
-static const char *const svc_key_text[SVC_KEYS] = {
-	"mandatory", "alpn", "no-default-alpn", "port", "ipv4hint", "ech", "ipv6hint",
+enum svc_key {
+	MANDATORY, ALPN, NO_DEFAULT_ALPN, PORT, IPV4HINT, ECH, IPV6HINT, DOHPATH, OHTTP,
+	NAMED_KEYS,
 };
+static const char *const svc_key_text[NAMED_KEYS] = {
+	"mandatory", "alpn", "no-default-alpn", "port", "ipv4hint", "ech", "ipv6hint",
+	"dohpath", "ohttp",
+};
+#define DOCPATH 10  /* RFC 9461: a list, as alpn; dnspython's own reading */
 
-/* A key this file reads, by its text (lower case only, as RFC 9460 §2.1 writes them). */
-static int svc_key(struct token t)
+/* A key by its text: a name (lower case only, RFC 9460 §2.1), or keyNNNNN for a key with no
+ * name, whose value is octets. */
+static uint16_t svc_key(struct token t)
 {
-	for (int k = 0; k < SVC_KEYS; k++)
+	for (int k = 0; k < NAMED_KEYS; k++)
 		if (strlen(svc_key_text[k]) == t.len && memcmp(svc_key_text[k], t.p, t.len) == 0)
 			return k;
+	if (t.len > 3 && t.len <= 8 && memcmp(t.p, "key", 3) == 0 && t.p[3] != '0') {
+		uint32_t key = lex_number((struct token){t.p + 3, t.len - 3}, 65535, "a key");
+		if (key >= NAMED_KEYS && key != DOCPATH)
+			return key;
+	}
 	decline("an SvcParamKey %.*s the full reader must read", (int)t.len, t.p);
 }
 
 struct svc_param {
-	int key;
+	uint16_t key;
 	int has_value;
 	struct token value;
 };
@@ -75,34 +86,51 @@ static size_t items(struct token value, struct token *out, size_t max)
 	return n;
 }
 
+static const struct svc_param *find_param(const struct svc_param *all, size_t n, uint16_t key)
+{
+	for (size_t i = 0; i < n; i++)
+		if (all[i].key == key)
+			return &all[i];
+	return NULL;
+}
+
+/* A value, with dnspython's checks: no escapes here (the full reader's), and a value for
+ * every key but no-default-alpn, ohttp and the unnamed ones, which may have none. */
 static void svc_value(const struct svc_param *p, const struct svc_param *all, size_t n)
 {
 	struct token v = p->value, item[MAX_TOKENS];
-	if (p->key == NO_DEFAULT_ALPN) {
+	if (v.len && memchr(v.p, '\\', v.len))
+		decline("an SvcParam with an escape");
+	if (p->key == NO_DEFAULT_ALPN || p->key == OHTTP) {
 		if (v.len)
-			decline("no-default-alpn with a value");
+			decline("%s with a value", svc_key_text[p->key]);
 		return;
 	}
-	if (!p->has_value || v.len == 0 || memchr(v.p, '\\', v.len))
-		decline("an SvcParam without a value, or with an escape");
+	if (p->key >= NAMED_KEYS || p->key == DOHPATH) {
+		if (v.len)
+			bytes_put(&rdata_raw, v.p, v.len);  /* octets as they are */
+		return;
+	}
+	if (v.len == 0)
+		decline("an SvcParam without a value");
 	size_t count = items(v, item, MAX_TOKENS);
 	uint8_t addr[16];
 	switch (p->key) {
 	case MANDATORY: {
-		int listed[SVC_KEYS] = {0};
-		for (size_t i = 0; i < count; i++) {
-			int key = svc_key(item[i]);
-			if (key == MANDATORY || listed[key]++)
-				decline("a mandatory list that names itself or a key twice");
-			int present = 0;
-			for (size_t j = 0; j < n; j++)
-				present |= all[j].key == key;
-			if (!present)
-				decline("a mandatory key that is not there");
+		uint16_t keys[MAX_TOKENS];
+		for (size_t i = 0; i < count; i++) {  /* ascending, each once (RFC 9460 §8) */
+			uint16_t key = svc_key(item[i]);
+			if (key == MANDATORY || !find_param(all, n, key))
+				decline("a mandatory key that is mandatory itself, or not there");
+			size_t at = i;
+			for (; at > 0 && keys[at - 1] > key; at--)
+				keys[at] = keys[at - 1];
+			keys[at] = key;
+			if (at > 0 && keys[at - 1] == key)
+				decline("a key mandatory twice");
 		}
-		for (int key = 0; key < SVC_KEYS; key++)  /* ascending (RFC 9460 §8) */
-			if (listed[key])
-				bytes_u16(&rdata_raw, key);
+		for (size_t i = 0; i < count; i++)
+			bytes_u16(&rdata_raw, keys[i]);
 		return;
 	}
 	case ALPN:
@@ -144,9 +172,8 @@ void svcb(const struct lexer *lx, const struct token *f, size_t nf, uint64_t quo
 	put_name(lx, f[1]);
 	if (priority == 0 && nf > 2)
 		decline("SvcParams in AliasMode");
-	struct svc_param params[SVC_KEYS];
+	struct svc_param params[MAX_TOKENS];
 	size_t n = 0;
-	int seen[SVC_KEYS] = {0};
 	for (size_t i = 2; i < nf; i++) {
 		if (quoted >> i & 1)
 			decline("a quoted SvcParam");
@@ -162,27 +189,27 @@ void svcb(const struct lexer *lx, const struct token *f, size_t nf, uint64_t quo
 			else if (value.len == 0)
 				decline("an SvcParam with nothing after its =");
 		}
-		int k = svc_key(key);
-		if (seen[k]++)
+		struct svc_param p = {svc_key(key), equals != NULL, value};
+		size_t at = n++;  /* in ascending key order, each key once */
+		for (; at > 0 && params[at - 1].key > p.key; at--)
+			params[at] = params[at - 1];
+		params[at] = p;
+		if (at > 0 && params[at - 1].key == p.key)
 			decline("an SvcParamKey given twice");
-		params[n++] = (struct svc_param){k, equals != NULL, value};
 	}
-	if (seen[NO_DEFAULT_ALPN] && !seen[ALPN])
+	if (find_param(params, n, NO_DEFAULT_ALPN) && !find_param(params, n, ALPN))
 		decline("no-default-alpn without alpn");
-	for (int key = 0; key < SVC_KEYS; key++)
-		for (size_t i = 0; i < n; i++) {
-			if (params[i].key != key)
-				continue;
-			bytes_u16(&rdata_raw, key);
-			size_t length_at = rdata_raw.n;
-			bytes_u16(&rdata_raw, 0);
-			svc_value(&params[i], params, n);
-			size_t len = rdata_raw.n - length_at - 2;
-			if (len > 65535)
-				decline("an SvcParam over 65535 octets");
-			rdata_raw.v[length_at] = len >> 8;
-			rdata_raw.v[length_at + 1] = len;
-		}
+	for (size_t i = 0; i < n; i++) {
+		bytes_u16(&rdata_raw, params[i].key);
+		size_t length_at = rdata_raw.n;
+		bytes_u16(&rdata_raw, 0);
+		svc_value(&params[i], params, n);
+		size_t len = rdata_raw.n - length_at - 2;
+		if (len > 65535)
+			decline("an SvcParam over 65535 octets");
+		rdata_raw.v[length_at] = len >> 8;
+		rdata_raw.v[length_at + 1] = len;
+	}
 }
 
 /* ---- DNSSEC (RFC 4034) ---- */

@@ -52,7 +52,7 @@ DECLINED = [
     "generic A \\# 3 0a0000", "generic TYPE65400 0a000001", "generic MX \\# 4 000a0000",
     "generic TYPE99999 \\# 0", "host HINFO one", 'utf8 TXT "open', "bücher A 192.0.2.2",
     "a\\1 A 192.0.2.1", "a\\256 A 192.0.2.1", "a@b A 192.0.2.1", f"{'a' * 64} A 192.0.2.1",
-    "mx MX 10 a\\256", "svc HTTPS 1 . dohpath=/q{?dns}", 'svc HTTPS 1 . alpn "h2"',
+    "mx MX 10 a\\256", "svc HTTPS 1 . docpath=a,b", 'svc HTTPS 1 . alpn "h2"',
 ]
 
 # Signed zones are refused, by the same words, whichever reader reads them; the fast reader

@@ -37,6 +37,8 @@ READ = [
     'svc HTTPS 1 . alpn="h2,h3" no-default-alpn ipv6hint=2001:db8::1,::ffff:192.0.2.1',
     'svc HTTPS 2 svc4 port="53" ech="' + ECH + '"', 'svc HTTPS 3 . no-default-alpn="" alpn=h3',
     'svc HTTPS 16 foo mandatory="ipv4hint,alpn" ipv4hint=192.0.2.9 alpn=h2',
+    'svc HTTPS 1 . dohpath="/dns-query{?dns}" ohttp alpn=h2', 'svc HTTPS 1 . ohttp=""',
+    "svc SVCB 1 . key65333 key9=abc mandatory=key65333,key9", "svc SVCB 1 . key65535=\"\"",
     # RRSIG (RFC 4034 §3.2): dates or seconds, units in the original TTL, signature split
     f"@ RRSIG SOA 13 2 3600 20261201000000 20261101000000 12345 @ {SIG}",
     f"@ RRSIG NS 8 2 1H 1796083200 1793404800 1 example.com. ( {SIG[:8]}\n {SIG[8:]} )",
@@ -60,8 +62,9 @@ READ = [
 DECLINED = [
     'enum NAPTR 100 10 "u" "E2U+sip" "!x!" "."', "enum NAPTR 100 10 u sip x",
     "svc HTTPS 0 . alpn=h2", "svc HTTPS 1 . ALPN=h2", "svc HTTPS 1 . alpn=h2 alpn=h3",
-    "svc HTTPS 1 . alpn= h2", 'svc HTTPS 1 . alpn "h2"', "svc HTTPS 1 . dohpath=/q{?dns}",
-    "svc HTTPS 1 . key65333=x", "svc HTTPS 1 . alpn=h2\\,h3", "svc HTTPS 1 . mandatory=port",
+    "svc HTTPS 1 . alpn= h2", 'svc HTTPS 1 . alpn "h2"', "svc HTTPS 1 . docpath=a,b",
+    "svc HTTPS 1 . key0=x", "svc HTTPS 1 . key07=x", "svc HTTPS 1 . key7=x",
+    "svc HTTPS 1 . key65536=x", "svc HTTPS 1 . ohttp=x", "svc HTTPS 1 . key9 key9", "svc HTTPS 1 . alpn=h2\\,h3", "svc HTTPS 1 . mandatory=port",
     "svc HTTPS 1 . no-default-alpn", "svc HTTPS 1 . port=70000", "svc HTTPS 1 . alpn=h2,,h3",
     "svc HTTPS 1 . ipv4hint=192.0.2.01", "svc HTTPS 1 . ech=AAAA", 'svc HTTPS 1 . alpn=""',
     "svc HTTPS 1 . =alpn", "svc HTTPS 3 . no-default-alpn= alpn=h3", "svc HTTPS 1 . mandatory=alpn,alpn alpn=h2",
