@@ -1,0 +1,36 @@
+/*
+ * nsec3_hashes.c - runtime/nsec3hash.h over inputs given one a line:
+ *   in:  HEXNAME HEXSALT ITERATIONS   (HEXNAME or HEXSALT "-" when empty)
+ *   out: the hash in hex
+ * tests/unit/test_nsec3hash.py compares them with hashlib and RFC 5155 Appendix A.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "nsec3hash.h"
+
+static size_t unhex(const char *hex, uint8_t *out, size_t max)
+{
+	size_t n = 0;
+	if (strcmp(hex, "-") == 0)
+		return 0;
+	for (; hex[2 * n] && hex[2 * n + 1] && n < max; n++)
+		sscanf(hex + 2 * n, "%2hhx", &out[n]);
+	return n;
+}
+
+int main(void)
+{
+	static char name_hex[2 * ZB_NSEC3_INPUT_MAX + 2], salt_hex[600];
+	unsigned iterations;
+	while (scanf("%1021s %599s %u", name_hex, salt_hex, &iterations) == 3) {
+		uint8_t name[ZB_NSEC3_INPUT_MAX], salt[255], digest[ZB_SHA1_LEN];
+		size_t name_len = unhex(name_hex, name, sizeof name);
+		size_t salt_len = unhex(salt_hex, salt, sizeof salt);
+		zb_nsec3_hash(name, name_len, salt, salt_len, iterations, digest);
+		for (int i = 0; i < ZB_SHA1_LEN; i++)
+			printf("%02x", digest[i]);
+		printf("\n");
+	}
+	return 0;
+}
