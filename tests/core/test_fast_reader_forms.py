@@ -88,6 +88,20 @@ def test_a_signed_zone_is_refused_either_way(record, tmp_path):
         core.bake(config, tmp_path / "plain.bin", hand_over=False)
 
 
+@pytest.mark.parametrize("name", ["nsec", "nsec3", "nsec3-optout", "ldns-nsec", "ldns-nsec3"])
+def test_a_zone_as_a_signer_wrote_it_is_read_fast_and_refused(name, tmp_path):
+    """dnssec-signzone's and ldns-signzone's output (tests/zones/signed/) is read without
+    declining, and refused with the same words either way until signed zones are served."""
+    zone = TESTS / "zones" / "signed" / f"example.{name}.zone"
+    config = tmp_path / "zonebake.toml"
+    config.write_text(f'[[zone]]\norigin = "example."\nfile = "{zone}"\n')
+    fast = bake_outcome(load_toml(config), tmp_path / "fast.bin")
+    assert fast == bake_outcome(load_toml(config), tmp_path / "slow.bin", dnspython_reads=True)
+    assert fast[0] == "refused" and "DNSSEC-signed zones are not served yet" in fast[1][0], fast
+    with pytest.raises(CompileError):
+        core.bake(load_toml(config), tmp_path / "plain.bin", hand_over=False)
+
+
 def test_records_before_ttl_get_dnspythons_ttls(tmp_path):
     """No $TTL: the SOA's MINIMUM, then the last TTL given (dnspython's Reader)."""
     zone = tmp_path / "example.test.zone"
