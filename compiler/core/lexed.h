@@ -112,7 +112,7 @@ void put_unescaped(struct token t);  /* the octets alone */
 
 /* rdatanames.c: record data with names in it, all octets (the names uncompressed, RFC 3597
  * §4), `quoted` the fields' bits (struct tokens) */
-void naptr(const struct lexer *lx, const struct token *f, size_t nf, uint64_t quoted);
+void naptr(const struct lexer *lx, const struct token *f, size_t nf);
 void svcb(const struct lexer *lx, const struct token *f, size_t nf, uint64_t quoted);
 void rrsig(const struct lexer *lx, const struct token *f, size_t nf);
 void nsec(const struct lexer *lx, const struct token *f, size_t nf);

@@ -25,10 +25,10 @@ static void put_u8(uint8_t v)
 	bytes_put(&rdata_raw, &v, 1);
 }
 
-/* NAPTR (RFC 3403 §4.1): order, preference, flags, services, regexp, replacement. */
-void naptr(const struct lexer *lx, const struct token *f, size_t nf, uint64_t quoted)
+/* NAPTR (RFC 3403 §4.1): order, preference, flags, services, regexp (each quoted or not),
+ * replacement. */
+void naptr(const struct lexer *lx, const struct token *f, size_t nf)
 {
-	(void)quoted;  /* the strings may be quoted; rdata_of refused quotes elsewhere */
 	if (nf != 6)
 		decline("a NAPTR of %zu fields", nf);
 	bytes_u16(&rdata_raw, lex_number(f[0], 65535, "NAPTR order"));

@@ -400,7 +400,7 @@ static struct rdata rdata_of(struct lexer *r, uint16_t type, const struct token 
 		finish_raw(&rd);
 		return rd;
 	case T_NAPTR:
-		naptr(r, f, nf, quoted);
+		naptr(r, f, nf);
 		finish_raw(&rd);
 		return rd;
 	case T_SVCB:
