@@ -267,10 +267,9 @@ static uint32_t signature_time(struct token t)
 {
 	if (t.len <= 10)
 		return lex_number(t, UINT32_MAX, "a signature time");
-	lex_number((struct token){t.p, 7}, 9999999, "a signature time");  /* digits */
-	lex_number((struct token){t.p + 7, t.len - 7}, 9999999, "a signature time");
-	if (t.len != 14)
-		decline("a signature time of %zu digits", t.len);
+	for (size_t i = 0; i < t.len; i++)
+		if (t.len != 14 || t.p[i] < '0' || t.p[i] > '9')
+			decline("a signature time that is neither seconds nor YYYYMMDDHHmmSS");
 	unsigned year = field(t.p, 4), month = field(t.p + 4, 2), day = field(t.p + 6, 2);
 	unsigned hour = field(t.p + 8, 2), minute = field(t.p + 10, 2), second = field(t.p + 12, 2);
 	static const uint8_t month_days[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};

@@ -345,6 +345,8 @@ static uint64_t may_be_quoted(uint16_t type)
 	}
 }
 
+/* The record data: octets into rdata_raw, names the answers need as ids left as text for
+ * readzone.c (lexed_name). Whatever the switch does not read, the full reader does. */
 static struct rdata rdata_of(struct lexer *r, uint16_t type, const struct token *f,
 			     size_t nf, uint64_t quoted)
 {
@@ -361,118 +363,105 @@ static struct rdata rdata_of(struct lexer *r, uint16_t type, const struct token 
 	case T_A:
 	case T_AAAA:
 		if (nf != 1 || (type == T_A ? ipv4(f[0], addr) : ipv6(f[0], addr)) != 0)
-			break;
+			goto unread;
 		bytes_put(&rdata_raw, addr, type == T_A ? 4 : 16);
-		finish_raw(&rd);
-		return rd;
+		break;
 	case T_NS:
 	case T_CNAME:
 	case T_PTR:
 	case T_DNAME:
 		if (nf != 1)
-			break;
+			goto unread;
 		lexed_name(r, f[0]);
-		return rd;
+		break;
 	case T_MX:
 		if (nf != 2 || !digits(f[0]))
-			break;
+			goto unread;
 		bytes_u16(&rdata_raw, lex_number(f[0], 65535, "MX preference"));
-		finish_raw(&rd);
 		lexed_name(r, f[1]);
-		return rd;
+		break;
 	case T_SRV:
 		if (nf != 4)
-			break;
+			goto unread;
 		for (int i = 0; i < 3; i++)
 			bytes_u16(&rdata_raw, lex_number(f[i], 65535, "SRV field"));
-		finish_raw(&rd);
 		lexed_name(r, f[3]);
-		return rd;
+		break;
 	case T_SOA:
 		if (nf != 7)
-			break;
+			goto unread;
 		lexed_name(r, f[0]);
 		lexed_name(r, f[1]);
 		for (int i = 2; i < 7; i++)
 			/* The serial is a number; the timers are TTLs (RFC 1035 §3.3.13). */
 			bytes_u32(&rdata_raw, i == 2 ? lex_number(f[i], UINT32_MAX, "SOA serial")
 						: ttl_value(f[i], "SOA timer"));
-		finish_raw(&rd);
-		return rd;
+		break;
 	case T_NAPTR:
 		naptr(r, f, nf);
-		finish_raw(&rd);
-		return rd;
+		break;
 	case T_SVCB:
 	case T_HTTPS:  /* raw whole; the TargetName also as a name, for the additional section */
 		svcb(r, f, nf, quoted);
-		finish_raw(&rd);
 		lexed_name(r, f[1]);
-		return rd;
+		break;
 	case T_RRSIG:
 		rrsig(r, f, nf);
-		finish_raw(&rd);
-		return rd;
+		break;
 	case T_NSEC:
 		nsec(r, f, nf);
-		finish_raw(&rd);
-		return rd;
+		break;
 	case T_NSEC3:
 		nsec3(f, nf);
-		finish_raw(&rd);
-		return rd;
+		break;
 	case T_DS:
 	case T_CDS:
 		if (nf < 4)
-			break;
+			goto unread;
 		bytes_u16(&rdata_raw, lex_number(f[0], 65535, "DS key tag"));
 		ds_rest(f + 1, nf - 1);
-		finish_raw(&rd);
-		return rd;
+		break;
 	case T_SSHFP:
 		numbers_then_hex(f, nf, 2, "an SSHFP");
-		finish_raw(&rd);
-		return rd;
+		break;
 	case T_TLSA:
 	case T_SMIMEA:
 		numbers_then_hex(f, nf, 3, "a TLSA");
-		finish_raw(&rd);
-		return rd;
+		break;
 	case T_DNSKEY:
 	case T_CDNSKEY:
 		dnskey(f, nf);
-		finish_raw(&rd);
-		return rd;
+		break;
 	case T_NSEC3PARAM:
 		nsec3param(f, nf);
-		finish_raw(&rd);
-		return rd;
+		break;
 	case T_ZONEMD:
 		zonemd(f, nf);
-		finish_raw(&rd);
-		return rd;
+		break;
 	case T_HINFO:  /* CPU and OS, two character-strings (RFC 1035 §3.3.2) */
 		if (nf != 2)
-			break;
+			goto unread;
 		put_string(f[0]);
 		put_string(f[1]);
-		finish_raw(&rd);
-		return rd;
+		break;
 	case T_CAA:
 		if (nf != 3)
-			break;
+			goto unread;
 		caa(f);
-		finish_raw(&rd);
-		return rd;
+		break;
 	case T_TXT:  /* words and quoted strings, one character-string each */
 	case T_SPF:
 		if (nf == 0)
-			break;
+			goto unread;
 		for (size_t i = 0; i < nf; i++)
 			put_string(f[i]);
-		finish_raw(&rd);
-		return rd;
+		break;
+	default:
+		goto unread;
 	}
+	finish_raw(&rd);
+	return rd;
+unread:
 	decline("%s:%u: record data the full reader must read", r->zone->display, r->line);
 }
 
