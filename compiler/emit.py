@@ -25,6 +25,7 @@ class Layout:
     # CH-class names answered with a TXT: (lowercased wire name, answer offset).
     chaos: tuple[tuple[bytes, int], ...]
     data_size: int
+    signed_nodes: int = 0  # a node's DO twin: nodes[i + signed_nodes]; 0 when none is signed
 
 
 def _c_escape_table() -> list[str]:

@@ -12,4 +12,17 @@
 const struct zb_answer *zb_lookup(const struct zb_zoneset *zs, const struct zb_question *q,
 				  int tcp);
 
+/* Where a name with no node fell, with DO set: the closest encloser's DO twin, when it has
+ * a denial, and how many labels were stripped to reach it (denial.h). */
+struct zb_encloser {
+	const struct zb_node *node;  /* NULL: the name has a node, or no denial applies */
+	unsigned strip;
+};
+
+/* The same with DO set (RFC 3225): the answers with DNSSEC (zb_zoneset.signed_nodes, 0 when
+ * no zone is signed); `encloser` is set when the name's denial is to be added. */
+const struct zb_answer *zb_lookup_signed(const struct zb_zoneset *zs,
+					 const struct zb_question *q, int tcp,
+					 struct zb_encloser *encloser);
+
 #endif

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "chaos.h"
+#include "denial.h"
 #include "lookup.h"
 #include "wire.h"
 
@@ -115,6 +116,97 @@ static size_t copy_body(const struct zb_zoneset *zs, const struct zb_answer *ans
 	return body_len + insert;
 }
 
+/* Copy an answer body with the query name's denial (denial.h), `n` chain entries of `insert`
+ * octets in all, at the end of its authority section: the body is copied as any, then what
+ * follows that point moves up (nothing there is pointed to). Their owner names end in a
+ * pointer to the zone's apex, a suffix of the query name. */
+static size_t copy_with_denial(const struct zb_zoneset *zs, const struct zb_answer *answer,
+			       const uint8_t *query, const struct zb_question *q, uint8_t *out,
+			       size_t body_len, const struct zb_denial *const *denial, unsigned n,
+			       size_t insert, unsigned apex_len)
+{
+	const struct zb_answer_denial *use =
+		(const struct zb_answer_denial *)(zs->data + answer->denial);
+	uint8_t *body = out + q->end;
+	size_t written = copy_body(zs, answer, query, q, body, body_len);
+	size_t split = use->at + (written - body_len); /* past a DNAME's insertion */
+	memmove(body + split + insert, body + split, written - split);
+	uint16_t apex = (uint16_t)(0xC000 | (ZB_HEADER_LEN + q->name_len - apex_len));
+	uint8_t *at = body + split;
+	unsigned nrecords = 0;
+	for (unsigned k = 0; k < n; k++) {
+		const uint8_t *positions = (const uint8_t *)(denial[k] + 1);
+		memcpy(at, positions + 2 * denial[k]->npointers, denial[k]->len);
+		for (unsigned i = 0; i < denial[k]->npointers; i++) {
+			uint16_t pos;
+			memcpy(&pos, positions + 2 * i, 2);
+			zb_put16(at + pos, apex);
+		}
+		at += denial[k]->len;
+		nrecords += denial[k]->nrecords;
+	}
+	zb_put16(out + 8, (uint16_t)(zb_get16(out + 8) + nrecords)); /* NSCOUNT */
+	return written + insert;
+}
+
+/* The response's records after the question, as many as fit in `room` (RFC 2181 §9), `insert`
+ * octets of the query name going into a DNAME's synthesis; returns the response's length. */
+static inline size_t copy_answer(const struct zb_zoneset *zs, const uint8_t *query,
+				 const struct zb_question *q, const struct zb_answer *answer,
+				 uint8_t *out, size_t room, size_t insert)
+{
+	size_t body_len = answer->body_len;
+	if (q->end + body_len + insert <= room) {
+		if (!insert && q->name_len == answer->base_len) { /* an exact match: a plain copy */
+			memcpy(out + q->end, zs->data + answer->body_off, body_len);
+			return q->end + body_len;
+		}
+		return q->end + copy_body(zs, answer, query, q, out + q->end, body_len);
+	}
+	if (q->end + answer->trunc_len + insert <= room) {
+		/* RFC 2181 §9: the optional additional records go first. */
+		zb_put16(out + 10, answer->trunc_arcount);
+		return q->end + copy_body(zs, answer, query, q, out + q->end, answer->trunc_len);
+	}
+	/* Answer, authority or required glue do not fit: the question alone, with TC. */
+	out[2] |= ZB_FLAG_TC >> 8;
+	memset(out + 6, 0, 6);
+	return q->end;
+}
+
+/* copy_answer with the query name's denial (RFC 4035 §3.1.3, RFC 5155 §7.2), unless the
+ * answer holds it already: the denial is required (RFC 4035 §3.1.1), so only the
+ * optional additional records may go to make room, and without them TC. Out of line: the
+ * answers without DNSSEC never come here. */
+static __attribute__((noinline)) size_t
+respond_denied(const struct zb_zoneset *zs, const uint8_t *query, const struct zb_question *q,
+	       const struct zb_answer *answer, const struct zb_encloser *encloser, uint8_t *out,
+	       size_t room)
+{
+	const struct zb_denial *denial[2];
+	unsigned apex_len;
+	unsigned n = zb_find_denials(zs, q, encloser->node, encloser->strip,
+				     (const struct zb_answer_denial *)(zs->data + answer->denial),
+				     denial, &apex_len);
+	size_t denied = 0, insert = answer->dname_split ? q->name_len - answer->dname_owner_len : 0;
+	if (n == 0)
+		return copy_answer(zs, query, q, answer, out, room, insert);
+	for (unsigned k = 0; k < n; k++)
+		denied += denial[k]->len;
+	size_t body_len = answer->body_len;
+	if (q->end + body_len + insert + denied > room)
+		body_len = answer->trunc_len;
+	if (q->end + body_len + insert + denied > room) {
+		out[2] |= ZB_FLAG_TC >> 8;
+		memset(out + 6, 0, 6);
+		return q->end;
+	}
+	if (body_len != answer->body_len)
+		zb_put16(out + 10, answer->trunc_arcount);
+	return q->end + copy_with_denial(zs, answer, query, q, out, body_len, denial, n, denied,
+					 apex_len);
+}
+
 /* The largest response this query may get (RFC 1035 §4.2.1, RFC 6891 §6.2.5). */
 static size_t size_limit(const struct zb_zoneset *zs, const struct zb_edns *edns,
 			 enum zb_transport transport)
@@ -124,6 +216,66 @@ static size_t size_limit(const struct zb_zoneset *zs, const struct zb_edns *edns
 	if (!edns->present || edns->udp_size <= ZB_UDP_PLAIN_MAX)
 		return ZB_UDP_PLAIN_MAX;
 	return edns->udp_size < zs->udp_size ? edns->udp_size : zs->udp_size;
+}
+
+/* The response to a question whose answer is found (NULL: in no zone served): the header,
+ * the question, the records that fit, the OPT. `encloser` is NULL but with DNSSEC, where the
+ * query name's denial may go in: written once, inlined into both callers, so that the plain
+ * one has nothing to test for it. */
+static inline __attribute__((always_inline)) size_t
+respond_with(const struct zb_zoneset *zs, const uint8_t *query, const struct zb_question *q,
+	     const struct zb_edns *edns, enum zb_transport transport,
+	     const struct zb_answer *answer, const struct zb_encloser *encloser, uint8_t *out,
+	     struct zb_query_facts *facts)
+{
+	if (!answer)
+		return error_response(zs, query, q, edns, ZB_RCODE_REFUSED, out, facts);
+	size_t insert = 0;
+	if (answer->dname_split) {
+		insert = q->name_len - answer->dname_owner_len;
+		if (insert > answer->dname_max_prefix) {
+			answer = zb_answer_at(zs, answer->overflow); /* YXDOMAIN (RFC 6672 §2.2) */
+			insert = 0;
+		}
+	}
+
+	/* Header: ID from the query, flags and counts from the answer, RD and CD copied. When
+	 * answering in place (out == query) the question is already where it belongs. */
+	uint8_t rd = query[2] & (ZB_FLAG_RD >> 8), cd = query[3] & ZB_FLAG_CD;
+	if (out != query) {
+		memcpy(out, query, 2);
+		memcpy(out + ZB_HEADER_LEN, query + ZB_HEADER_LEN, q->end - ZB_HEADER_LEN);
+	}
+	memcpy(out + 2, answer->header, 10);
+	*facts = (struct zb_query_facts){ .qtype = q->qtype, .rcode = answer->header[1] & 0xf,
+					  .question = 1, .edns = edns->present };
+	out[2] |= rd;
+	out[3] |= cd;
+
+	size_t opt = opt_len(zs, edns);
+	size_t room = size_limit(zs, edns, transport) - opt;
+	size_t end;
+	if (encloser && encloser->node && answer->denial)
+		end = respond_denied(zs, query, q, answer, encloser, out, room);
+	else
+		end = copy_answer(zs, query, q, answer, out, room, insert);
+	if (opt) {
+		zb_put16(out + 10, (uint16_t)(zb_get16(out + 10) + 1));
+		end += write_opt(zs, edns, 0, out + end);
+	}
+	return end;
+}
+
+/* DO set: the answers with DNSSEC (RFC 4035 §3.1), where the zone set has them (a set
+ * without signed zones has signed_nodes 0: the plain answers). */
+static __attribute__((noinline)) size_t
+respond_signed(const struct zb_zoneset *zs, const uint8_t *query, const struct zb_question *q,
+	       const struct zb_edns *edns, enum zb_transport transport, uint8_t *out,
+	       struct zb_query_facts *facts)
+{
+	struct zb_encloser encloser = { 0 };
+	const struct zb_answer *answer = zb_lookup_signed(zs, q, transport == ZB_TCP, &encloser);
+	return respond_with(zs, query, q, edns, transport, answer, &encloser, out, facts);
 }
 
 size_t zb_respond(const struct zb_zoneset *zs, const uint8_t *query, size_t len, uint8_t *out,
@@ -155,58 +307,11 @@ size_t zb_respond(const struct zb_zoneset *zs, const uint8_t *query, size_t len,
 	if (q.qclass == ZB_CLASS_IN || q.qclass == ZB_CLASS_ANY) {
 		if (is_unimplemented_qtype(q.qtype))
 			return error_response(zs, query, &q, &edns, ZB_RCODE_NOTIMP, out, facts);
+		if (__builtin_expect(edns.flags & ZB_OPT_FLAG_DO, 0))
+			return respond_signed(zs, query, &q, &edns, transport, out, facts);
 		answer = zb_lookup(zs, &q, transport == ZB_TCP);
 	} else {
 		answer = zb_chaos_lookup(zs, &q);
 	}
-	if (!answer)
-		return error_response(zs, query, &q, &edns, ZB_RCODE_REFUSED, out, facts);
-	size_t insert = 0;
-	if (answer->dname_split) {
-		insert = q.name_len - answer->dname_owner_len;
-		if (insert > answer->dname_max_prefix) {
-			answer = zb_answer_at(zs, answer->overflow); /* YXDOMAIN (RFC 6672 §2.2) */
-			insert = 0;
-		}
-	}
-
-	/* Header: ID from the query, flags and counts from the answer, RD and CD copied. When
-	 * answering in place (out == query) the question is already where it belongs. */
-	uint8_t rd = query[2] & (ZB_FLAG_RD >> 8), cd = query[3] & ZB_FLAG_CD;
-	if (out != query) {
-		memcpy(out, query, 2);
-		memcpy(out + ZB_HEADER_LEN, query + ZB_HEADER_LEN, q.end - ZB_HEADER_LEN);
-	}
-	memcpy(out + 2, answer->header, 10);
-	*facts = (struct zb_query_facts){ .qtype = q.qtype, .rcode = answer->header[1] & 0xf,
-					  .question = 1, .edns = edns.present };
-	out[2] |= rd;
-	out[3] |= cd;
-
-	size_t opt = opt_len(zs, &edns);
-	size_t room = size_limit(zs, &edns, transport) - opt;
-	size_t body_len = answer->body_len;
-	size_t end;
-	if (q.end + body_len + insert <= room) {
-		if (!insert && q.name_len == answer->base_len) { /* an exact match: a plain copy */
-			memcpy(out + q.end, zs->data + answer->body_off, body_len);
-			end = q.end + body_len;
-		} else {
-			end = q.end + copy_body(zs, answer, query, &q, out + q.end, body_len);
-		}
-	} else if (q.end + answer->trunc_len + insert <= room) {
-		/* RFC 2181 §9: the optional additional records go first. */
-		end = q.end + copy_body(zs, answer, query, &q, out + q.end, answer->trunc_len);
-		zb_put16(out + 10, answer->trunc_arcount);
-	} else {
-		/* Answer, authority or required glue do not fit: the question alone, with TC. */
-		out[2] |= ZB_FLAG_TC >> 8;
-		memset(out + 6, 0, 6);
-		end = q.end;
-	}
-	if (opt) {
-		zb_put16(out + 10, (uint16_t)(zb_get16(out + 10) + 1));
-		end += write_opt(zs, &edns, 0, out + end);
-	}
-	return end;
+	return respond_with(zs, query, &q, &edns, transport, answer, NULL, out, facts);
 }

@@ -65,6 +65,75 @@ struct zb_answer {
 	uint8_t dname_owner_len;
 	uint8_t dname_max_prefix;
 	uint32_t overflow;       /* offset in data */
+	/* With DNSSEC, an answer for a query name that has no node (NXDOMAIN, a wildcard's)
+	 * also proves that the name does not exist, which depends on the name: offset of a
+	 * struct zb_answer_denial saying where that proof goes, or 0. */
+	uint32_t denial;
+};
+
+struct zb_answer_denial {
+	uint16_t at;             /* body offset: the end of the authority section */
+	uint16_t reserved;
+	uint32_t skip[2];        /* chain entries (index + 1; 0: none) the body holds already */
+	uint32_t also;           /* a chain entry (index + 1) to add with the name's, or 0 */
+};
+
+/*
+ * DNSSEC denial of existence (RFC 4035 §3.1.3, RFC 5155 §7.2) for names that have no node.
+ * A node's DO twin (zb_zoneset.signed_nodes) has, in place of a name, the offset of what
+ * finds the proof for a name below it: a struct zb_children in an NSEC zone, the zone's
+ * struct zb_chain in an NSEC3 zone, a struct zb_image_denial at a DNAME, or 0.
+ */
+enum zb_denial_kind { ZB_DENIAL_NSEC = 1, ZB_DENIAL_NSEC3 = 3, ZB_DENIAL_IMAGE = 4 };
+
+/* A zone's NSEC or NSEC3 RRsets in canonical or hash order, each ready to copy. */
+struct zb_chain {
+	uint8_t kind;            /* ZB_DENIAL_NSEC3, or ZB_DENIAL_NSEC */
+	uint8_t apex_len;        /* the zone's apex, in wire form */
+	uint8_t salt_len;
+	uint8_t reserved;
+	uint16_t iterations;
+	uint16_t reserved2;
+	uint32_t count;
+	uint32_t entries_off;    /* `count` uint32 offsets of struct zb_denial, in chain order */
+	uint32_t hashes_off;     /* NSEC3: `count` hashes of 20 octets, ascending */
+	uint8_t salt[256];
+};
+
+/* An NSEC zone's node: its children that hold NSEC RRsets at or below them, in canonical
+ * order (RFC 4034 §6.1), and the chain entry that covers a name sorting after each one's
+ * subtree, `count` struct zb_child after it. */
+struct zb_children {
+	uint8_t kind;            /* ZB_DENIAL_NSEC */
+	uint8_t reserved[3];
+	uint32_t chain;          /* the zone's struct zb_chain */
+	uint32_t count;
+	uint32_t before;         /* the entry covering a name before the first child */
+};
+
+struct zb_child {
+	uint32_t label_off;      /* its label in data: length, then lowercased octets */
+	uint32_t after;
+};
+
+/* A DNAME owner's node: a query name below it is rewritten under the target (RFC 6672 §3.3),
+ * and the image is denied as a name below the target, by the query name's label under the
+ * owner: `table` is the target's zb_children or zb_chain. */
+struct zb_image_denial {
+	uint8_t kind;            /* ZB_DENIAL_IMAGE */
+	uint8_t target_len;
+	uint8_t reserved[2];
+	uint32_t table;
+	uint8_t target[256];     /* lowercased wire form */
+};
+
+/* One chain entry: its RRset and signatures, `len` octets, after `npointers` uint16 offsets
+ * among them where a pointer to the zone's apex in the question goes (owner names end so). */
+struct zb_denial {
+	uint16_t len;
+	uint16_t nrecords;
+	uint16_t npointers;
+	uint16_t reserved;
 };
 
 /* A CH-class name the server answers with a TXT record about itself (id.server and the like,
@@ -77,7 +146,9 @@ struct zb_chaos_name {
 
 _Static_assert(sizeof(struct zb_node) == 20, "zb_node layout");
 _Static_assert(sizeof(struct zb_type_entry) == 8, "zb_type_entry layout");
-_Static_assert(sizeof(struct zb_answer) == 36, "zb_answer layout");
+_Static_assert(sizeof(struct zb_answer) == 40, "zb_answer layout");
+_Static_assert(sizeof(struct zb_chain) == 276, "zb_chain layout");
+_Static_assert(sizeof(struct zb_children) == 16, "zb_children layout");
 
 struct zb_zoneset {
 	const uint8_t *data;
@@ -89,6 +160,7 @@ struct zb_zoneset {
 	uint32_t nanswers;
 	uint32_t nbuckets;
 	uint32_t max_labels;     /* labels (root not counted) of the deepest node */
+	uint32_t signed_nodes;   /* a node's DO twin is nodes[i + signed_nodes]; 0: none */
 	const char *description; /* the zones, for start-up messages */
 	/* From the [server] table of zonebake.toml. */
 	const char *const *default_listen;

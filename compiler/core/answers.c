@@ -16,6 +16,7 @@
 #include "bake.h"
 
 __typeof__(node_answers) node_answers;
+__typeof__(signed_answers) signed_answers;
 __typeof__(typed) typed;
 
 #define MAX_THREADS 16
@@ -87,10 +88,7 @@ static size_t same_answer(name_t name, const uint16_t *qtypes, size_t q)
 	uint32_t first = N(name)->rrsets;
 	if (qtypes[q] != T_ANY || first == NONE)
 		return q;
-	uint16_t lowest = rrsets.v[first].type;
-	for (uint32_t s = first; s != NONE; s = rrsets.v[s].next)
-		if (rrsets.v[s].type < lowest)
-			lowest = rrsets.v[s].type;
+	uint16_t lowest = rrsets.v[any_rrset(first)].type;
 	for (size_t i = 0; i < q; i++)
 		if (qtypes[i] == lowest)
 			return i;
@@ -166,82 +164,103 @@ static size_t stage_typed_misses(struct worker *w, uint32_t zone, name_t name, s
 
 /* A node's bodies are staged as they are made and interned together at the end (bodies.c
  * says why); `staged` holds their indices until then. */
+static void answer_node(struct worker *w, size_t i, struct node_answers *out)
+{
+	name_t name = nodes.v[i];
+	name_t base = name_is_wildcard(name) ? N(name)->parent : name;
+	uint32_t zone = N(name)->zone;
+	uint16_t unused = zones.v[zone].unused_qtype;
+	qtypes_of(name, &w->qtypes);
+	const uint16_t *qtypes = w->qtypes.v;
+	size_t nq = w->qtypes.n;
+	RESERVE(w->staged, nq);
+	uint32_t *staged = w->staged.v;
+	uint32_t default_staged = answer(w, zone, name, base, unused);
+	for (size_t q = 0; q < nq; q++) {
+		size_t same = same_answer(name, qtypes, q);
+		staged[q] = same < q ? staged[same] : answer(w, zone, name, base, qtypes[q]);
+		if (staged[q] == NONE)
+			note_oversized(w, i);
+	}
+	/* RFC 4035 §3.1.4.1: DS belongs to the parent side of a cut; when the parent is
+	 * served too, it answers (as Knot does), whatever the child holds. */
+	uint32_t parent = parent_zone(name);
+	uint32_t ds_staged = parent == NONE ? NONE : parent_ds(w, parent, name);
+	if (parent != NONE && ds_staged == NONE)
+		note_oversized(w, i);
+	struct node_answers na = {.types = w->typed.n, .miss_body = NONE};
+	na.miss_wildcard = miss_wildcard(name);
+	if (default_staged == NONE)
+		note_oversized(w, i);
+	uint32_t miss_staged = NONE;
+	size_t nmiss = 0;
+	if (na.miss_wildcard == NONE) {
+		resolve(&w->response, zone, NONE, name, unused, w->minimal, 0);
+		int synthesized = w->response.dname_rrset != NONE;
+		miss_staged = serialize(w->wire, w->bodies, &w->response, name);
+		if (miss_staged == NONE)
+			note_oversized(w, i);
+		if (synthesized)
+			nmiss = stage_typed_misses(w, zone, name, i);
+	}
+	RESERVE(w->ids, w->bodies->staged.n);
+	uint32_t *id = w->ids.v;
+	intern_staged(w->bodies, id);
+	if (w->oversized.n > 0 && w->oversized.v[w->oversized.n - 1].node == i)
+		return;  /* the build stops: the node's answers are not needed */
+	na.default_body = id[default_staged];
+	int ds_put = ds_staged == NONE;
+	for (size_t q = 0; q < nq; q++) {
+		if (!ds_put && qtypes[q] >= T_DS) {
+			struct typed_body t = {T_DS, id[ds_staged]};
+			PUSH(w->typed, t);
+			ds_put = 1;
+			if (qtypes[q] == T_DS)
+				continue;
+		}
+		if (id[staged[q]] != na.default_body) {
+			struct typed_body t = {qtypes[q], id[staged[q]]};
+			PUSH(w->typed, t);
+		}
+	}
+	if (!ds_put) {
+		struct typed_body t = {T_DS, id[ds_staged]};
+		PUSH(w->typed, t);
+	}
+	na.ntypes = w->typed.n - na.types;
+	if (miss_staged != NONE)
+		na.miss_body = id[miss_staged];
+	na.miss_types = w->typed.n;
+	for (size_t q = 0; q < nmiss; q++)
+		if (id[w->miss_staged.v[q]] != na.miss_body) {
+			struct typed_body t = {w->miss_qtypes.v[q], id[w->miss_staged.v[q]]};
+			PUSH(w->typed, t);
+		}
+	na.miss_ntypes = w->typed.n - na.miss_types;
+	*out = na;
+}
+
+/* A node whose answers differ with DO set (RFC 3225): in a signed zone, or a signed parent's
+ * child apex (DS). */
+static int answers_signed(name_t name)
+{
+	uint32_t parent = parent_zone(name);
+	return chain_kind(N(name)->zone) || (parent != NONE && chain_kind(parent));
+}
+
 static void *work(void *arg)
 {
 	struct worker *w = arg;
 	for (size_t i = w->begin; i < w->end; i++) {
-		name_t name = nodes.v[i];
-		name_t base = name_is_wildcard(name) ? N(name)->parent : name;
-		uint32_t zone = N(name)->zone;
-		uint16_t unused = zones.v[zone].unused_qtype;
-		qtypes_of(name, &w->qtypes);
-		const uint16_t *qtypes = w->qtypes.v;
-		size_t nq = w->qtypes.n;
-		RESERVE(w->staged, nq);
-		uint32_t *staged = w->staged.v;
-		uint32_t default_staged = answer(w, zone, name, base, unused);
-		for (size_t q = 0; q < nq; q++) {
-			size_t same = same_answer(name, qtypes, q);
-			staged[q] = same < q ? staged[same] : answer(w, zone, name, base, qtypes[q]);
-			if (staged[q] == NONE)
-				note_oversized(w, i);
+		w->response.dnssec = 0;
+		answer_node(w, i, &node_answers.v[i]);
+		if (signed_answers.n == 0)
+			continue;
+		signed_answers.v[i] = node_answers.v[i];
+		if (answers_signed(nodes.v[i])) {
+			w->response.dnssec = 1;
+			answer_node(w, i, &signed_answers.v[i]);
 		}
-		/* RFC 4035 §3.1.4.1: DS belongs to the parent side of a cut; when the parent is
-		 * served too, it answers (as Knot does), whatever the child holds. */
-		uint32_t parent = parent_zone(name);
-		uint32_t ds_staged = parent == NONE ? NONE : parent_ds(w, parent, name);
-		if (parent != NONE && ds_staged == NONE)
-			note_oversized(w, i);
-		struct node_answers na = {.types = w->typed.n, .miss_body = NONE};
-		na.miss_wildcard = miss_wildcard(name);
-		if (default_staged == NONE)
-			note_oversized(w, i);
-		uint32_t miss_staged = NONE;
-		size_t nmiss = 0;
-		if (na.miss_wildcard == NONE) {
-			resolve(&w->response, zone, NONE, name, unused, w->minimal, 0);
-			int synthesized = w->response.dname_rrset != NONE;
-			miss_staged = serialize(w->wire, w->bodies, &w->response, name);
-			if (miss_staged == NONE)
-				note_oversized(w, i);
-			if (synthesized)
-				nmiss = stage_typed_misses(w, zone, name, i);
-		}
-		RESERVE(w->ids, w->bodies->staged.n);
-		uint32_t *id = w->ids.v;
-		intern_staged(w->bodies, id);
-		if (w->oversized.n > 0 && w->oversized.v[w->oversized.n - 1].node == i)
-			continue;  /* the build stops: the node's answers are not needed */
-		na.default_body = id[default_staged];
-		int ds_put = ds_staged == NONE;
-		for (size_t q = 0; q < nq; q++) {
-			if (!ds_put && qtypes[q] >= T_DS) {
-				struct typed_body t = {T_DS, id[ds_staged]};
-				PUSH(w->typed, t);
-				ds_put = 1;
-				if (qtypes[q] == T_DS)
-					continue;
-			}
-			if (id[staged[q]] != na.default_body) {
-				struct typed_body t = {qtypes[q], id[staged[q]]};
-				PUSH(w->typed, t);
-			}
-		}
-		if (!ds_put) {
-			struct typed_body t = {T_DS, id[ds_staged]};
-			PUSH(w->typed, t);
-		}
-		na.ntypes = w->typed.n - na.types;
-		if (miss_staged != NONE)
-			na.miss_body = id[miss_staged];
-		na.miss_types = w->typed.n;
-		for (size_t q = 0; q < nmiss; q++)
-			if (id[w->miss_staged.v[q]] != na.miss_body) {
-				struct typed_body t = {w->miss_qtypes.v[q], id[w->miss_staged.v[q]]};
-				PUSH(w->typed, t);
-			}
-		na.miss_ntypes = w->typed.n - na.miss_types;
-		node_answers.v[i] = na;
 	}
 	return NULL;
 }
@@ -271,14 +290,15 @@ static void merge(struct worker *w)
 		struct typed_body tb = {w->typed.v[t].qtype, map[w->typed.v[t].body]};
 		PUSH(typed, tb);
 	}
-	for (size_t i = w->begin; i < w->end; i++) {
-		struct node_answers *na = &node_answers.v[i];
-		na->types += offset;
-		na->miss_types += offset;
-		na->default_body = map[na->default_body];
-		if (na->miss_body != NONE)
-			na->miss_body = map[na->miss_body];
-	}
+	for (size_t i = w->begin; i < w->end; i++)
+		for (int dnssec = 0; dnssec <= (signed_answers.n > 0); dnssec++) {
+			struct node_answers *na = dnssec ? &signed_answers.v[i] : &node_answers.v[i];
+			na->types += offset;
+			na->miss_types += offset;
+			na->default_body = map[na->default_body];
+			if (na->miss_body != NONE)
+				na->miss_body = map[na->miss_body];
+		}
 	free(map);
 }
 
@@ -294,6 +314,13 @@ void build_answers(int minimal)
 			redirect(id);
 	RESERVE(node_answers, nodes.n);
 	node_answers.n = nodes.n;
+	int any_signed = 0;
+	for (uint32_t zone = 0; zone < zones.n; zone++)
+		any_signed |= chain_kind(zone) != 0;
+	if (any_signed) {
+		RESERVE(signed_answers, nodes.n);
+		signed_answers.n = nodes.n;
+	}
 	size_t n = nworkers = thread_count();
 	workers = xcalloc(n, sizeof *workers);
 	for (size_t k = 0; k < n; k++) {
@@ -321,6 +348,8 @@ void build_answers(int minimal)
 				 name_text(base), workers[k].oversized.v[o].length);
 		}
 	phase("answers", nodes.n, "names");
+	if (any_signed)
+		build_denial_region();
 	release_records();
 }
 

@@ -20,11 +20,14 @@
  *   views.c     what a zone holds at a name, a parent's records in its child's namespace too
  *   diagnostics.c  errors and warnings, with their positions
  *   dname.c     DNAME images
+ *   denial.c    a signed zone's NSEC or NSEC3 chain, in order, and the searches over it
  *   resolve.c   the response to each question (RFC 1034 §4.3.2)
+ *   proofs.c    with DO set, the denial proofs of a response (RFC 4035 §3.1.3, RFC 5155 §7.2)
  *   wire.c      responses into bodies with name compression
  *   bodies.c    the distinct bodies
  *   spill.c     their octets in a file beside the output, out of the resident set
- *   answers.c   every node's bodies
+ *   answers.c   every node's bodies, and with DO set, its twin's
+ *   denialdata.c  the chains as the responder copies them, and what finds their entries
  *   phash.c     the perfect hash (hash.h is the responder's own)
  *   layout.c    the blob
  *   main.c      the manifest in, zonedata.bin and the layout's numbers out
@@ -189,14 +192,22 @@ struct rdata {
 	uint32_t next;     /* the next record of its RRset */
 };
 
+/* An RRset; RRSIG records form one per type they cover (RFC 4034 §3: the signatures of an
+ * RRset go out with it), linked from the RRset they cover. */
 struct rrset {
 	name_t owner;
 	uint16_t type;
+	uint16_t covers;              /* RRSIG: the type covered; 0 otherwise */
 	uint32_t ttl;
 	uint32_t first, last, count;  /* records, in file order */
 	uint32_t next;                /* the owner's next RRset, in file order */
+	uint32_t sigs;                /* the RRSIG RRset that covers it, or NONE */
 	struct pos pos;               /* of its first record */
 };
+
+/* NSEC3 records and their signatures are not part of the tree (RFC 5155 §7.2.8): their
+ * owners are kept in a view of their own, per zone (views.c). */
+#define HASHED_VIEW(zone) ((zone) | 0x80000000u)
 
 /* The types a zone holds, ascending: a handful, so a sorted array. */
 typedef VEC(uint16_t) types_t;
@@ -235,6 +246,8 @@ void assign_zones(void);  /* each name interned so far to the deepest zone above
 uint32_t *rrsets_head(uint32_t zone, name_t name);
 uint32_t first_rrset(uint32_t zone, name_t name);
 uint32_t rrset_in(uint32_t zone, name_t name, uint16_t type);   /* NONE when absent */
+/* The RRset of a type and, for RRSIG, of the type it covers. */
+uint32_t rrset_covering(uint32_t zone, name_t name, uint16_t type, uint16_t covers);
 uint32_t rrset_at(name_t name, uint16_t type);  /* in the name's own (deepest) zone */
 uint8_t flags_in(uint32_t zone, name_t name);
 void set_flags_in(uint32_t zone, name_t name, uint8_t flags);
@@ -250,6 +263,32 @@ void read_zone_file(uint32_t zone);
 
 void read_records(uint32_t zone, const char *path);
 
+/* ---- denial.c ---- */
+
+struct child_gap {
+	uint32_t label;  /* in `labels`: length, then the lowercased octets */
+	uint32_t after;  /* the chain index covering names after its subtree */
+};
+struct child_gaps {
+	struct child_gap *v;
+	size_t n, cap;
+	bytes_t labels;
+	uint32_t before;  /* the chain index covering names before the first child */
+};
+
+void build_chains(void);  /* every zone's, once the zones are read and checked */
+uint16_t chain_kind(uint32_t zone);  /* T_NSEC, T_NSEC3, or 0 when unsigned */
+size_t chain_length(uint32_t zone);
+uint32_t chain_rrset(uint32_t zone, uint32_t index);
+const uint8_t *chain_hash(uint32_t zone, uint32_t index);
+void chain_parameters(uint32_t zone, uint16_t *iterations, const uint8_t **salt,
+		      uint8_t *salt_len);
+int canonical_cmp(const uint8_t *a, const uint8_t *b);  /* lowercased wire names */
+uint32_t nsec_at_or_before(uint32_t zone, const uint8_t *key);
+uint32_t nsec3_at_or_before(uint32_t zone, const uint8_t hash[20], int *match);
+void name_hash(uint32_t zone, const uint8_t *key, size_t len, uint8_t out[20]);
+void nsec_children(uint32_t zone, name_t encloser, struct child_gaps *out);
+
 /* ---- resolve.c ---- */
 
 struct entry {
@@ -259,9 +298,18 @@ struct entry {
 };
 typedef VEC(struct entry) entries_t;
 
+#define MAX_PROVED 4
+
 struct response {
 	int rcode, aa;
+	int dnssec;  /* DO set: signatures and denial proofs (RFC 4035 §3.1); the caller's */
 	entries_t answer, authority, additional, optional;
+	/* The denial chain entries in the authority section (proofs.c), the first MAX_PROVED;
+	 * and whether the responder adds the query name's own (its body says where). */
+	uint32_t proved[MAX_PROVED];
+	size_t nproved;
+	int dynamic_proof;
+	uint32_t proof_also;  /* a chain entry (index + 1) the responder adds with it, or 0 */
 	/* A CNAME the responder completes for a name below a DNAME (RFC 6672 §3.3): the query
 	 * name's labels in front of the DNAME owner, then its target. It follows the answer
 	 * section's first `dname_position` RRsets, the last of them the DNAME (dname_rrset). */
@@ -279,10 +327,21 @@ struct response {
 
 void resolve(struct response *r, uint32_t zone, name_t start, name_t encloser, uint16_t qtype,
 	     int minimal, int every_rrset);
+/* An RRset in a section, and with DNSSEC its signatures after it, at `ttl` (NONE: their own). */
+void add_signed(struct response *r, entries_t *section, name_t owner, uint32_t rrset,
+		uint32_t ttl);
+
+/* ---- proofs.c ---- */
+
+void prove_nodata(struct response *r, uint32_t zone, name_t name);
+void prove_nxdomain(struct response *r, uint32_t zone, name_t name, name_t encloser);
+void prove_wildcard(struct response *r, uint32_t zone, name_t name, name_t wildcard,
+		    int nodata);
 name_t miss_wildcard(name_t encloser);
 enum node_kind { NODE_DATA, NODE_DELEGATED, NODE_BELOW_DNAME };
 enum node_kind node_location(name_t name, name_t *at);
 uint32_t redirect(name_t name);
+uint32_t any_rrset(uint32_t first);  /* of a name's RRsets, the one ANY over UDP gets */
 
 /* ---- dname.c ---- */
 
@@ -305,6 +364,12 @@ struct body {
 	/* DNAME synthesis (runtime/zonedata.h, struct zb_answer); dname_split 0: none. */
 	uint16_t dname_split;
 	uint8_t dname_owner_len, dname_max_prefix;
+	/* A denial of the query name the responder adds (proofs.c): where, the chain entries
+	 * (index + 1; 0: none) the body holds already, and one it adds besides. */
+	uint8_t dynamic_proof;
+	uint16_t proof_at;
+	uint32_t proof_skip[2];
+	uint32_t proof_also;
 	uint8_t arena;     /* of the table that made it (merging does not copy): arenas[arena] */
 	uint32_t overflow; /* the body for a name too long (YXDOMAIN), or NONE */
 	uint32_t data;     /* offset in the arena: data_len octets, then nfixups uint16 */
@@ -381,10 +446,19 @@ struct typed_body {
 };
 
 extern VEC(struct node_answers) node_answers;  /* parallel to `nodes` */
+/* With DO set (RFC 3225): parallel to `nodes` when a zone is signed, else empty. */
+extern VEC(struct node_answers) signed_answers;
 extern VEC(struct typed_body) typed;
 
 void build_answers(int minimal);  /* each thread's bodies in a table of its own */
 void merge_answers(void);         /* ...all in one table, renumbered */
+
+/* ---- denialdata.c ---- */
+
+extern bytes_t denial_region;     /* runtime/zonedata.h's denial structs, at offsets of its own */
+extern uint32_t *denial_of_node;  /* per node: its DO twin's denial, in the region, or NONE */
+void build_denial_region(void);   /* while the records are there */
+void denial_relocate(uint32_t base);
 
 /* ---- phash.c ---- */
 
@@ -408,6 +482,7 @@ struct chaos {
 struct layout_info {
 	uint64_t size;
 	uint32_t types_off, pilots_off, nanswers;
+	uint32_t signed_nodes;  /* runtime/zonedata.h */
 };
 
 /* Where everything goes (the chaos answers' offsets too), then the blob itself. */

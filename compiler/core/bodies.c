@@ -85,9 +85,11 @@ void body_table_expect(struct body_table *t, size_t more)
 
 static uint64_t hash_of(const struct body *b, const uint8_t *data, const uint16_t *fixups)
 {
-	uint32_t fields[8] = {b->base_len, b->data_len, b->nfixups, b->trunc_len,
-			      b->trunc_arcount, b->dname_split,
-			      b->dname_owner_len << 8 | b->dname_max_prefix, b->overflow};
+	uint32_t fields[12] = {b->base_len, b->data_len, b->nfixups, b->trunc_len,
+			       b->trunc_arcount, b->dname_split,
+			       b->dname_owner_len << 8 | b->dname_max_prefix, b->overflow,
+			       b->dynamic_proof << 16 | b->proof_at, b->proof_skip[0],
+			       b->proof_skip[1], b->proof_also};
 	uint64_t h = 0xCBF29CE484222325ull;
 	h = mix(h, b->header, 10);
 	h = mix(h, (const uint8_t *)fields, sizeof fields);
@@ -111,6 +113,9 @@ static uint32_t intern(struct body_table *t, struct body b, uint64_t h, const ui
 		    o->trunc_arcount == b.trunc_arcount && o->dname_split == b.dname_split &&
 		    o->dname_owner_len == b.dname_owner_len &&
 		    o->dname_max_prefix == b.dname_max_prefix && o->overflow == b.overflow &&
+		    o->dynamic_proof == b.dynamic_proof && o->proof_at == b.proof_at &&
+		    o->proof_skip[0] == b.proof_skip[0] && o->proof_skip[1] == b.proof_skip[1] &&
+		    o->proof_also == b.proof_also &&
 		    memcmp(body_data(o), data, b.data_len) == 0 &&
 		    memcmp(body_data(o) + b.data_len, fixups, 2u * b.nfixups) == 0)
 			return id;

@@ -92,7 +92,8 @@ static uint32_t synthesized_cname(name_t owner, name_t image)
 	PUSH(rdatas, rd);
 	struct rrset set = {.owner = owner, .type = T_CNAME,
 			    .ttl = rrsets.v[rrset_at(owner_above(owner), T_DNAME)].ttl,
-			    .first = rdatas.n - 1, .last = rdatas.n - 1, .count = 1, .next = NONE};
+			    .first = rdatas.n - 1, .last = rdatas.n - 1, .count = 1, .next = NONE,
+			    .sigs = NONE};  /* never signed (RFC 6672 §5.3) */
 	PUSH(rrsets, set);
 	return rrsets.n - 1;
 }

@@ -83,15 +83,25 @@ static void prefetch_node(const struct phash *ph, uint32_t slot)
 		__builtin_prefetch(&typed.v[node_answers.v[ph->slots[slot + AHEAD / 2]].types]);
 }
 
-/* The type entries and the nodes of typed miss answers (after the hash's slots), counted. */
+/* The type entries and the nodes of typed miss answers (after the hash's slots), counted,
+ * with DO set too: the twins use as many nodes, in a second run of them. */
 static size_t count_types(void)
 {
 	size_t types = 0;
+	miss_nodes = 0;
 	for (size_t i = 0; i < node_answers.n; i++) {
 		types += node_answers.v[i].ntypes + node_answers.v[i].miss_ntypes;
 		miss_nodes += node_answers.v[i].miss_ntypes > 0;
+		if (signed_answers.n)
+			types += signed_answers.v[i].ntypes + signed_answers.v[i].miss_ntypes;
 	}
 	return types;
+}
+
+/* Nodes in one run: the hash's slots, then the typed miss nodes. */
+static uint64_t run_of_nodes(const struct phash *ph)
+{
+	return (uint64_t)ph->nslots + miss_nodes;
 }
 
 /* The answers go out in the order of their ids (bodies.c): made node after node, so a node's
@@ -103,9 +113,16 @@ static void prefetch_answer(size_t k)
 		__builtin_prefetch(&bodies.list.v[k + AHEAD]);
 }
 
-static size_t answer_size(const struct body *b)
+/* The answer record, its body, its fixups, and when it has one, its denial's place. */
+static size_t fixups_end(const struct body *b)
 {
 	return sizeof(struct zb_answer) + b->data_len + b->data_len % 2 + 2u * b->nfixups;
+}
+
+static size_t answer_size(const struct body *b)
+{
+	size_t n = fixups_end(b);
+	return b->dynamic_proof ? align(n, 4) + sizeof(struct zb_answer_denial) : n;
 }
 
 /* The answers are written in chunks, taken in turn by both writers. */
@@ -148,11 +165,21 @@ static void write_answers(struct answers_job *job)
 				.dname_max_prefix = b->dname_max_prefix,
 				.overflow = b->overflow == NONE ? 0 : job->answer_at[b->overflow],
 			};
+			uint32_t denial_at = align(job->answer_at[k] + fixups_end(b), 4);
+			if (b->dynamic_proof)
+				a.denial = denial_at;
 			memcpy(a.header, b->header, 10);
 			put(o, &a, sizeof a);
 			put(o, body_data(b), b->data_len);
 			pad_to(o, fixups_at);
 			put(o, body_data(b) + b->data_len, 2u * b->nfixups);
+			if (b->dynamic_proof) {
+				struct zb_answer_denial d = {.at = b->proof_at,
+							     .skip = {b->proof_skip[0], b->proof_skip[1]},
+							     .also = b->proof_also};
+				pad_to(o, denial_at);
+				put(o, &d, sizeof d);
+			}
 		}
 		/* The chunk's octets are out: let them go (a chunk from two arenas keeps its). */
 		const struct body *first = &bodies.list.v[chunk * CHUNK], *last = &bodies.list.v[end - 1];
@@ -182,15 +209,22 @@ static void put_types(struct out *o, uint32_t first, uint32_t n, const uint32_t 
 
 /* Where every part goes, between plan_layout and write_layout. */
 static uint32_t *answer_at;  /* by body id */
-static uint64_t types_off, pilots_off, answers_off, names_off;
+static uint64_t types_off, pilots_off, denial_off, answers_off, names_off;
+static uint32_t signed_base;  /* a node's DO twin's index: its own plus this; 0: none */
 
 void plan_layout(const struct phash *ph, const uint32_t *key_off, struct chaos *chaos,
 		 size_t nchaos, struct layout_info *info)
 {
 	size_t type_count = count_types();
-	types_off = align(sizeof(struct zb_node) * ((uint64_t)ph->nslots + miss_nodes), ALIGN);
+	uint64_t runs = signed_answers.n ? 2 : 1;
+	signed_base = signed_answers.n ? run_of_nodes(ph) : 0;
+	types_off = align(sizeof(struct zb_node) * run_of_nodes(ph) * runs, ALIGN);
 	pilots_off = align(types_off + sizeof(struct zb_type_entry) * type_count, ALIGN);
-	answers_off = align(pilots_off + 2ull * ph->nbuckets, ALIGN);
+	denial_off = align(pilots_off + 2ull * ph->nbuckets, ALIGN);
+	answers_off = align(denial_off + denial_region.n, ALIGN);
+	if (answers_off > UINT32_MAX)
+		unsupported("the data passes 4 GiB");
+	denial_relocate(denial_off);
 	uint64_t position = answers_off;
 	answer_at = xmalloc((bodies.list.n ? bodies.list.n : 1) * sizeof *answer_at);
 	for (size_t k = 0; k < bodies.list.n; k++) {
@@ -211,6 +245,63 @@ void plan_layout(const struct phash *ph, const uint32_t *key_off, struct chaos *
 	info->types_off = types_off;
 	info->pilots_off = pilots_off;
 	info->nanswers = bodies.list.n;
+	info->signed_nodes = signed_base;
+}
+
+static struct out nodes_out, types_out, names_out;
+
+/* One run of nodes in slot order, then their typed miss nodes: the plain ones (base 0), with
+ * their names, or the DO twins (base signed_base), with their denials in place of names. */
+static void write_nodes(const struct phash *ph, const struct node_answers *answers,
+			uint32_t base, const uint32_t *slot_of, uint32_t *type_index,
+			const uint8_t *keys, const uint32_t *key_off)
+{
+	uint32_t name_at = names_off;
+	VEC(struct zb_node) extra = {0};
+	for (uint32_t slot = 0; slot < ph->nslots; slot++) {
+		prefetch_node(ph, slot);
+		uint32_t i = ph->slots[slot];
+		struct zb_node node = {0};
+		if (i != NONE) {
+			const struct node_answers *na = &answers[i];
+			uint32_t key_len = key_off[i + 1] - key_off[i];
+			node = (struct zb_node){
+				.name_off = name_at, .types_off = *type_index,
+				.default_answer = OFFSET(na->default_body),
+				.ntypes = na->ntypes, .name_len = key_len,
+			};
+			if (base) {
+				node.name_off = denial_of_node[i] == NONE ? 0 : denial_off + denial_of_node[i];
+				node.name_len = 0;
+			}
+			put_types(&types_out, na->types, na->ntypes, answer_at);
+			*type_index += na->ntypes;
+			if (na->miss_ntypes > 0) {
+				/* RFC 6672 §3.3: answers by type for names below, in a node of their own. */
+				struct zb_node below = {.types_off = *type_index, .ntypes = na->miss_ntypes,
+							.default_answer = OFFSET(na->miss_body)};
+				put_types(&types_out, na->miss_types, na->miss_ntypes, answer_at);
+				*type_index += na->miss_ntypes;
+				node.miss = base + ph->nslots + extra.n;
+				node.miss_kind = ZB_MISS_NODE;
+				PUSH(extra, below);
+			} else if (na->miss_body != NONE) {
+				node.miss = OFFSET(na->miss_body);
+				node.miss_kind = ZB_MISS_ANSWER;
+			} else {
+				node.miss = base + slot_of[na->miss_wildcard];
+				node.miss_kind = ZB_MISS_NODE;
+			}
+			if (!base) {
+				put(&names_out, keys + key_off[i], key_len);
+				name_at += key_len;
+			}
+		}
+		put(&nodes_out, &node, sizeof node);
+	}
+	for (size_t k = 0; k < extra.n; k++)
+		put(&nodes_out, &extra.v[k], sizeof extra.v[k]);
+	free(extra.v);
 }
 
 void write_layout(const char *path, const struct phash *ph, const uint8_t *keys,
@@ -227,7 +318,6 @@ void write_layout(const char *path, const struct phash *ph, const uint8_t *keys,
 	int helped = pthread_create(&helper, NULL, answers_thread, &job) == 0;
 
 	/* Nodes, type entries and names in one pass over the slots, each to its own place. */
-	static struct out nodes_out, types_out, names_out;
 	struct out *outs[] = {&nodes_out, &types_out, &names_out};
 	uint64_t starts[] = {0, types_off, names_off};
 	for (int k = 0; k < 3; k++)
@@ -237,49 +327,17 @@ void write_layout(const char *path, const struct phash *ph, const uint8_t *keys,
 	for (uint32_t slot = 0; slot < ph->nslots; slot++)
 		if (ph->slots[slot] != NONE)
 			slot_of[nodes.v[ph->slots[slot]]] = slot;
-	uint32_t name_at = names_off, type_index = 0;
-	VEC(struct zb_node) extra = {0};
-	for (uint32_t slot = 0; slot < ph->nslots; slot++) {
-		prefetch_node(ph, slot);
-		uint32_t i = ph->slots[slot];
-		struct zb_node node = {0};
-		if (i != NONE) {
-			const struct node_answers *na = &node_answers.v[i];
-			uint32_t key_len = key_off[i + 1] - key_off[i];
-			node = (struct zb_node){
-				.name_off = name_at, .types_off = type_index,
-				.default_answer = OFFSET(na->default_body),
-				.ntypes = na->ntypes, .name_len = key_len,
-			};
-			put_types(&types_out, na->types, na->ntypes, answer_at);
-			type_index += na->ntypes;
-			if (na->miss_ntypes > 0) {
-				/* RFC 6672 §3.3: answers by type for names below, in a node of their own. */
-				struct zb_node below = {.types_off = type_index, .ntypes = na->miss_ntypes,
-							.default_answer = OFFSET(na->miss_body)};
-				put_types(&types_out, na->miss_types, na->miss_ntypes, answer_at);
-				type_index += na->miss_ntypes;
-				node.miss = ph->nslots + extra.n;
-				node.miss_kind = ZB_MISS_NODE;
-				PUSH(extra, below);
-			} else if (na->miss_body != NONE) {
-				node.miss = OFFSET(na->miss_body);
-				node.miss_kind = ZB_MISS_ANSWER;
-			} else {
-				node.miss = slot_of[na->miss_wildcard];
-				node.miss_kind = ZB_MISS_NODE;
-			}
-			put(&names_out, keys + key_off[i], key_len);
-			name_at += key_len;
-		}
-		put(&nodes_out, &node, sizeof node);
-	}
-	for (size_t k = 0; k < extra.n; k++)
-		put(&nodes_out, &extra.v[k], sizeof extra.v[k]);
-	free(extra.v);
+	uint32_t type_index = 0;
+	write_nodes(ph, node_answers.v, 0, slot_of, &type_index, keys, key_off);
+	if (signed_answers.n)
+		write_nodes(ph, signed_answers.v, signed_base, slot_of, &type_index, keys, key_off);
 	pad_to(&nodes_out, types_off);
 	pad_to(&types_out, pilots_off);
 	put(&types_out, ph->pilots, 2u * ph->nbuckets);
+	pad_to(&types_out, denial_off);
+	for (size_t done = 0; done < denial_region.n; done += 1 << 20)
+		put(&types_out, denial_region.v + done,
+		    denial_region.n - done < (1 << 20) ? denial_region.n - done : 1 << 20);
 	pad_to(&types_out, answers_off);
 	pad_to(&names_out, names_out.at + NAMES_TAIL);
 	for (int k = 0; k < 3; k++)

@@ -168,6 +168,11 @@ int main(int argc, char **argv)
 	nodes.n = kept;
 	add_dname_images();
 	names_seal();
+	build_chains();
+	if (diagnostics_errors() > 0) {
+		print_diagnostics();
+		return EXIT_ERRORS;
+	}
 	phase("read", rdatas.n, "records");
 
 	build_answers(minimal);
@@ -191,9 +196,10 @@ int main(int argc, char **argv)
 	struct layout_info info;
 	plan_layout(&ph, key_off, chaos.v, chaos.n, &info);
 	printf("size %llu\nnodes_off 0\ntypes_off %u\npilots_off %u\nnnodes %u\nnanswers %u\n"
-	       "nbuckets %u\nseed %llu\nmax_labels %u\n", (unsigned long long)info.size,
-	       info.types_off, info.pilots_off, ph.nslots, info.nanswers, ph.nbuckets,
-	       (unsigned long long)ph.seed, max_labels);
+	       "nbuckets %u\nseed %llu\nmax_labels %u\nsigned_nodes %u\n",
+	       (unsigned long long)info.size, info.types_off, info.pilots_off, ph.nslots,
+	       info.nanswers, ph.nbuckets, (unsigned long long)ph.seed, max_labels,
+	       info.signed_nodes);
 	for (size_t c = 0; c < chaos.n; c++)
 		printf("chaos %u\n", chaos.v[c].offset);
 	printf("end\n");

@@ -57,6 +57,15 @@ static enum where below(uint32_t zone, name_t encloser, name_t *at)
 	return *at != NONE ? SYNTHESIZED : MISSING;
 }
 
+/* The closest existing name above a name that does not exist. */
+static name_t closest(uint32_t zone, name_t name)
+{
+	name_t encloser = N(name)->parent;
+	while (!exists_in(zone, encloser))
+		encloser = N(encloser)->parent;
+	return encloser;
+}
+
 /* Where a name falls in a zone (ZoneView.locate); `*at` is the referral's cut, or where the
  * records are. */
 static enum where locate(uint32_t zone, name_t name, uint16_t qtype, name_t *at)
@@ -77,10 +86,7 @@ static enum where locate(uint32_t zone, name_t name, uint16_t qtype, name_t *at)
 		*at = name;
 		return EXACT;
 	}
-	name_t encloser = N(name)->parent;
-	while (!exists_in(zone, encloser))
-		encloser = N(encloser)->parent;
-	return below(zone, encloser, at);
+	return below(zone, closest(zone, name), at);
 }
 
 /* Where a name below `encloser` (an existing name) falls that does not exist itself
@@ -95,21 +101,28 @@ static enum where locate_below(uint32_t zone, name_t encloser, name_t *at)
 	return below(zone, encloser, at);
 }
 
-static void add_entry(entries_t *section, name_t owner, uint32_t rrset, uint32_t ttl)
+void add_signed(struct response *r, entries_t *section, name_t owner, uint32_t rrset,
+		uint32_t ttl)
 {
-	struct entry e = {owner, rrset, ttl};
+	struct entry e = {owner, rrset, ttl == NONE ? rrsets.v[rrset].ttl : ttl};
 	PUSH(*section, e);
+	uint32_t sigs = rrsets.v[rrset].sigs;
+	if (r->dnssec && sigs != NONE) {
+		struct entry s = {owner, sigs, ttl == NONE ? rrsets.v[sigs].ttl : ttl};
+		PUSH(*section, s);
+	}
 }
 
-static void add_rrset(entries_t *section, name_t owner, uint32_t rrset)
+static void add_rrset(struct response *r, entries_t *section, name_t owner, uint32_t rrset)
 {
-	add_entry(section, owner, rrset, rrsets.v[rrset].ttl);
+	add_signed(r, section, owner, rrset, NONE);
 }
 
+/* RFC 2308 §3, RFC 4035 §3.1.3: the SOA and its signatures at min(SOA TTL, MINIMUM). */
 static void negative_soa(struct response *r, uint32_t zone)
 {
 	const struct zone *z = &zones.v[zone];
-	add_entry(&r->authority, z->origin, z->soa, z->neg_ttl);
+	add_signed(r, &r->authority, z->origin, z->soa, z->neg_ttl);
 }
 
 /* Already in the additional or optional section: (owner, type), as _already_added. */
@@ -134,7 +147,7 @@ static void add_addresses(struct response *r, entries_t *section, uint32_t zone,
 	for (int t = 0; t < 2; t++) {
 		uint32_t set = rrset_in(zone, target, types[t]);
 		if (set != NONE && !added(r, target, types[t]))
-			add_rrset(section, target, set);
+			add_rrset(r, section, target, set);
 	}
 }
 
@@ -147,7 +160,7 @@ static void add_synthesized_addresses(struct response *r, uint32_t zone, name_t 
 	for (int t = 0; t < 2; t++) {
 		uint32_t set = rrset_in(zone, wildcard, types[t]);
 		if (set != NONE && !added(r, target, types[t]))
-			add_rrset(&r->optional, target, set);
+			add_rrset(r, &r->optional, target, set);
 	}
 }
 
@@ -182,7 +195,7 @@ static void add_service_records(struct response *r, uint32_t zone, uint32_t rrse
 			continue;
 		uint32_t service = rrset_in(zone, target, set->type);
 		if (service != NONE && service != rrset && !added(r, target, set->type))
-			add_rrset(&r->optional, target, service);
+			add_rrset(r, &r->optional, target, service);
 		add_addresses(r, &r->optional, zone, target);
 	}
 }
@@ -203,7 +216,7 @@ static void add_target_addresses(struct response *r, uint32_t zone, uint32_t rrs
 static void referral(struct response *r, uint32_t zone, name_t cut)
 {
 	uint32_t ns = rrset_in(zone, cut, T_NS);
-	add_rrset(&r->authority, cut, ns);
+	add_rrset(r, &r->authority, cut, ns);
 	for (uint32_t i = rrsets.v[ns].first; i != NONE; i = rdatas.v[i].next) {
 		name_t target = rdatas.v[i].name;
 		/* RFC 9471 §3: glue below the cut is required, other addresses optional. */
@@ -211,50 +224,91 @@ static void referral(struct response *r, uint32_t zone, name_t cut)
 								      : &r->optional;
 		add_addresses(r, section, zone, target);
 	}
+	if (!r->dnssec)
+		return;
+	/* RFC 4035 §3.1.4: the DS RRset signed, or the proof that there is none. */
+	uint32_t ds = rrset_in(zone, cut, T_DS);
+	if (ds != NONE)
+		add_rrset(r, &r->authority, cut, ds);
+	else
+		prove_nodata(r, zone, cut);
 }
 
-/* _answer_from: the records at one name; returns a CNAME target to follow, or NONE. */
-static name_t answer_from(struct response *r, uint32_t zone, name_t at, name_t owner,
-			  uint16_t qtype, int minimal, int every_rrset)
+/* Of a name's RRsets, the one first in (type, type covered) order after `after`, or NONE;
+ * RRSIG RRsets only when `sigs`. */
+static uint32_t next_rrset(uint32_t first, uint32_t after, int sigs)
 {
+	uint32_t best = NONE;
+	uint32_t done = after == NONE ? 0 : (uint32_t)rrsets.v[after].type << 16 |
+					    rrsets.v[after].covers;
+	for (uint32_t s = first; s != NONE; s = rrsets.v[s].next) {
+		const struct rrset *set = &rrsets.v[s];
+		uint32_t key = (uint32_t)set->type << 16 | set->covers;
+		if ((after == NONE || key > done) && (sigs || set->type != T_RRSIG) &&
+		    (best == NONE || key < ((uint32_t)rrsets.v[best].type << 16 |
+					     rrsets.v[best].covers)))
+			best = s;
+	}
+	return best;
+}
+
+/* The one RRset ANY over UDP gets at a name (RFC 8482 §4.1): the lowest type, as Knot picks
+ * it, never the signatures themselves while there is something they sign. */
+uint32_t any_rrset(uint32_t first)
+{
+	uint32_t set = next_rrset(first, NONE, 0);
+	return set != NONE ? set : next_rrset(first, NONE, 1);
+}
+
+/* The RRset a type asks for: for RRSIG, the signatures of one RRset, those of the lowest type
+ * covered, as Knot answers (RFC 4035 §3.1 leaves it open; all of them could pass any size). */
+static uint32_t rrset_for(uint32_t zone, name_t at, uint16_t qtype)
+{
+	if (qtype != T_RRSIG)
+		return rrset_in(zone, at, qtype);
+	uint32_t best = NONE;
+	for (uint32_t s = first_rrset(zone, at); s != NONE; s = rrsets.v[s].next)
+		if (rrsets.v[s].type == T_RRSIG &&
+		    (best == NONE || rrsets.v[s].covers < rrsets.v[best].covers))
+			best = s;
+	return best;
+}
+
+/* _answer_from: the records at one name; returns a CNAME target to follow, or NONE, and
+ * `*nodata` 1 when it has neither the type nor a CNAME. */
+static name_t answer_from(struct response *r, uint32_t zone, name_t at, name_t owner,
+			  uint16_t qtype, int minimal, int every_rrset, int *nodata)
+{
+	*nodata = 0;
 	uint32_t first = in_zone(zone, at) ? first_rrset(zone, at) : NONE;
 	if (qtype == T_ANY && first != NONE && every_rrset) {
-		/* Every RRset, by type. */
-		uint32_t done = 0;
-		for (;;) {
-			uint32_t best = NONE;
-			for (uint32_t s = first; s != NONE; s = rrsets.v[s].next)
-				if (rrsets.v[s].type > done &&
-				    (best == NONE || rrsets.v[s].type < rrsets.v[best].type))
-					best = s;
-			if (best == NONE)
-				return NONE;
-			add_rrset(&r->answer, owner, best);
+		/* Every RRset, by type; with DNSSEC the signatures follow each. */
+		for (uint32_t set = next_rrset(first, NONE, !r->dnssec); set != NONE;
+		     set = next_rrset(first, set, !r->dnssec)) {
+			add_rrset(r, &r->answer, owner, set);
 			if (!minimal)
-				add_target_addresses(r, zone, best);
-			done = rrsets.v[best].type;
+				add_target_addresses(r, zone, set);
 		}
+		return NONE;
 	}
-	if (qtype == T_ANY && first != NONE) {
-		/* RFC 8482 §4.1: one RRset, the lowest type, as Knot picks it. */
-		qtype = rrsets.v[first].type;
-		for (uint32_t s = first; s != NONE; s = rrsets.v[s].next)
-			if (rrsets.v[s].type < qtype)
-				qtype = rrsets.v[s].type;
-	}
-	uint32_t set = first == NONE ? NONE : rrset_in(zone, at, qtype);
+	uint32_t set = NONE;
+	if (qtype == T_ANY && first != NONE)
+		set = any_rrset(first);
+	else if (first != NONE)
+		set = rrset_for(zone, at, qtype);
 	if (set != NONE) {
-		add_rrset(&r->answer, owner, set);
+		add_rrset(r, &r->answer, owner, set);
 		if (!minimal)
 			add_target_addresses(r, zone, set);
 		return NONE;
 	}
 	uint32_t cname = first == NONE ? NONE : rrset_in(zone, at, T_CNAME);
 	if (cname != NONE) {
-		add_rrset(&r->answer, owner, cname);
+		add_rrset(r, &r->answer, owner, cname);
 		return rdatas.v[rrsets.v[cname].first].name;
 	}
 	negative_soa(r, zone);  /* NODATA (RFC 2308 §2.2) */
+	*nodata = 1;
 	return NONE;
 }
 
@@ -266,7 +320,7 @@ static name_t synthesize_dname(struct response *r, uint32_t zone, name_t owner,
 {
 	uint32_t dname = rrset_in(zone, owner, T_DNAME);
 	name_t target = rdatas.v[rrsets.v[dname].first].name;
-	add_rrset(&r->answer, owner, dname);
+	add_rrset(r, &r->answer, owner, dname);
 	r->dname_rrset = dname;
 	r->dname_position = r->answer.n;
 	if (!in_zone(zone, target) || name_is_below_or_at(target, owner))
@@ -282,13 +336,13 @@ static name_t synthesize_dname(struct response *r, uint32_t zone, name_t owner,
 static name_t follow_dname(struct response *r, uint32_t zone, name_t dname_owner, name_t name,
 			   name_t owner)
 {
-	add_rrset(&r->answer, dname_owner, rrset_in(zone, dname_owner, T_DNAME));
+	add_rrset(r, &r->answer, dname_owner, rrset_in(zone, dname_owner, T_DNAME));
 	const struct dname_image *image = dname_image(name);
 	if (image->cname == NONE) {
 		r->rcode = RCODE_YXDOMAIN;
 		return NONE;
 	}
-	add_rrset(&r->answer, owner, image->cname);
+	add_rrset(r, &r->answer, owner, image->cname);
 	return image->image;
 }
 
@@ -298,6 +352,21 @@ static void reset(struct response *r)
 	r->aa = 1;
 	r->answer.n = r->authority.n = r->additional.n = r->optional.n = 0;
 	r->dname_rrset = NONE;
+	r->nproved = 0;
+	r->dynamic_proof = 0;
+	r->proof_also = 0;
+}
+
+/* The name a proof is about: `name`, or for the query name (NONE) rewritten by a DNAME
+ * when its target does not exist, the target: nothing exists below the target either, so
+ * what denies it denies the image (RFC 6672 §3.3); when the target exists, the image is the
+ * responder's to deny, by the query name's label under the DNAME owner (runtime/denial.c). */
+static name_t image_or(const struct response *r, name_t name, name_t encloser)
+{
+	if (name != NONE || r->dname_rrset == NONE)
+		return name;
+	name_t target = rdatas.v[rrsets.v[r->dname_rrset].first].name;
+	return target == encloser ? NONE : target;
 }
 
 /* The response to a question for `start`, a name of the zone, or when `start` is NONE, for
@@ -336,12 +405,24 @@ void resolve(struct response *r, uint32_t zone, name_t start, name_t encloser, u
 			owner = OWNER_DNAME_IMAGE;
 			continue;
 		case EXACT:
-		case SYNTHESIZED:
-			next = answer_from(r, zone, at, owner, qtype, minimal, every_rrset);
+		case SYNTHESIZED: {
+			int nodata;
+			next = answer_from(r, zone, at, owner, qtype, minimal, every_rrset, &nodata);
+			if (!r->dnssec)
+				break;
+			if (where == SYNTHESIZED)
+				prove_wildcard(r, zone, image_or(r, name, encloser), at, nodata);
+			else if (nodata)
+				prove_nodata(r, zone, at);
 			break;
+		}
 		case MISSING:
 			r->rcode = RCODE_NXDOMAIN;
 			negative_soa(r, zone);
+			name = image_or(r, name, encloser);
+			if (r->dnssec)
+				prove_nxdomain(r, zone, name, name == NONE ? encloser
+									   : closest(zone, name));
 			return;
 		}
 		if (next == NONE || !in_zone(zone, next) || hop + 1 == MAX_CHAIN)

@@ -221,5 +221,6 @@ def _baked(config: ZoneSetConfig, lines: Iterator[str],
     keys = [key for key, _ in chaos_names(config.server)]
     layout = Layout(numbers["nodes_off"], numbers["types_off"], numbers["pilots_off"],
                     numbers["nnodes"], numbers["nanswers"], numbers["nbuckets"],
-                    numbers["seed"], tuple(zip(keys, chaos_offsets)), numbers["size"])
+                    numbers["seed"], tuple(zip(keys, chaos_offsets)), numbers["size"],
+                    numbers.get("signed_nodes", 0))
     return Baked(layout, numbers["max_labels"], warnings)

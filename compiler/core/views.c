@@ -87,6 +87,14 @@ uint32_t rrset_in(uint32_t zone, name_t name, uint16_t type)
 	return NONE;
 }
 
+uint32_t rrset_covering(uint32_t zone, name_t name, uint16_t type, uint16_t covers)
+{
+	for (uint32_t s = first_rrset(zone, name); s != NONE; s = rrsets.v[s].next)
+		if (rrsets.v[s].type == type && rrsets.v[s].covers == covers)
+			return s;
+	return NONE;
+}
+
 uint32_t rrset_at(name_t name, uint16_t type)
 {
 	return rrset_in(N(name)->zone, name, type);

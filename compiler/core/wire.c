@@ -25,6 +25,7 @@ struct wire {
 	size_t limit;          /* no pointer target past this: a shift could push it out of range */
 	int frozen;            /* no new pointer targets: past a DNAME split they would move */
 	size_t dname_split;    /* message offset of the split, 0 when none */
+	size_t dname_target;   /* message offset of the last DNAME target written */
 	VEC(uint16_t) pointers;
 	size_t oversize;       /* the length of the last message serialize refused */
 };
@@ -107,6 +108,7 @@ static void write_rdata(struct wire *w, uint16_t type, const struct rdata *rd)
 		bytes_put(&w->out, raw, 20);
 		return;
 	case T_DNAME:  /* RFC 6672 §2.5: nor is a DNAME's */
+		w->dname_target = tell(w);
 		write_uncompressed(w, rd->name);
 		return;
 	case T_SRV:  /* RFC 2782: the target is never compressed */
@@ -162,11 +164,10 @@ static uint32_t write_section(struct wire *w, const entries_t *section)
 
 /* The CNAME a DNAME synthesizes for the query name (RFC 6672 §3.3): owner the question,
  * target the query name's own labels (the responder inserts them at the split) then a
- * pointer to the DNAME target, which the DNAME record just wrote, uncompressed. */
+ * pointer to the DNAME target, which the DNAME record wrote, uncompressed. */
 static void write_dname_cname(struct wire *w, const struct rrset *dname)
 {
-	name_t target = rdatas.v[dname->first].name;
-	size_t target_at = tell(w) - N(target)->wire_len;
+	size_t target_at = w->dname_target;
 	bytes_u16(&w->out, 0xC000 | HEADER_LEN);
 	bytes_u16(&w->out, T_CNAME);
 	bytes_u16(&w->out, CLASS_IN);
@@ -255,6 +256,16 @@ uint32_t serialize(struct wire *w, struct body_table *t, const struct response *
 	}
 	an += write_entries(w, r->answer.v + first, r->answer.n - first);
 	uint32_t ns = write_section(w, &r->authority);
+	if (r->dynamic_proof) {
+		/* The responder puts the query name's denial here: nothing after may be pointed to,
+		 * it would move. */
+		b.dynamic_proof = 1;
+		b.proof_at = w->out.n;
+		for (size_t i = 0; i < 2 && i < r->nproved; i++)
+			b.proof_skip[i] = r->proved[i] + 1;
+		b.proof_also = r->proof_also;
+		w->frozen = 1;
+	}
 	uint32_t ar = write_section(w, &r->additional);
 	b.trunc_len = w->out.n;
 	b.trunc_arcount = ar;

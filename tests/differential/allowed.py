@@ -81,6 +81,21 @@ def _truncated_to_question(probe, ours, knot) -> bool:
             and not ours.answer and not ours.authority and not ours.additional)
 
 
+def _expanded_nsec_with_its_proof(probe, ours, knot) -> bool:
+    """QTYPE NSEC at a name a wildcard owning an NSEC matches, DO set: both answer with the
+    expanded NSEC; zonebake's authority section also holds the NSEC that proves the name
+    itself does not exist, which Knot leaves out."""
+    extra = {_key(r) for r in ours.authority} - {_key(r) for r in knot.authority}
+    return (probe.qtype == dns.rdatatype.NSEC and ours.rcode() == knot.rcode()
+            and ours.flags == knot.flags and bool(extra)
+            and sorted(map(_key, ours.answer)) == sorted(map(_key, knot.answer))
+            and any(r.rdtype == dns.rdatatype.RRSIG and r[0].labels < len(r.name) - 1
+                    for r in ours.answer)
+            and {_key(r) for r in knot.authority} <= {_key(r) for r in ours.authority}
+            and all(r.rdtype in (dns.rdatatype.NSEC, dns.rdatatype.RRSIG)
+                    for r in ours.authority if _key(r) in extra))
+
+
 def _key(rrset) -> tuple:
     return (rrset.name.to_text().lower(), rrset.ttl, rrset.rdtype,
             tuple(sorted(rd.to_digestable() for rd in rrset)))
@@ -131,6 +146,14 @@ ALLOWED: list[Allowed] = [
         "fitted and the rcode it had when it stopped (NOERROR with the DNAME of a chain that "
         "ends in NXDOMAIN). Both are correct: the partial answer is not used.",
         _truncated_to_question,
+    ),
+    Allowed(
+        "a wildcard's expanded NSEC comes with the proof that the name does not exist",
+        "RFC 4035 §3.1.3.3: an answer synthesized from a wildcard must carry the NSEC that "
+        "proves no closer match exists, whatever the type asked for; asked for NSEC, Knot "
+        "takes the expanded NSEC in the answer for that proof, which a validator cannot "
+        "(its owner is the query name, its signature the wildcard's).",
+        _expanded_nsec_with_its_proof,
     ),
     Allowed(
         "MAILA and MAILB get NOTIMP",

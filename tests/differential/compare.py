@@ -1,13 +1,16 @@
 """Compare two responses the way the differential tests mean it: rcode, AA, TC and every
 section; owner names without regard to case, TTLs compared, the order of records inside an
 RRset ignored, the order of RRsets kept in the answer section (a CNAME chain is ordered) and
-ignored in authority and additional."""
+ignored in authority and additional. Where RRSIGs go in a section is no one's business
+(RFC 4035 §3.1.1 asks only that they be in it): zonebake puts each after its RRset, Knot
+all at the end."""
 
 from __future__ import annotations
 
 import dns.flags
 import dns.message
 import dns.rcode
+import dns.rdatatype
 
 
 def _rrset(rrset) -> tuple:
@@ -20,7 +23,8 @@ def normalize(message: dns.message.Message) -> dict:
         "rcode": dns.rcode.to_text(message.rcode()),
         "aa": bool(message.flags & dns.flags.AA),
         "tc": bool(message.flags & dns.flags.TC),
-        "answer": [_rrset(r) for r in message.answer],
+        "answer": [_rrset(r) for r in message.answer if r.rdtype != dns.rdatatype.RRSIG]
+        + sorted(_rrset(r) for r in message.answer if r.rdtype == dns.rdatatype.RRSIG),
         "authority": sorted(_rrset(r) for r in message.authority),
         "additional": sorted(_rrset(r) for r in message.additional),
     }

@@ -19,6 +19,7 @@ from knot import Knot, require_knotd
 from probes import Probe, zone_probes
 
 ZONES = Path(__file__).parent / "zones"
+SIGNED = Path(__file__).parent.parent / "zones" / "signed"
 
 ZONE_SETS = {
     "features": [("example.", ZONES / "features" / "example.zone"),
@@ -31,6 +32,8 @@ ZONE_SETS = {
     # Every form the fast reader reads, in one file kept by hand (and one it includes).
     "hand-kept": [("example.", ZONES / "handkept" / "example.zone")],
     "rfc1034": "rfc1034",
+    **{f"signed-{kind}": [("example.", SIGNED / f"example.{kind}.zone")]
+       for kind in ("nsec", "nsec3", "nsec3-optout", "ldns-nsec", "ldns-nsec3")},
     "generated": "generated",
 }
 
@@ -52,7 +55,7 @@ def zone_set(name: str, tmp_path: Path) -> list[tuple[str, Path]]:
 LENIENT = {"rfc1034"}
 
 
-def run_probes(zones, tmp_path, few=False, sample=1.0, lenient=False):
+def run_probes(zones, tmp_path, few=False, sample=1.0, lenient=False, dnssec=False):
     require_knotd()
     args = [arg for origin, path in zones for arg in ("--zone", f"{origin}={path}")]
     args += ["--lenient"] if lenient else []
@@ -72,8 +75,10 @@ def run_probes(zones, tmp_path, few=False, sample=1.0, lenient=False):
     unexplained, allowed = [], collections.Counter()
     try:
         for probe in probes:
+            # With DO set (RFC 3225) the answers carry signatures and denial proofs.
             query = dns.message.make_query(probe.qname, probe.qtype, probe.qclass,
-                                           use_edns=False)
+                                           use_edns=0 if dnssec else False,
+                                           want_dnssec=dnssec)
             query.flags = 0  # RD clear: an authoritative question
             ours, theirs = ours_server.send(query), knot.query(query)
             diff = differences(normalize(ours), normalize(theirs))
@@ -92,6 +97,14 @@ def run_probes(zones, tmp_path, few=False, sample=1.0, lenient=False):
     return len(probes), unexplained, allowed
 
 
+@pytest.fixture(autouse=True)
+def serve_signed(request, monkeypatch):
+    """Signed zones are refused until every DO answer is built (issue 15); these tests build
+    them with the core's switch for work in progress."""
+    if "signed" in request.node.name:
+        monkeypatch.setenv("ZONEBAKE_UNFINISHED_DNSSEC", "1")
+
+
 @pytest.mark.parametrize("name", list(ZONE_SETS))
 def test_same_answers_as_knot(name, tmp_path):
     zones = zone_set(name, tmp_path)
@@ -100,6 +113,20 @@ def test_same_answers_as_knot(name, tmp_path):
                                              sample=0.3 if few else 1.0,
                                              lenient=name in LENIENT)
     print(f"{name}: {count} probes, {sum(allowed.values())} allowed differences {dict(allowed)}")
+    assert count > 50
+    assert not unexplained, (f"{len(unexplained)} of {count} probes differ from Knot:\n\n"
+                             + "\n\n".join(unexplained[:15]))
+
+
+SIGNED_SETS = [name for name in ZONE_SETS if name.startswith("signed-")]
+
+
+@pytest.mark.parametrize("name", SIGNED_SETS)
+def test_same_signed_answers_as_knot(name, tmp_path):
+    """DO set: every RRset with its RRSIGs, every negative answer with its proof."""
+    count, unexplained, allowed = run_probes(zone_set(name, tmp_path), tmp_path, dnssec=True)
+    print(f"{name} with DO: {count} probes, {sum(allowed.values())} allowed differences "
+          f"{dict(allowed)}")
     assert count > 50
     assert not unexplained, (f"{len(unexplained)} of {count} probes differ from Knot:\n\n"
                              + "\n\n".join(unexplained[:15]))
