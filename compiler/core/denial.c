@@ -310,10 +310,13 @@ void nsec_children(uint32_t zone, name_t encloser, struct child_gaps *out)
 		const uint8_t *owner = key_at(c, i);
 		uint8_t at[128];
 		size_t n = label_offsets(owner, at);
-		size_t owner_len = at[n - 1] + 1 + owner[at[n - 1]] + 1;
-		if (n <= depth || at[n - depth] != owner_len - key_len ||
-		    memcmp(owner + owner_len - key_len, key, key_len) != 0)
+		if (n <= depth)
 			break;  /* past the encloser's subtree */
+		size_t owner_len = at[n - 1] + 1 + owner[at[n - 1]] + 1;
+		size_t suffix = depth ? at[n - depth] : owner_len - 1;  /* where the encloser starts */
+		if (suffix != owner_len - key_len ||
+		    memcmp(owner + owner_len - key_len, key, key_len) != 0)
+			break;
 		const uint8_t *label = owner + at[n - depth - 1];
 		if (out->n > 0) {
 			const uint8_t *last = out->labels.v + out->v[out->n - 1].label;
