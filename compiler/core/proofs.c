@@ -22,11 +22,6 @@ static void add_chain(struct response *r, uint32_t zone, uint32_t index)
 	add_signed(r, &r->authority, rrsets.v[set].owner, set, NONE);
 }
 
-static uint32_t nsec_for(uint32_t zone, const uint8_t *key)
-{
-	return nsec_at_or_before(zone, key);
-}
-
 static uint32_t nsec3_for(uint32_t zone, const uint8_t *key, int *match)
 {
 	uint8_t hash[HASH_LEN];
@@ -35,6 +30,15 @@ static uint32_t nsec3_for(uint32_t zone, const uint8_t *key, int *match)
 		len += 1 + key[len];
 	name_hash(zone, key, len + 1, hash);
 	return nsec3_at_or_before(zone, hash, match);
+}
+
+/* The chain entry at or covering a name (a lowercased wire name): its NSEC, or the NSEC3 of
+ * its hash. */
+static uint32_t entry_for(uint32_t zone, const uint8_t *key)
+{
+	int match;
+	return chain_kind(zone) == T_NSEC ? nsec_at_or_before(zone, key)
+					  : nsec3_for(zone, key, &match);
 }
 
 /* `*.` in front of a name, as a lowercased wire name. */
@@ -97,7 +101,7 @@ void prove_nodata(struct response *r, uint32_t zone, name_t name)
 	uint8_t key[256];
 	name_key(name, key);
 	if (chain_kind(zone) == T_NSEC)
-		add_chain(r, zone, nsec_for(zone, key));
+		add_chain(r, zone, entry_for(zone, key));
 	else if (chain_kind(zone) == T_NSEC3)
 		nsec3_match_or_provable(r, zone, name);
 }
@@ -107,7 +111,6 @@ void prove_nodata(struct response *r, uint32_t zone, name_t name)
 void prove_nxdomain(struct response *r, uint32_t zone, name_t name, name_t encloser)
 {
 	uint8_t key[256];
-	int match;
 	uint16_t kind = chain_kind(zone);
 	if (kind == 0)
 		return;
@@ -116,10 +119,10 @@ void prove_nxdomain(struct response *r, uint32_t zone, name_t name, name_t enclo
 				       name == NONE ? NONE : next_closer(name, encloser));
 	if (kind == T_NSEC && name != NONE) {
 		name_key(name, key);
-		add_chain(r, zone, nsec_for(zone, key));
+		add_chain(r, zone, entry_for(zone, key));
 	}
 	wildcard_key(encloser, key);
-	add_chain(r, zone, kind == T_NSEC ? nsec_for(zone, key) : nsec3_for(zone, key, &match));
+	add_chain(r, zone, entry_for(zone, key));
 	r->dynamic_proof = name == NONE;
 }
 
@@ -146,11 +149,11 @@ void prove_wildcard(struct response *r, uint32_t zone, name_t name, name_t wildc
 	}
 	if (name != NONE) {
 		name_key(kind == T_NSEC ? name : next_closer(name, encloser), key);
-		add_chain(r, zone, kind == T_NSEC ? nsec_for(zone, key) : nsec3_for(zone, key, &match));
+		add_chain(r, zone, entry_for(zone, key));
 	}
 	if (nodata) {
 		name_key(wildcard, key);
-		add_chain(r, zone, kind == T_NSEC ? nsec_for(zone, key) : nsec3_for(zone, key, &match));
+		add_chain(r, zone, entry_for(zone, key));
 	}
 	r->dynamic_proof = name == NONE;
 }
