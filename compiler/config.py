@@ -10,6 +10,7 @@ Read from `--zone ORIGIN=FILE` arguments or from a zonebake.toml file:
     version = "zonebake"               # CH TXT version.bind and version.server; none if unset
     tcp-idle-timeout = 10              # seconds
     tcp-max-connections = 128          # per worker
+    signature-warning = "7d"           # warn of signatures expiring sooner (s, m, h, d, w)
 
     [[zone]]
     origin = "example.com."
@@ -63,6 +64,9 @@ class ServerDefaults:
     version: str = ""
     tcp_idle_timeout: int = 10  # seconds a TCP connection may stay silent (RFC 7766 §6.2.3)
     tcp_max_connections: int = 128  # per worker; the oldest idle one is closed for a new one
+    # Seconds: a signature of a pre-signed zone expiring sooner is worth a warning at build
+    # time (one that has expired is an error).
+    signature_warning: int = 7 * 86400
 
 
 @dataclass(frozen=True)
@@ -104,6 +108,21 @@ def parse_listen(text: str, where: str) -> str:
     except ValueError as exc:
         raise UsageError(f"{where}: bad listen address {text!r}: {exc}") from None
     return text
+
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+
+
+def parse_duration(value: object, where: str) -> int:
+    """Seconds from a number of seconds or a text such as "7d" or "1w2d" (BIND's units)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    text = value.strip().lower() if isinstance(value, str) else ""
+    parts = re.fullmatch(r"(?:\d+[smhdw])+", text)
+    if parts is None:
+        raise UsageError(f"{where}: expected seconds or a duration such as \"7d\", "
+                         f"not {value!r}")
+    return sum(int(n) * _UNITS[unit] for n, unit in re.findall(r"(\d+)([smhdw])", text))
 
 
 def zones_from_args(specs: list[str]) -> ZoneSetConfig:
@@ -154,7 +173,7 @@ def load_toml(path: Path) -> ZoneSetConfig:
              "version": ("version", str, None),
              "tcp-idle-timeout": ("tcp_idle_timeout", int, (1, 86400)),
              "tcp-max-connections": ("tcp_max_connections", int, (1, 65536))}
-    extra = set(server) - set(known)
+    extra = set(server) - set(known) - {"signature-warning"}
     if extra:
         raise UsageError(f"{path}: [server]: unknown key(s): {', '.join(sorted(extra))}")
     listen = server.get("listen", list(DEFAULT_LISTEN))
@@ -163,6 +182,9 @@ def load_toml(path: Path) -> ZoneSetConfig:
     if not isinstance(listen, list) or not listen or not all(isinstance(a, str) for a in listen):
         raise UsageError(f"{path}: [server] listen must be an address or a list of addresses")
     settings = {"listen": tuple(parse_listen(a, f"{path}: [server]") for a in listen)}
+    if "signature-warning" in server:
+        settings["signature_warning"] = parse_duration(
+            server["signature-warning"], f"{path}: [server] signature-warning")
     for key, spec in known.items():
         if spec is None or key not in server:
             continue

@@ -26,6 +26,9 @@ class Layout:
     chaos: tuple[tuple[bytes, int], ...]
     data_size: int
     signed_nodes: int = 0  # a node's DO twin: nodes[i + signed_nodes]; 0 when none is signed
+    # Signed zones, each its number in the set and its signatures' earliest expiration
+    # (seconds since 1970).
+    expiries: tuple[tuple[int, int], ...] = ()
 
 
 def _c_escape_table() -> list[str]:

@@ -5,6 +5,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "activation.h"
@@ -16,6 +17,30 @@
 #include "server.h"
 #include "takeover.h"
 #include "zonedata.h"
+
+/* The signed zone whose signatures expire first, and when: a zone not re-signed in time fails
+ * validation everywhere, and the operator should hear of it from the server too. */
+static void log_signature_expiry(void)
+{
+	const struct zb_signed_zone *first = NULL;
+	for (uint32_t i = 0; i < zb_zoneset.nsigned_zones; i++)
+		if (!first || zb_zoneset.signed_zones[i].expires < first->expires)
+			first = &zb_zoneset.signed_zones[i];
+	if (!first)
+		return;
+	time_t when = first->expires;
+	struct tm tm;
+	char date[32];
+	gmtime_r(&when, &tm);
+	strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	long long left = (long long)first->expires - (long long)time(NULL);
+	if (left <= 0)
+		zb_log("warning: signatures of %s expired at %s: validating resolvers reject its "
+		       "answers", first->origin, date);
+	else
+		zb_log("first signature to expire: %s, at %s (in %lld days)", first->origin, date,
+		       left / 86400);
+}
 
 /* The sockets to serve: taken over, passed by systemd, or bound here. */
 static int take_sockets(const struct zb_options *o, struct zb_server *server,
@@ -106,6 +131,7 @@ int main(int argc, char **argv)
 		zb_format_sockaddr(&metrics.addr, addr, sizeof(addr));
 		zb_log("statistics on http://%s/metrics", addr);
 	}
+	log_signature_expiry();
 	if (zb_control_start(&control, &server) != 0)
 		return 1;
 	if (zb_server_run_first(&server) != 0)

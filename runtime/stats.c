@@ -11,6 +11,7 @@
 
 #include "server.h"
 #include "wire.h"
+#include "zonedata.h"
 
 /* Every entry "other", then the ones counted apart: a later initializer overrides an earlier
  * one, as intended here. */
@@ -157,6 +158,29 @@ size_t zb_stats_json(const struct zb_server *server, char *buf, size_t cap)
 	return t.len;
 }
 
+/* A label value: backslash and double quote escaped (the exposition format); zone names
+ * hold no newline. */
+static void put_label(struct zb_text *t, const char *value)
+{
+	for (; *value; value++)
+		put(t, *value == '\\' || *value == '"' ? "\\%c" : "%c", *value);
+}
+
+/* Per signed zone, when its first signature expires. */
+static void signature_expiry(struct zb_text *t)
+{
+	if (zb_zoneset.nsigned_zones == 0)
+		return;
+	put(t, "# HELP zonebake_zone_signatures_expire_timestamp_seconds When the zone's first "
+	       "signature expires.\n# TYPE zonebake_zone_signatures_expire_timestamp_seconds "
+	       "gauge\n");
+	for (uint32_t i = 0; i < zb_zoneset.nsigned_zones; i++) {
+		put(t, "zonebake_zone_signatures_expire_timestamp_seconds{zone=\"");
+		put_label(t, zb_zoneset.signed_zones[i].origin);
+		put(t, "\"} %lld\n", (long long)zb_zoneset.signed_zones[i].expires);
+	}
+}
+
 size_t zb_stats_prometheus(const struct zb_server *server, char *buf, size_t cap)
 {
 	struct zb_text t = { buf, cap, 0 };
@@ -178,5 +202,6 @@ size_t zb_stats_prometheus(const struct zb_server *server, char *buf, size_t cap
 	    (unsigned long long)__atomic_load_n(&server->swaps, __ATOMIC_RELAXED));
 	put(&t, "# HELP zonebake_workers Workers serving queries.\n"
 		"# TYPE zonebake_workers gauge\nzonebake_workers %u\n", server->nworkers);
+	signature_expiry(&t);
 	return t.len;
 }

@@ -150,6 +150,12 @@ _Static_assert(sizeof(struct zb_answer) == 40, "zb_answer layout");
 _Static_assert(sizeof(struct zb_chain) == 276, "zb_chain layout");
 _Static_assert(sizeof(struct zb_children) == 16, "zb_children layout");
 
+/* A signed zone: its name, and the earliest expiration of its signatures. */
+struct zb_signed_zone {
+	const char *origin;
+	int64_t expires;  /* seconds since 1970 */
+};
+
 struct zb_zoneset {
 	const uint8_t *data;
 	const struct zb_node *nodes; /* one per perfect hash slot */
@@ -161,6 +167,8 @@ struct zb_zoneset {
 	uint32_t nbuckets;
 	uint32_t max_labels;     /* labels (root not counted) of the deepest node */
 	uint32_t signed_nodes;   /* a node's DO twin is nodes[i + signed_nodes]; 0: none */
+	const struct zb_signed_zone *signed_zones;
+	uint32_t nsigned_zones;
 	const char *description; /* the zones, for start-up messages */
 	/* From the [server] table of zonebake.toml. */
 	const char *const *default_listen;

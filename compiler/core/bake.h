@@ -252,6 +252,9 @@ uint32_t rrset_at(name_t name, uint16_t type);  /* in the name's own (deepest) z
 uint8_t flags_in(uint32_t zone, name_t name);
 void set_flags_in(uint32_t zone, name_t name, uint8_t flags);
 int in_zone(uint32_t zone, name_t name);  /* at or below the zone's apex */
+/* Below a cut or a DNAME of the zone: glue, or occluded (RFC 6672 §2.4), not the zone's
+ * authoritative data. */
+int occluded(uint32_t zone, name_t name);
 void release_records(void);  /* after the answers: none of the above is read again */
 
 /* ---- zonefile.c, readzone.c ---- */
@@ -288,6 +291,28 @@ uint32_t nsec_at_or_before(uint32_t zone, const uint8_t *key);
 uint32_t nsec3_at_or_before(uint32_t zone, const uint8_t hash[20], int *match);
 void name_hash(uint32_t zone, const uint8_t *key, size_t len, uint8_t out[20]);
 void nsec_children(uint32_t zone, name_t encloser, struct child_gaps *out);
+
+/* ---- sha256.c, canonical.c ---- */
+
+#define SHA256_LEN 32
+void sha256(const uint8_t *data, size_t len, uint8_t out[SHA256_LEN]);
+/* Append what an RRSIG (its RDATA) signs over `set` (RFC 4034 §3.1.8.1); the length of its
+ * fields before the signature, or 0 (nothing appended) when its labels exceed the owner's. */
+size_t signed_data(const struct rrset *set, const uint8_t *rrsig, size_t rrsig_len,
+		   bytes_t *out);
+
+/* ---- signatures.c, chaincheck.c ---- */
+
+struct signature_check {
+	int64_t now;          /* seconds since 1970 */
+	uint32_t warning;     /* seconds: signatures expiring sooner are worth a warning */
+	const char *out;      /* where the signatures to verify go (signatures.c) */
+	const char *cache;    /* the digests of those verified before, or NULL */
+};
+/* The earliest expiration of each zone's signatures (seconds since 1970; 0: unsigned). */
+extern int64_t *zone_expiry;
+void check_signatures(const struct signature_check *c);
+void check_chains(void);  /* each signed zone's NSEC or NSEC3 chain: complete and true */
 
 /* ---- resolve.c ---- */
 

@@ -8,13 +8,16 @@
  * (`declined: why`), 4 on a failure of its own. run.py writes the manifest and reads the
  * numbers.
  *
- * The manifest, a line each: `minimal 0|1`, `lenient 0|1`; then per zone `zone`, its origin, its file's
+ * The manifest, a line each: `minimal 0|1`, `lenient 0|1`, `now SECONDS` and
+ * `signature-warning SECONDS` (signatures.c), `signatures` then two lines: where the
+ * signatures to verify go and the cache of those verified (empty: none); then per zone `zone`, its origin, its file's
  * path, the path to show, and when dnspython read it, `records PATH` (records.c); then per
  * CH answer `chaos`, the name's wire length and the text in hex (read_chaos).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "bake.h"
 
@@ -116,6 +119,7 @@ int main(int argc, char **argv)
 	spill_beside(argv[2]);
 	body_table_init(&bodies);
 	int minimal = 0, lenient = 0;
+	struct signature_check signatures = {.now = time(NULL), .warning = 7 * 86400};
 	VEC(struct chaos) chaos = {0};
 	char *line;
 	while (!feof(f) && (line = next_line(f)) != NULL) {
@@ -123,6 +127,15 @@ int main(int argc, char **argv)
 			minimal = atoi(line + 8);
 		} else if (strncmp(line, "lenient ", 8) == 0) {
 			lenient = atoi(line + 8);
+		} else if (strncmp(line, "now ", 4) == 0) {
+			signatures.now = strtoll(line + 4, NULL, 10);
+		} else if (strncmp(line, "signature-warning ", 18) == 0) {
+			signatures.warning = strtoul(line + 18, NULL, 10);
+		} else if (strcmp(line, "signatures") == 0) {
+			signatures.out = next_line(f);
+			signatures.cache = next_line(f);
+			if (!*signatures.cache)
+				signatures.cache = NULL;
 		} else if (strcmp(line, "zone") == 0) {
 			char *origin = next_line(f), *path = next_line(f), *display = next_line(f);
 			add_zone(origin, path, display);
@@ -169,6 +182,11 @@ int main(int argc, char **argv)
 	add_dname_images();
 	names_seal();
 	build_chains();
+	if (diagnostics_errors() == 0) {
+		check_chains();
+		if (signatures.out)
+			check_signatures(&signatures);
+	}
 	if (diagnostics_errors() > 0) {
 		print_diagnostics();
 		return EXIT_ERRORS;
@@ -202,6 +220,9 @@ int main(int argc, char **argv)
 	       info.signed_nodes);
 	for (size_t c = 0; c < chaos.n; c++)
 		printf("chaos %u\n", chaos.v[c].offset);
+	for (size_t z = 0; z < zones.n && zone_expiry; z++)
+		if (zone_expiry[z])
+			printf("expires %zu %lld\n", z, (long long)zone_expiry[z]);
 	printf("end\n");
 	if (fflush(stdout) != 0)
 		fail("cannot write the layout's numbers");

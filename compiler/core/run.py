@@ -12,6 +12,8 @@ from __future__ import annotations
 import os
 import subprocess
 import tempfile
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
@@ -20,6 +22,7 @@ from ..config import ServerDefaults, ZoneSetConfig
 from ..emit import Layout
 from ..errors import CompileError, Diagnostic, Position, UsageError
 from ..read import handover
+from .. import signatures
 from .program import Failed, executable
 
 EXIT_ERRORS = 1
@@ -31,10 +34,16 @@ class Unsupported(UsageError):
 
 
 def _manifest(config: ZoneSetConfig, lenient: bool, zones: list[int],
-              records: dict[int, Path]) -> str:
+              records: dict[int, Path], verify: Path, cache: Path | None) -> str:
     """The core's input: the zones numbered in `zones`, with their records file where
-    dnspython read them."""
-    lines = [f"minimal {int(config.server.minimal_responses)}", f"lenient {int(lenient)}"]
+    dnspython read them; where the signatures to verify go, and the cache of those verified
+    (signatures.py)."""
+    lines = [f"minimal {int(config.server.minimal_responses)}", f"lenient {int(lenient)}",
+             f"now {int(time.time())}",
+             f"signature-warning {config.server.signature_warning}",
+             "signatures", str(verify), str(cache or "")]
+    if any("\n" in str(path) for path in (verify, cache or "")):
+        raise Unsupported("a cache or temporary directory with a newline in its path")
     for index in zones:
         zone = config.zones[index]
         # abspath, not resolve(): the same file for the core, without resolve's system call
@@ -126,13 +135,16 @@ def bake(config: ZoneSetConfig, data_file: Path, cache: bool = True,
                 unreadable[index] = unread.diagnostics
         while True:
             zones = [i for i in range(len(config.zones)) if i not in unreadable]
-            manifest = _manifest(config, lenient, zones, records)
+            cache = signatures.cache_path([config.zones[i].origin_text for i in zones])
+            verify = Path(scratch) / "signatures"
+            manifest = _manifest(config, lenient, zones, records, verify, cache)
             try:
                 if not unreadable:
-                    return _run_once(program, manifest, config, data_file, on_phase, on_plan)
+                    return _run_once(program, manifest, config, data_file, on_phase, on_plan,
+                                     (verify, cache))
                 if zones:  # the other zones' errors are reported too
                     _run_once(program, manifest, config, Path(scratch) / "checked.bin",
-                         on_phase, lambda _: None)
+                         on_phase, lambda _: None, (verify, None))
                 raise _ZoneErrors({})
             except Unreadable as exc:
                 if not hand_over:
@@ -155,11 +167,34 @@ def bake(config: ZoneSetConfig, data_file: Path, cache: bool = True,
                 raise _ZoneErrors(by_zone) from None
 
 
+def _verify(path: Path, count: int, on_phase: Phase) -> dict[int, list[Diagnostic]]:
+    start = time.monotonic()
+    failed = signatures.verify(path, count)
+    on_phase("verify", time.monotonic() - start, count, "signatures")
+    return failed
+
+
+def _keep_verified(verify: Path, cache: Path | None) -> None:
+    """This build's digests become the cache (signatures.py), once every signature verified."""
+    digests = verify.with_name(verify.name + ".digests")
+    if cache is None or not digests.exists():
+        return
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(digests, cache)
+    except OSError:
+        pass  # a cache, no more: the next build verifies again
+
+
 def _run_once(program: Path, manifest: str, config: ZoneSetConfig, data_file: Path,
-         on_phase: Phase, on_plan: Callable[[Baked], None]) -> Baked:
-    """One run of the core's program."""
+         on_phase: Phase, on_plan: Callable[[Baked], None],
+         verified: tuple[Path, Path | None]) -> Baked:
+    """One run of the core's program; the signatures it writes out are verified meanwhile
+    (signatures.py)."""
     baked = None
     diagnostics: list[tuple[int, Diagnostic]] = []
+    verifier = ThreadPoolExecutor(1)
+    verifying: Future | None = None
     with tempfile.NamedTemporaryFile("w", prefix="zonebake-manifest-", suffix=".txt") as m:
         m.write(manifest)
         m.flush()
@@ -173,6 +208,10 @@ def _run_once(program: Path, manifest: str, config: ZoneSetConfig, data_file: Pa
                     on_phase(name, float(seconds), int(count), unit)
                 elif line.startswith("diag "):
                     diagnostics.append(_diagnostic(line))
+                elif line.startswith("signatures "):
+                    count = int(line.split()[1])
+                    if count:
+                        verifying = verifier.submit(_verify, verified[0], count, on_phase)
                 elif line == "planned\n":  # the numbers are on stdout, up to `end`
                     baked = _baked(config, iter(process.stdout.readline, "end\n"),
                                    tuple(d for _, d in diagnostics))
@@ -183,17 +222,24 @@ def _run_once(program: Path, manifest: str, config: ZoneSetConfig, data_file: Pa
             process.kill()
             process.wait()
             data_file.unlink(missing_ok=True)
+            verifier.shutdown(wait=False, cancel_futures=True)
             raise
         returncode = process.wait()
         process.stdout.close()
+    failed = verifying.result() if verifying is not None else {}
+    verifier.shutdown()
     message = "".join(said).strip()
-    if returncode != 0:
+    if returncode != 0 or failed:
         data_file.unlink(missing_ok=True)
-    if returncode == EXIT_ERRORS and diagnostics:
+    if (returncode == EXIT_ERRORS and diagnostics) or (returncode == 0 and failed):
         by_zone: dict[int, list[Diagnostic]] = {}
         for zone, d in diagnostics:
             by_zone.setdefault(zone, []).append(d)
+        for zone, errors in failed.items():
+            by_zone[zone] = errors + by_zone.get(zone, [])
         raise _ZoneErrors(by_zone)
+    if verifying is not None and returncode == 0:
+        _keep_verified(*verified)
     if returncode == EXIT_DECLINED:
         reason = message.removeprefix("declined: ")
         if reason.startswith("zone "):
@@ -210,17 +256,21 @@ def _baked(config: ZoneSetConfig, lines: Iterator[str],
     """The layout from the core's numbers (`key value` lines)."""
     numbers: dict[str, int] = {}
     chaos_offsets = []
+    expiries: dict[int, int] = {}
     for line in lines:
         if not line:
             raise Failed("the core's numbers end early")
-        key, value = line.split()
+        key, value = line.rstrip("\n").split(" ", 1)
         if key == "chaos":
             chaos_offsets.append(int(value))
+        elif key == "expires":
+            zone, seconds = value.split()
+            expiries[int(zone)] = int(seconds)
         else:
             numbers[key] = int(value)
     keys = [key for key, _ in chaos_names(config.server)]
     layout = Layout(numbers["nodes_off"], numbers["types_off"], numbers["pilots_off"],
                     numbers["nnodes"], numbers["nanswers"], numbers["nbuckets"],
                     numbers["seed"], tuple(zip(keys, chaos_offsets)), numbers["size"],
-                    numbers.get("signed_nodes", 0))
+                    numbers.get("signed_nodes", 0), tuple(sorted(expiries.items())))
     return Baked(layout, numbers["max_labels"], warnings)

@@ -116,6 +116,17 @@ void set_flags_in(uint32_t zone, name_t name, uint8_t flags)
 		find(zone, name, 1)->flags |= flags;
 }
 
+int occluded(uint32_t zone, name_t name)
+{
+	name_t origin = zones.v[zone].origin;
+	while (name != origin && name != NONE) {
+		name = N(name)->parent;
+		if (flags_in(zone, name) & (NAME_CUT | NAME_DNAME))
+			return 1;
+	}
+	return 0;
+}
+
 int in_zone(uint32_t zone, name_t name)
 {
 	return N(name)->zone == zone || name_is_below_or_at(name, zones.v[zone].origin);

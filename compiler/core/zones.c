@@ -365,24 +365,6 @@ static void link_signatures(uint32_t zone)
 	}
 }
 
-/* Signatures and denial records are not served yet: a signed zone served without them
- * would fail validation, so it is refused, once, at the first such record. While the
- * answers with DNSSEC are being built, ZONEBAKE_UNFINISHED_DNSSEC=1 lets the tests in. */
-static void check_unsigned(uint32_t zone)
-{
-	if (getenv("ZONEBAKE_UNFINISHED_DNSSEC"))
-		return;
-	struct zone *z = &zones.v[zone];
-	for (size_t s = z->rrsets_begin; s < z->rrsets_end; s++) {
-		uint16_t type = rrsets.v[s].type;
-		if (type == T_RRSIG || type == T_NSEC || type == T_NSEC3) {
-			diagnose(zone, ERROR, rrsets.v[s].pos, "%s %s: DNSSEC-signed zones are not "
-				 "served yet", name_text(rrsets.v[s].owner), type_name(type));
-			return;
-		}
-	}
-}
-
 /* Every check of one zone, in the order their messages come. */
 void check_zone(uint32_t zone, int lenient)
 {
@@ -407,7 +389,6 @@ void check_zone(uint32_t zone, int lenient)
 	check_dname(zone);
 	check_glue(zone, lenient);
 	link_signatures(zone);
-	check_unsigned(zone);
 	advise(zone);
 }
 

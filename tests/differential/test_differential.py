@@ -97,14 +97,6 @@ def run_probes(zones, tmp_path, few=False, sample=1.0, lenient=False, dnssec=Fal
     return len(probes), unexplained, allowed
 
 
-@pytest.fixture(autouse=True)
-def serve_signed(request, monkeypatch):
-    """Signed zones are refused until every DO answer is built (issue 15); these tests build
-    them with the core's switch for work in progress."""
-    if "signed" in request.node.name:
-        monkeypatch.setenv("ZONEBAKE_UNFINISHED_DNSSEC", "1")
-
-
 @pytest.mark.parametrize("name", list(ZONE_SETS))
 def test_same_answers_as_knot(name, tmp_path):
     zones = zone_set(name, tmp_path)

@@ -15,7 +15,7 @@ import dns.message
 import dns.rcode
 import pytest
 
-from conftest import AS_ROOT, Server
+from conftest import AS_ROOT, ZONES, Server, build_set
 
 LONG = 5.0  # seconds to wait for something that must happen (bounds every loop here)
 METRICS = re.compile(r"statistics on http://([\d.]+):(\d+)/metrics")
@@ -319,3 +319,20 @@ def test_bad_metrics_address_is_refused(testset_binary):
                              "--metrics", "localhost:9153"], capture_output=True, text=True,
                             timeout=LONG)
     assert result.returncode == 1 and "bad --metrics address" in result.stderr
+
+
+def test_a_signed_zones_first_expiry_is_logged_and_exported(tmp_path):
+    """The earliest signature expiration of each signed zone, at start-up and in /metrics:
+    a zone not re-signed in time fails validation everywhere."""
+    signed = ZONES / "signed" / "example.nsec.zone"  # every signature until 2036-12-31
+    binary = build_set(tmp_path, "--zone", f"example.={signed}")
+    server = StatsServer(binary)
+    try:
+        logged = server._read_line(timeout=5)
+        assert "first signature to expire: example., at 2036-12-31T00:00:00Z (in " in logged
+        samples = prometheus(server)
+        assert samples['zonebake_zone_signatures_expire_timestamp_seconds{zone="example."}'] \
+            == 2114294400
+    finally:
+        server.stop()
+

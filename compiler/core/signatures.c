@@ -1,0 +1,419 @@
+/*
+ * signatures.c - a signed zone's signatures, checked before anything ships: each
+ * authoritative RRset signed by every algorithm of the apex DNSKEY set (RFC 4035 §2.2), each
+ * RRSIG by the zone (its signer the apex) with a key the apex holds, and within its validity
+ * period (RFC 4034 §3.1.5). Whether each signature verifies is the driver's to find, with
+ * dnspython and `cryptography` on every processor (compiler/signatures.py): it is written
+ * out here, what it signs with it (canonical.c) and the keys it may be by.
+ *
+ * The file, little-endian: `ZBSIG1\0\0`, then entries, each a kind octet:
+ *   'F' u16 length, a file's name as messages give it (numbered from 0 in `files` order);
+ *   'K' u32 zone, u16 key tag, u8 algorithm, u16 length, the DNSKEY's RDATA;
+ *   'S' u32 zone, u32 file, u32 line, u16 key tag, u8 algorithm, u16 length, the RRSIG
+ *       as messages name it (`OWNER RRSIG TYPE`), u16 length, the signature, u32 length, what it signs.
+ * Only the signatures the cache does not hold are written: the cache is the sorted SHA-256
+ * digests of signatures verified before (over what each signs, the signature and its keys),
+ * and OUT.digests receives those of this build, for the driver to put in its place once every
+ * signature written to OUT has verified.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bake.h"
+
+int64_t *zone_expiry;
+
+#define DNSKEY_ZONE 0x0100    /* RFC 4034 §2.1.1 */
+#define DNSKEY_REVOKE 0x0080  /* RFC 5011 §3 */
+#define REPORTED 10           /* of one kind of error a zone, then a count */
+
+struct key {
+	uint16_t tag;
+	uint8_t algorithm;
+	const uint8_t *rdata;
+	uint16_t len;
+};
+
+/* RFC 4034 Appendix B (algorithm 1's exception aside: RSAMD5 is not verified). */
+static uint16_t key_tag(const uint8_t *p, size_t len)
+{
+	uint32_t ac = 0;
+	for (size_t i = 0; i < len; i++)
+		ac += i & 1 ? p[i] : (uint32_t)p[i] << 8;
+	ac += ac >> 16 & 0xFFFF;
+	return ac & 0xFFFF;
+}
+
+static uint16_t u16_at(const uint8_t *p)
+{
+	return p[0] << 8 | p[1];
+}
+
+static uint32_t u32_at(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | p[1] << 16 | p[2] << 8 | p[3];
+}
+
+/* A signature time in seconds since 1970: the 32-bit value nearest `now` (RFC 4034 §3.1.5,
+ * serial number arithmetic). */
+static int64_t absolute(uint32_t t, int64_t now)
+{
+	return now + (int32_t)(t - (uint32_t)now);
+}
+
+static const char *date(int64_t t)
+{
+	static char text[64];
+	time_t tt = t;
+	struct tm tm;
+	gmtime_r(&tt, &tm);
+	strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S UTC", &tm);
+	return text;
+}
+
+/* Each zone's tally of signature times, reported once per zone at its first instance. */
+struct tally {
+	size_t count;
+	int64_t when;
+	struct pos pos;
+	name_t owner;
+	uint16_t covers, tag;
+};
+
+static void note(struct tally *t, int64_t when, const struct rrset *sig, uint16_t tag,
+		 int earliest)
+{
+	if (t->count++ == 0 || (earliest && when < t->when)) {
+		t->when = when;
+		t->pos = sig->pos;
+		t->owner = sig->owner;
+		t->covers = sig->covers;
+		t->tag = tag;
+	}
+}
+
+/* RRsets the zone signs: every one at its authoritative names but the NS of a cut and the
+ * glue (RFC 4035 §2.2). */
+static int signable(uint32_t zone, const struct rrset *set)
+{
+	if (set->type == T_RRSIG || (set->type != T_NSEC3 && occluded(zone, set->owner)))
+		return 0;
+	if (set->type != T_NSEC3 && (flags_in(zone, set->owner) & NAME_CUT))
+		return set->type == T_DS || set->type == T_NSEC;
+	return 1;
+}
+
+struct zone_keys {
+	VEC(struct key) keys;
+	uint8_t algorithms[32];  /* a bit per algorithm of a zone key, not revoked */
+};
+
+static void collect_keys(uint32_t zone, struct zone_keys *k)
+{
+	uint32_t set = rrset_in(zone, zones.v[zone].origin, T_DNSKEY);
+	if (set == NONE)
+		return;
+	for (uint32_t i = rrsets.v[set].first; i != NONE; i = rdatas.v[i].next) {
+		const uint8_t *p = rdata_raw.v + rdatas.v[i].raw;
+		uint16_t len = rdatas.v[i].raw_len;
+		if (len < 4 || p[2] != 3 || !(u16_at(p) & DNSKEY_ZONE))
+			continue;  /* not a DNSSEC zone key (RFC 4034 §2.1.1-2) */
+		struct key key = {key_tag(p, len), p[3], p, len};
+		PUSH(k->keys, key);
+		if (!(u16_at(p) & DNSKEY_REVOKE))
+			k->algorithms[p[3] / 8] |= 1 << (p[3] % 8);
+	}
+}
+
+static int has_algorithm(const uint8_t *bits, unsigned algorithm)
+{
+	return bits[algorithm / 8] >> (algorithm % 8) & 1;
+}
+
+/* The verified digests of the cache, sorted; and this build's. */
+static uint8_t *cached;
+static size_t ncached;
+static VEC(uint8_t) digests;
+
+static void load_cache(const char *path)
+{
+	FILE *f = path ? fopen(path, "rb") : NULL;
+	if (!f)
+		return;
+	bytes_t all = {0};
+	uint8_t block[1 << 16];
+	for (size_t n; (n = fread(block, 1, sizeof block, f)) > 0;)
+		bytes_put(&all, block, n);
+	fclose(f);
+	cached = all.v;
+	ncached = all.n / SHA256_LEN;
+}
+
+static int is_cached(const uint8_t digest[SHA256_LEN])
+{
+	size_t lo = 0, hi = ncached;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = memcmp(cached + mid * SHA256_LEN, digest, SHA256_LEN);
+		if (c == 0)
+			return 1;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return 0;
+}
+
+static int by_digest(const void *a, const void *b)
+{
+	return memcmp(a, b, SHA256_LEN);
+}
+
+static void put16(FILE *f, uint16_t x)
+{
+	uint8_t o[2] = {x & 0xFF, x >> 8};
+	fwrite(o, 1, 2, f);
+}
+
+static void put32(FILE *f, uint32_t x)
+{
+	uint8_t o[4] = {x & 0xFF, x >> 8 & 0xFF, x >> 16 & 0xFF, x >> 24};
+	fwrite(o, 1, 4, f);
+}
+
+struct zone_check {
+	uint32_t zone;
+	struct zone_keys keys;
+	struct tally expired, early, soon;
+	size_t unsigned_sets, strangers, keyless;
+	bytes_t data;  /* scratch */
+};
+
+/* Each RRSIG of one RRset: from the zone, by a key it holds, in time; and out to verify. */
+static void check_rrsig_set(struct zone_check *c, const struct signature_check *o,
+			    uint32_t s, FILE *out, size_t *written)
+{
+	const struct rrset *sig = &rrsets.v[s];
+	uint32_t zone = c->zone;
+	name_t origin = zones.v[zone].origin;
+	uint32_t view = sig->covers == T_NSEC3 ? HASHED_VIEW(zone) : zone;
+	uint32_t covered = rrset_covering(view, sig->owner, sig->covers, 0);
+	if (covered == NONE)
+		return;  /* a warning already (zones.c) */
+	uint8_t origin_key[256], signer[256];
+	size_t origin_len = name_key(origin, origin_key);
+	for (uint32_t i = sig->first; i != NONE; i = rdatas.v[i].next) {
+		const uint8_t *p = rdata_raw.v + rdatas.v[i].raw;
+		size_t len = rdatas.v[i].raw_len;
+		c->data.n = 0;
+		size_t fields = signed_data(&rrsets.v[covered], p, len, &c->data);
+		uint16_t tag = u16_at(p + 16);
+		if (fields == 0) {
+			diagnose(zone, ERROR, sig->pos, "%s RRSIG %s (key %u): its labels field %u "
+				 "exceeds the owner's labels (RFC 4035 §5.3.1)", name_text(sig->owner),
+				 type_name(sig->covers), tag, p[3]);
+			continue;
+		}
+		size_t signer_len = fields - 18;
+		memcpy(signer, c->data.v + 18, signer_len);
+		if (signer_len != origin_len || memcmp(signer, origin_key, origin_len) != 0) {
+			if (c->strangers++ < REPORTED)
+				diagnose(zone, ERROR, sig->pos, "%s RRSIG %s (key %u): the signer is not "
+					 "the zone's apex %s (RFC 4035 §5.3.1)", name_text(sig->owner),
+					 type_name(sig->covers), tag, name_text(origin));
+			continue;
+		}
+		int64_t expiration = absolute(u32_at(p + 8), o->now);
+		int64_t inception = absolute(u32_at(p + 12), o->now);
+		if (zone_expiry[zone] == 0 || expiration < zone_expiry[zone])
+			zone_expiry[zone] = expiration;
+		if (expiration < o->now)
+			note(&c->expired, expiration, sig, tag, 1);
+		else if (inception > o->now)
+			note(&c->early, inception, sig, tag, 1);
+		else if (expiration < o->now + o->warning)
+			note(&c->soon, expiration, sig, tag, 1);
+		/* The keys it may be by: the digest covers them, the verifier tries each. */
+		uint8_t header[3] = {tag >> 8, tag & 0xFF, p[2]};  /* the algorithm */
+		size_t signed_len = c->data.n, candidates = 0;
+		bytes_put(&c->data, header, 3);
+		for (size_t k = 0; k < c->keys.keys.n; k++) {
+			const struct key *key = &c->keys.keys.v[k];
+			if (key->tag == tag && key->algorithm == p[2]) {
+				bytes_u16(&c->data, key->len);
+				bytes_put(&c->data, key->rdata, key->len);
+				candidates++;
+			}
+		}
+		if (candidates == 0) {
+			if (c->keyless++ < REPORTED)
+				diagnose(zone, ERROR, sig->pos, "%s RRSIG %s: no DNSKEY at the apex has "
+					 "key tag %u and algorithm %u (RFC 4035 §5.3.1)",
+					 name_text(sig->owner), type_name(sig->covers), tag, p[2]);
+			continue;
+		}
+		bytes_put(&c->data, p + fields, len - fields);  /* the signature */
+		uint8_t digest[SHA256_LEN];
+		sha256(c->data.v, c->data.n, digest);
+		RESERVE(digests, SHA256_LEN);
+		memcpy(digests.v + digests.n, digest, SHA256_LEN);
+		digests.n += SHA256_LEN;
+		if (is_cached(digest))
+			continue;
+		char label[300];
+		int label_len = snprintf(label, sizeof label, "%s RRSIG %s", name_text(sig->owner),
+					 type_name(sig->covers));
+		fputc('S', out);
+		put32(out, zone);
+		put32(out, sig->pos.file);
+		put32(out, sig->pos.line);
+		put16(out, tag);
+		fputc(p[2], out);
+		put16(out, label_len);
+		fwrite(label, 1, label_len, out);
+		put16(out, len - fields);
+		fwrite(p + fields, 1, len - fields, out);
+		put32(out, signed_len);
+		fwrite(c->data.v, 1, signed_len, out);
+		(*written)++;
+	}
+}
+
+/* Each authoritative RRset has a signature by every algorithm of the zone's keys. */
+static void check_coverage(struct zone_check *c, uint32_t s)
+{
+	const struct rrset *set = &rrsets.v[s];
+	uint8_t by[32] = {0};
+	if (set->sigs != NONE)
+		for (uint32_t i = rrsets.v[set->sigs].first; i != NONE; i = rdatas.v[i].next)
+			if (rdatas.v[i].raw_len > 2) {
+				uint8_t algorithm = rdata_raw.v[rdatas.v[i].raw + 2];
+				by[algorithm / 8] |= 1 << (algorithm % 8);
+			}
+	for (unsigned a = 0; a < 256; a++) {
+		if (!has_algorithm(c->keys.algorithms, a) || has_algorithm(by, a))
+			continue;
+		if (c->unsigned_sets++ < REPORTED)
+			diagnose(c->zone, ERROR, set->pos, "%s %s has no RRSIG by algorithm %u, which "
+				 "the apex DNSKEY set holds (RFC 4035 §2.2)", name_text(set->owner),
+				 type_name(set->type), a);
+		return;
+	}
+}
+
+static void report_times(const struct zone_check *c, const struct signature_check *o)
+{
+	const struct tally *t = &c->expired;
+	if (t->count)
+		diagnose(c->zone, ERROR, t->pos, "%s RRSIG %s (key %u) expired on %s; %zu "
+			 "signatures of the zone have expired (RFC 4035 §5.3.1)", name_text(t->owner),
+			 type_name(t->covers), t->tag, date(t->when), t->count);
+	t = &c->early;
+	if (t->count)
+		diagnose(c->zone, ERROR, t->pos, "%s RRSIG %s (key %u) is not valid until %s; %zu "
+			 "signatures of the zone are not valid yet (RFC 4035 §5.3.1)",
+			 name_text(t->owner), type_name(t->covers), t->tag, date(t->when), t->count);
+	t = &c->soon;
+	if (t->count)
+		diagnose(c->zone, WARNING, t->pos, "%s RRSIG %s (key %u) expires on %s, within the "
+			 "signature-warning of %u days; %zu signatures of the zone expire within it",
+			 name_text(t->owner), type_name(t->covers), t->tag, date(t->when),
+			 o->warning / 86400, t->count);
+	static const char *const what[3] = {
+		"RRsets without a signature by each algorithm",
+		"signatures by a signer other than the apex",
+		"signatures by a key the apex does not hold",
+	};
+	size_t counts[3] = {c->unsigned_sets, c->strangers, c->keyless};
+	for (int i = 0; i < 3; i++)
+		if (counts[i] > REPORTED)
+			diagnose(c->zone, ERROR, rrsets.v[zones.v[c->zone].soa != NONE ?
+				 zones.v[c->zone].soa : zones.v[c->zone].rrsets_begin].pos,
+				 "%zu more %s", counts[i] - REPORTED, what[i]);
+}
+
+static void check_zone_signatures(struct zone_check *c, const struct signature_check *o,
+				  FILE *out, size_t *written)
+{
+	uint32_t zone = c->zone;
+	const struct zone *z = &zones.v[zone];
+	if (!types_has(&z->types, T_RRSIG))
+		return;  /* unsigned */
+	collect_keys(zone, &c->keys);
+	if (c->keys.keys.n == 0) {
+		uint32_t first = z->rrsets_begin;
+		while (rrsets.v[first].type != T_RRSIG)
+			first++;
+		diagnose(zone, ERROR, rrsets.v[first].pos, "the zone %s holds RRSIG records, but "
+			 "its apex has no DNSKEY zone key (RFC 4035 §2.1)", name_text(z->origin));
+		return;
+	}
+	for (size_t k = 0; k < c->keys.keys.n; k++) {
+		const struct key *key = &c->keys.keys.v[k];
+		fputc('K', out);
+		put32(out, zone);
+		put16(out, key->tag);
+		fputc(key->algorithm, out);
+		put16(out, key->len);
+		fwrite(key->rdata, 1, key->len, out);
+	}
+	for (size_t s = z->rrsets_begin; s < z->rrsets_end; s++) {
+		if (rrsets.v[s].type == T_RRSIG)
+			check_rrsig_set(c, o, s, out, written);
+		else if (signable(zone, &rrsets.v[s]))
+			check_coverage(c, s);
+	}
+	report_times(c, o);
+}
+
+void check_signatures(const struct signature_check *o)
+{
+	zone_expiry = xcalloc(zones.n ? zones.n : 1, sizeof *zone_expiry);
+	load_cache(o->cache);
+	FILE *out = fopen(o->out, "wb");
+	if (!out)
+		fail("cannot write %s", o->out);
+	fwrite("ZBSIG1\0\0", 1, 8, out);
+	for (size_t i = 0; i < files.n; i++) {
+		size_t len = strlen(files.v[i]);
+		fputc('F', out);
+		put16(out, len);
+		fwrite(files.v[i], 1, len, out);
+	}
+	size_t written = 0;
+	struct zone_check c = {0};
+	for (uint32_t zone = 0; zone < zones.n; zone++) {
+		c.zone = zone;
+		c.keys.keys.n = 0;
+		memset(c.keys.algorithms, 0, sizeof c.keys.algorithms);
+		memset(&c.expired, 0, sizeof c.expired);
+		memset(&c.early, 0, sizeof c.early);
+		memset(&c.soon, 0, sizeof c.soon);
+		c.unsigned_sets = c.strangers = c.keyless = 0;
+		check_zone_signatures(&c, o, out, &written);
+	}
+	free(c.keys.keys.v);
+	free(c.data.v);
+	if (fclose(out) != 0)
+		fail("cannot write %s", o->out);
+	size_t total = digests.n / SHA256_LEN;
+	if (total > 0) {
+		qsort(digests.v, total, SHA256_LEN, by_digest);
+		char next[4096];
+		snprintf(next, sizeof next, "%s.digests", o->out);
+		FILE *f = fopen(next, "wb");
+		if (!f || fwrite(digests.v, SHA256_LEN, total, f) != total || fclose(f) != 0)
+			fail("cannot write %s", next);
+	}
+	free(digests.v);
+	free(cached);
+	/* The driver verifies them while the answers are made. */
+	if (diagnostics_errors() == 0) {
+		fprintf(stderr, "signatures %zu %zu\n", written, total - written);
+		fflush(stderr);
+	}
+	phase("signatures", total, "signatures");
+}

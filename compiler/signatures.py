@@ -1,0 +1,174 @@
+"""Every signature of a signed zone verified before anything ships (RFC 4035 §5.3.3), as Knot's
+`dnssec-validation` checks a zone as it loads, but in CI.
+
+The core checks what needs no cryptography (compiler/core/signatures.c: the signer, the key,
+the times, every RRset signed by each algorithm) and writes each signature it has not verified
+in an earlier build, with the octets it signs and the DNSKEYs it may be by. They are verified
+here with dnspython's DNSSEC algorithms over the `cryptography` package, on every processor,
+while the core goes on making the answers. When all verify, this build's digests become the
+cache, so that a rebuild verifies only the signatures that changed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import multiprocessing
+import os
+import struct
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import Diagnostic, Position
+from .toolchain import objcache
+
+MAGIC = b"ZBSIG1\0\0"
+SHOWN = 10  # failures shown per zone, then a count
+INLINE = 2000  # fewer signatures than this are verified without starting processes
+CHUNK = 8192
+# RFC 8624 §3.1: RSAMD5, DSA, DSA-NSEC3-SHA1 and ECC-GOST MUST NOT be used for validation.
+FORBIDDEN = {1: "RSAMD5", 3: "DSA", 6: "DSA-NSEC3-SHA1", 12: "ECC-GOST"}
+
+Keys = dict[tuple[int, int, int], list[bytes]]  # (zone, key tag, algorithm): DNSKEY RDATAs
+
+
+@dataclass
+class Contents:
+    files: list[str] = field(default_factory=list)
+    keys: Keys = field(default_factory=dict)
+    start: int = 0  # where the signatures begin
+    size: int = 0
+
+
+def cache_path(origins: list[str]) -> Path | None:
+    """The cache of a zone set: a file of sorted SHA-256 digests, one per verified signature."""
+    objects = objcache.cache_dir()
+    if objects is None:
+        return None
+    key = hashlib.sha256("\n".join(sorted(origins)).encode()).hexdigest()[:24]
+    return objects.parent / "signatures" / f"{key}.digests"
+
+
+def _read_header(data: bytes) -> Contents:
+    if data[:8] != MAGIC:
+        raise ValueError("not a signatures file")
+    contents = Contents(size=len(data))
+    at = 8
+    while at < len(data) and data[at] in b"FK":
+        if data[at] == ord("F"):
+            (length,) = struct.unpack_from("<H", data, at + 1)
+            contents.files.append(data[at + 3:at + 3 + length].decode(errors="replace"))
+            at += 3 + length
+        else:
+            zone, tag, algorithm, length = struct.unpack_from("<IHBH", data, at + 1)
+            contents.keys.setdefault((zone, tag, algorithm), []).append(
+                data[at + 10:at + 10 + length])
+            at += 10 + length
+    contents.start = at
+    return contents
+
+
+def _boundaries(data: bytes, start: int) -> list[int]:
+    """Offsets of every CHUNK-th signature entry, and the end."""
+    bounds, at, count = [start], start, 0
+    while at < len(data):
+        label_len, = struct.unpack_from("<H", data, at + 16)
+        at += 18 + label_len
+        sig_len, = struct.unpack_from("<H", data, at)
+        at += 2 + sig_len
+        data_len, = struct.unpack_from("<I", data, at)
+        at += 4 + data_len
+        count += 1
+        if count % CHUNK == 0:
+            bounds.append(at)
+    if bounds[-1] != at:
+        bounds.append(at)
+    return bounds
+
+
+def _public_key(algorithm: int, rdata: bytes):
+    import dns.dnssecalgs
+    import dns.rdata
+    import dns.rdataclass
+    import dns.rdatatype
+    dnskey = dns.rdata.from_wire(dns.rdataclass.IN, dns.rdatatype.DNSKEY, rdata, 0, len(rdata))
+    return dns.dnssecalgs.get_algorithm_cls(algorithm).public_cls.from_dnskey(dnskey)
+
+
+Failure = tuple[int, int, int, str]  # zone, file, line, message
+
+
+def _verify_range(path: str, keys: Keys, start: int, end: int) -> list[Failure]:
+    """Verify the signatures between two entry offsets of the file."""
+    from cryptography.exceptions import InvalidSignature
+    with open(path, "rb") as f:
+        f.seek(start)
+        data = f.read(end - start)
+    public: dict[bytes, object] = {}
+    failures: list[Failure] = []
+    at = 0
+    while at < len(data):
+        zone, file, line, tag, algorithm, label_len = struct.unpack_from("<xIIIHBH", data, at)
+        at += 18
+        label = data[at:at + label_len].decode(errors="replace")
+        at += label_len
+        sig_len, = struct.unpack_from("<H", data, at)
+        signature = data[at + 2:at + 2 + sig_len]
+        at += 2 + sig_len
+        data_len, = struct.unpack_from("<I", data, at)
+        signed = data[at + 4:at + 4 + data_len]
+        at += 4 + data_len
+        what = f"{label} (key {tag}, algorithm {algorithm})"
+        if algorithm in FORBIDDEN:
+            failures.append((zone, file, line, f"{what}: {FORBIDDEN[algorithm]} signatures are "
+                             "not verified (RFC 8624 §3.1); sign with ECDSAP256SHA256 or "
+                             "ED25519"))
+            continue
+        problem = "the signature does not verify (RFC 4035 §5.3.3)"
+        for rdata in keys.get((zone, tag, algorithm), ()):
+            try:
+                if rdata not in public:
+                    public[rdata] = _public_key(algorithm, rdata)
+                public[rdata].verify(signature, signed)
+                break
+            except InvalidSignature:
+                continue
+            except Exception as exc:  # dnspython's and cryptography's for a key they refuse
+                problem = f"its DNSKEY cannot be used: {exc}"
+        else:
+            failures.append((zone, file, line, f"{what}: {problem}"))
+    return failures
+
+
+def verify(path: Path, count: int) -> dict[int, list[Diagnostic]]:
+    """The errors of the signatures the core wrote to `path` (`count` of them), by the zone's
+    number in the manifest."""
+    data = path.read_bytes()
+    contents = _read_header(data)
+    bounds = _boundaries(data, contents.start)
+    del data
+    ranges = list(zip(bounds, bounds[1:]))
+    if count < INLINE or (os.cpu_count() or 1) == 1:
+        failures = [f for r in ranges for f in _verify_range(str(path), contents.keys, *r)]
+    else:
+        # forkserver: the driver has threads, which fork must not copy.
+        context = multiprocessing.get_context("forkserver")
+        with ProcessPoolExecutor(os.cpu_count(), mp_context=context) as pool:
+            failures = [f for part in pool.map(_verify_range, *zip(*[
+                (str(path), contents.keys, start, end) for start, end in ranges]))
+                for f in part]
+    return _diagnostics(failures, contents.files)
+
+
+def _diagnostics(failures: list[Failure], files: list[str]) -> dict[int, list[Diagnostic]]:
+    by_zone: dict[int, list[Diagnostic]] = {}
+    for zone, file, line, message in failures:
+        by_zone.setdefault(zone, []).append(Diagnostic(Position(files[file], line), "error",
+                                                       message))
+    for zone, found in by_zone.items():
+        found.sort(key=lambda d: d.position)
+        if len(found) > SHOWN:
+            found[SHOWN:] = [Diagnostic(found[SHOWN].position, "error",
+                                        f"{len(found) - SHOWN} more signatures do not verify")]
+    return by_zone
+
