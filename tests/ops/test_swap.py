@@ -376,8 +376,14 @@ class FakeOldServer:
     SCRIPT = r"""
 import os, socket, sys, time
 path, way = sys.argv[1], sys.argv[2]
-udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); udp.bind(("127.0.0.1", 0))
-tcp = socket.socket(); tcp.bind(udp.getsockname()); tcp.listen()
+for attempt in range(100):  # a UDP port whose TCP twin is free too
+    udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); udp.bind(("127.0.0.1", 0))
+    tcp = socket.socket()
+    try:
+        tcp.bind(udp.getsockname()); break
+    except OSError:
+        udp.close(); tcp.close()
+tcp.listen()
 listener = socket.socket(socket.AF_UNIX); listener.bind(path); listener.listen()
 print(udp.getsockname()[1], flush=True)
 conn, _ = listener.accept(); f = conn.makefile("rb")
