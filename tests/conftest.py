@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 import select
+import shutil
 import socket
 import subprocess
 import sys
@@ -40,6 +41,18 @@ def stop_process(process: subprocess.Popen, timeout: float = 10) -> None:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+def require(package: str, *tools: str) -> list[str]:
+    """The paths of tools a test needs. CI installs them (.ci/run) and must run the test;
+    elsewhere the test says what is missing and is skipped."""
+    paths = [shutil.which(tool) for tool in tools]
+    if all(paths):
+        return paths
+    missing = ", ".join(tool for tool, path in zip(tools, paths) if not path)
+    if os.environ.get("CI"):
+        pytest.fail(f"{missing} missing: Debian's {package} package")
+    pytest.skip(f"{missing} not installed (apt-get install {package})")
 
 
 def run_zonebake(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:

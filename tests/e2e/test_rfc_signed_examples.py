@@ -12,8 +12,6 @@ out too). The additional section is not compared."""
 from __future__ import annotations
 
 import base64
-import os
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -28,7 +26,7 @@ import dns.rrset
 import dns.zone
 import pytest
 
-from conftest import Server, build_set
+from conftest import Server, build_set, require
 
 # RFC 4035 Appendix A, without its keys and signatures.
 RFC4035 = """$TTL 3600
@@ -58,34 +56,14 @@ xx HINFO "KLH-10" "TOPS-20"
 xx AAAA 2001:db8::f00:baa9
 """
 
-# RFC 5155 Appendix A: the same but for the delegations (a. secure, c. insecure).
-RFC5155 = """$TTL 3600
-@ SOA ns1.example. bugs.x.w.example. 1 3600 300 3600000 3600
-@ NS ns1.example.
-@ NS ns2.example.
-@ MX 1 xx.example.
-a NS ns1.a.example.
-a NS ns2.a.example.
-a DS 58470 5 1 3079F1593EBAD6DC121E202A8B766A6A4837206C
-ns1.a A 192.0.2.5
-ns2.a A 192.0.2.6
-ai A 192.0.2.9
-ai HINFO "KLH-10" "ITS"
-ai AAAA 2001:db8::f00:baa9
-c NS ns1.c.example.
-c NS ns2.c.example.
-ns1.c A 192.0.2.7
-ns2.c A 192.0.2.8
-ns1 A 192.0.2.1
-ns2 A 192.0.2.2
-*.w MX 1 ai.example.
-x.w MX 1 xx.example.
-x.y.w MX 1 xx.example.
-xx A 192.0.2.10
-xx HINFO "KLH-10" "TOPS-20"
-xx AAAA 2001:db8::f00:baa9
-2t7b4g4vsa5smi47k61mv5bv1a22bojr A 192.0.2.127
-"""
+# RFC 5155 Appendix A: the same zone, but for its serial and the delegations (a. secure, c.
+# insecure), and a name that is spelled as an NSEC3 owner (§7.2.8).
+RFC5155 = (RFC4035.replace("1081539377", "1")
+           .replace("57855 5 1 B6DCD485719ADCA18E5F3D48A2331627FDD3636B",
+                    "58470 5 1 3079F1593EBAD6DC121E202A8B766A6A4837206C")
+           .replace("b NS ns1.b.example.\nb NS ns2.b.example.\nns1.b A 192.0.2.7\nns2.b A",
+                    "c NS ns1.c.example.\nc NS ns2.c.example.\nns1.c A 192.0.2.7\nns2.c A")
+           + "2t7b4g4vsa5smi47k61mv5bv1a22bojr A 192.0.2.127\n")
 
 # The names of RFC 5155's zone that have an NSEC3 (-A: not the insecure delegation c.example.,
 # nor the glue), the empty non-terminals w. and y.w. among them.
@@ -97,19 +75,10 @@ ORIGIN = dns.name.from_text("example.")
 SALT, ITERATIONS = "aabbccdd", 12
 
 
-def tools() -> tuple[str, str]:
-    keygen, signzone = shutil.which("dnssec-keygen"), shutil.which("dnssec-signzone")
-    if keygen and signzone:
-        return keygen, signzone
-    if os.environ.get("CI"):
-        pytest.fail("dnssec-keygen or dnssec-signzone is missing (Debian's bind9-utils)")
-    pytest.skip("dnssec-keygen and dnssec-signzone are not installed (bind9-utils)")
-
-
 def sign(directory: Path, text: str, *nsec3: str) -> tuple[Path, dns.rrset.RRset]:
     """The zone signed with one ECDSA P-256 key (a KSK signing everything, `-z`); the signed
     file and the DNSKEY RRset."""
-    keygen, signzone = tools()
+    keygen, signzone = require("bind9-utils", "dnssec-keygen", "dnssec-signzone")
     directory.mkdir()
     key = subprocess.run([keygen, "-q", "-a", "ECDSAP256SHA256", "-f", "KSK", "-K",
                           str(directory), "example."], capture_output=True, text=True,
@@ -170,12 +139,7 @@ class Signed:
 
 
 def delv_path() -> str:
-    path = shutil.which("delv")
-    if path:
-        return path
-    if os.environ.get("CI"):
-        pytest.fail("delv is missing (Debian's bind9-dnsutils)")
-    pytest.skip("delv is not installed (bind9-dnsutils)")
+    return require("bind9-dnsutils", "delv")[0]
 
 
 @pytest.fixture(scope="module")
