@@ -36,8 +36,7 @@ Keys = dict[tuple[int, int, int], list[bytes]]  # (zone, key tag, algorithm): DN
 class Contents:
     files: list[str] = field(default_factory=list)
     keys: Keys = field(default_factory=dict)
-    start: int = 0  # where the signatures begin
-    size: int = 0
+    bounds: list[int] = field(default_factory=list)  # ranges of entries for one process each
 
 
 def cache_path(origins: list[str]) -> Path | None:
@@ -49,41 +48,41 @@ def cache_path(origins: list[str]) -> Path | None:
     return objects.parent / "signatures" / f"{key}.digests"
 
 
-def _read_header(data: bytes) -> Contents:
+def _skip(data: bytes, at: int) -> int:
+    """The offset after the entry at `at`."""
+    kind = data[at]
+    if kind == ord("F"):
+        return at + 3 + struct.unpack_from("<H", data, at + 1)[0]
+    if kind == ord("K"):
+        return at + 10 + struct.unpack_from("<H", data, at + 8)[0]
+    if kind != ord("S"):
+        raise ValueError(f"an entry of unknown kind {kind}")
+    at += 18 + struct.unpack_from("<H", data, at + 16)[0]
+    at += 2 + struct.unpack_from("<H", data, at)[0]
+    return at + 4 + struct.unpack_from("<I", data, at)[0]
+
+
+def _scan(data: bytes) -> Contents:
+    """The files and keys of the file, and the offsets of every CHUNK-th signature."""
     if data[:8] != MAGIC:
         raise ValueError("not a signatures file")
-    contents = Contents(size=len(data))
-    at = 8
-    while at < len(data) and data[at] in b"FK":
-        if data[at] == ord("F"):
-            (length,) = struct.unpack_from("<H", data, at + 1)
-            contents.files.append(data[at + 3:at + 3 + length].decode(errors="replace"))
-            at += 3 + length
-        else:
-            zone, tag, algorithm, length = struct.unpack_from("<IHBH", data, at + 1)
-            contents.keys.setdefault((zone, tag, algorithm), []).append(
-                data[at + 10:at + 10 + length])
-            at += 10 + length
-    contents.start = at
-    return contents
-
-
-def _boundaries(data: bytes, start: int) -> list[int]:
-    """Offsets of every CHUNK-th signature entry, and the end."""
-    bounds, at, count = [start], start, 0
+    contents = Contents(bounds=[8])
+    at, count = 8, 0
     while at < len(data):
-        label_len, = struct.unpack_from("<H", data, at + 16)
-        at += 18 + label_len
-        sig_len, = struct.unpack_from("<H", data, at)
-        at += 2 + sig_len
-        data_len, = struct.unpack_from("<I", data, at)
-        at += 4 + data_len
-        count += 1
-        if count % CHUNK == 0:
-            bounds.append(at)
-    if bounds[-1] != at:
-        bounds.append(at)
-    return bounds
+        end = _skip(data, at)
+        if data[at] == ord("F"):
+            contents.files.append(data[at + 3:end].decode(errors="replace"))
+        elif data[at] == ord("K"):
+            zone, tag, algorithm = struct.unpack_from("<IHB", data, at + 1)
+            contents.keys.setdefault((zone, tag, algorithm), []).append(data[at + 10:end])
+        else:
+            count += 1
+            if count % CHUNK == 0:
+                contents.bounds.append(end)
+        at = end
+    if contents.bounds[-1] != at:
+        contents.bounds.append(at)
+    return contents
 
 
 def _public_key(algorithm: int, rdata: bytes):
@@ -108,6 +107,9 @@ def _verify_range(path: str, keys: Keys, start: int, end: int) -> list[Failure]:
     failures: list[Failure] = []
     at = 0
     while at < len(data):
+        if data[at] != ord("S"):
+            at = _skip(data, at)
+            continue
         zone, file, line, tag, algorithm, label_len = struct.unpack_from("<xIIIHBH", data, at)
         at += 18
         label = data[at:at + label_len].decode(errors="replace")
@@ -143,11 +145,8 @@ def _verify_range(path: str, keys: Keys, start: int, end: int) -> list[Failure]:
 def verify(path: Path, count: int) -> dict[int, list[Diagnostic]]:
     """The errors of the signatures the core wrote to `path` (`count` of them), by the zone's
     number in the manifest."""
-    data = path.read_bytes()
-    contents = _read_header(data)
-    bounds = _boundaries(data, contents.start)
-    del data
-    ranges = list(zip(bounds, bounds[1:]))
+    contents = _scan(path.read_bytes())
+    ranges = list(zip(contents.bounds, contents.bounds[1:]))
     if count < INLINE or (os.cpu_count() or 1) == 1:
         failures = [f for r in ranges for f in _verify_range(str(path), contents.keys, *r)]
     else:
@@ -155,7 +154,8 @@ def verify(path: Path, count: int) -> dict[int, list[Diagnostic]]:
         context = multiprocessing.get_context("forkserver")
         with ProcessPoolExecutor(os.cpu_count(), mp_context=context) as pool:
             failures = [f for part in pool.map(_verify_range, *zip(*[
-                (str(path), contents.keys, start, end) for start, end in ranges]))
+                (str(path), contents.keys, start, end) for start, end in ranges]),
+                chunksize=1)
                 for f in part]
     return _diagnostics(failures, contents.files)
 

@@ -111,3 +111,30 @@ def test_zones_as_the_signers_wrote_them_pass_every_check(name, tmp_path):
                           "-o", str(tmp_path / "out"))
     assert result.returncode == 0, result.stderr
     assert "warning" not in result.stderr and "error" not in result.stderr, result.stderr
+
+
+def test_every_signed_zone_of_a_set_is_verified_on_every_processor(tmp_path, cache,
+                                                                    monkeypatch):
+    """Two signed zones in one set, their signatures verified by a pool of processes (as
+    for a large zone): a broken one is reported with its own file and line."""
+    monkeypatch.setattr(signatures, "INLINE", 0)
+    monkeypatch.setattr(signatures, "CHUNK", 7)
+    fuzz = ZONES.parent / "fuzz" / "zones"
+    nsec3 = (fuzz / "nsec3.test.zone").read_text()
+    assert nsec3.count("192.0.2.25\n") == 1
+    broken = tmp_path / "nsec3.test.zone"
+    broken.write_text(nsec3.replace("192.0.2.25\n", "192.0.2.26\n"))
+    toml = tmp_path / "zonebake.toml"
+    toml.write_text(f'[[zone]]\norigin = "nsec.test."\nfile = "{fuzz / "nsec.test.zone"}"\n'
+                    f'[[zone]]\norigin = "nsec3.test."\nfile = "{broken}"\n')
+    with pytest.raises(CompileError) as refused:
+        core.bake(load_toml(toml), tmp_path / "zonedata.bin")
+    [error] = refused.value.diagnostics
+    lines = broken.read_text().splitlines()
+    address = lines.index("mail.nsec3.test.\t3600\tIN A\t192.0.2.26")
+    line = next(i for i in range(address, len(lines)) if "\tRRSIG\tA " in lines[i]) + 1
+    assert str(error) == (f"{broken}:{line}: error: mail.nsec3.test. RRSIG A (key 2621, "
+                          "algorithm 15): the signature does not verify (RFC 4035 §5.3.3)")
+    toml.write_text(f'[[zone]]\norigin = "nsec.test."\nfile = "{fuzz / "nsec.test.zone"}"\n'
+                    f'[[zone]]\norigin = "nsec3.test."\nfile = "{fuzz / "nsec3.test.zone"}"\n')
+    core.bake(load_toml(toml), tmp_path / "zonedata.bin")

@@ -20,6 +20,11 @@ NAMES = ["example.", "www.example.", "WwW.ExAmPlE.", "nope.example.", "alias2.ex
          "ent.example.", "www.sub.example.com.", "sub.example.com.", "www.example.org.",
          "y" * 63 + "." + "y" * 63 + "." + "y" * 63 + "." + "y" * 50 + ".dn.example."]
 TYPES = ["A", "AAAA", "MX", "NS", "DS", "ANY", "CNAME", "TXT", "SOA", "DNAME", "SRV"]
+# The signed zones' names, asked with DO set: answers, NODATA, NXDOMAIN, wildcards, empty
+# non-terminals, referrals secure and not, DNAME, and the chain's own types.
+SIGNED_NAMES = ["", "www.", "nope.", "x.wild.", "b.ent.", "a.b.ent.", "secure.", "x.insecure.",
+                "x.old.", "mail.", "zz.zz.nope."]
+SIGNED_TYPES = ["A", "MX", "DS", "TXT", "NSEC", "NSEC3", "RRSIG", "DNSKEY", "ANY"]
 
 
 def seeds() -> list[bytes]:
@@ -31,6 +36,12 @@ def seeds() -> list[bytes]:
             out.append(dns.message.make_query(name, qtype, use_edns=False).to_wire())
         out.append(dns.message.make_query(name, "A", use_edns=0, payload=4096,
                                           want_dnssec=True).to_wire())
+    for zone in ("nsec.test.", "nsec3.test."):
+        for i, name in enumerate(SIGNED_NAMES):
+            for j, qtype in enumerate(SIGNED_TYPES):
+                if (i + j) % 3 == 0:
+                    out.append(dns.message.make_query(name + zone, qtype, use_edns=0,
+                                                      payload=1232, want_dnssec=True).to_wire())
     out.append(dns.message.make_query("www.example.", "A", use_edns=0, options=[
         dns.edns.GenericOption(dns.edns.NSID, b""), dns.edns.GenericOption(65001, b"x")]).to_wire())
     out.append(dns.message.make_query("www.example.", "A", use_edns=1).to_wire())
