@@ -10,6 +10,7 @@ code.
 from __future__ import annotations
 
 import os
+import struct
 import subprocess
 import tempfile
 import time
@@ -169,7 +170,10 @@ def bake(config: ZoneSetConfig, data_file: Path, cache: bool = True,
 
 def _verify(path: Path, count: int, on_phase: Phase) -> dict[int, list[Diagnostic]]:
     start = time.monotonic()
-    failed = signatures.verify(path, count)
+    try:
+        failed = signatures.verify(path, count)
+    except (OSError, ValueError, struct.error) as exc:  # the core's file: a bug of ours
+        raise Failed(f"cannot verify the signatures the core wrote: {exc}") from None
     on_phase("verify", time.monotonic() - start, count, "signatures")
     return failed
 
