@@ -23,7 +23,8 @@ KINDS = {  # the lines of the query file that make each kind (see gen.py)
 
 
 def instructions(server: Path, loadgen: Path, queries: list[str], count: int,
-                 workdir: Path, function: str = "zb_udp_drain") -> float:
+                 workdir: Path, function: str = "zb_udp_drain", edns: int = 0) -> float:
+    """`edns`: loadgen's --edns (1: an OPT record, 2: with DO set)."""
     qfile = workdir / "queries"
     qfile.write_text("\n".join(queries[:count]) + "\n")
     out = workdir / "callgrind.out"
@@ -39,7 +40,8 @@ def instructions(server: Path, loadgen: Path, queries: list[str], count: int,
             pass
         result = subprocess.run([str(loadgen), "127.0.0.1", str(port), str(qfile), "--count",
                                  str(count), "--window", "32", "--batch", "32", "--sockets",
-                                 "1", "--cpu", "-1"], capture_output=True, text=True, check=True)
+                                 "1", "--cpu", "-1", "--edns", str(edns)],
+                                capture_output=True, text=True, check=True)
         answered = int(re.search(r"answered=(\d+)", result.stdout).group(1))
     finally:
         process.send_signal(signal.SIGINT)

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Install what `make bench` needs and the machine lacks: the peers (Debian knot, nsd,
-# gdnsd), valgrind for instruction counts, taskset (util-linux). Needs root for apt.
+# gdnsd), valgrind for instruction counts, taskset (util-linux), dnssec-signzone (bind9-utils)
+# for the signed zone. Needs root for apt.
 set -euo pipefail
 missing=()
-for tool in knotd:knot nsd:nsd gdnsd:gdnsd valgrind:valgrind taskset:util-linux cc:gcc; do
+for tool in knotd:knot nsd:nsd gdnsd:gdnsd valgrind:valgrind taskset:util-linux cc:gcc \
+	dnssec-signzone:bind9-utils; do
 	command -v "${tool%%:*}" >/dev/null || [ -x "/usr/sbin/${tool%%:*}" ] || missing+=("${tool#*:}")
 done
 [ ${#missing[@]} -eq 0 ] && exit 0

@@ -5,7 +5,7 @@
  *
  *   loadgen ADDRESS PORT QUERYFILE [--seconds S] [--rate QPS] [--window N] [--batch N]
  *                                   [--sockets N] [--cpu N] [--count N] [--linger S]
- *                                   [--tally 1]
+ *                                   [--tally 1] [--edns 1|2]
  *
  * Without --rate it keeps `window` queries outstanding (saturation); with it, it sends at that
  * rate. --count sends exactly that many and waits for the answers (for instruction counts);
@@ -13,6 +13,7 @@
  * else 0.3 s). Prints one line: sent answered lost seconds qps mean_us p99_us. With --tally,
  * answers are also counted by their last four octets (the swap test's A record, which tells
  * which zone set answered), in the order received: tally=HEX:N,... switches=N last=HEX.
+ * --edns 1 adds an OPT record (1232 octets) to every query, --edns 2 one with DO set.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -34,6 +35,7 @@
 struct query { uint8_t wire[300]; uint16_t len; };
 
 static struct query *queries;
+static int edns; /* 0: none; 1: an OPT record; 2: with DO set (RFC 3225) */
 static size_t nqueries;
 static uint64_t sent_at[MAX_SOCKETS][65536]; /* ns; 0: not outstanding */
 static uint16_t next_id[MAX_SOCKETS];
@@ -89,7 +91,7 @@ static int encode(const char *name, int qtype, struct query *q)
 	while (*name && strcmp(name, ".") != 0) {
 		const char *dot = strchr(name, '.');
 		size_t len = dot ? (size_t)(dot - name) : strlen(name);
-		if (len == 0 || len > 63 || p + len + 6 > q->wire + sizeof(q->wire))
+		if (len == 0 || len > 63 || p + len + 17 > q->wire + sizeof(q->wire))
 			return -1;
 		*p++ = (uint8_t)len;
 		memcpy(p, name, len);
@@ -101,6 +103,14 @@ static int encode(const char *name, int qtype, struct query *q)
 	*p++ = (uint8_t)qtype;
 	*p++ = 0;
 	*p++ = 1;
+	if (edns) { /* RFC 6891 §6.1.2: root owner, type 41, the size as class, DO in the TTL */
+		static const uint8_t opt[11] = { 0, 0, 41, 1232 >> 8, 1232 & 0xFF, 0, 0, 0, 0, 0, 0 };
+		memcpy(p, opt, sizeof(opt));
+		if (edns == 2)
+			p[7] = 0x80;
+		p += sizeof(opt);
+		q->wire[11] = 1; /* ARCOUNT */
+	}
 	q->len = (uint16_t)(p - q->wire);
 	return 0;
 }
@@ -154,6 +164,7 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--count")) count = atol(argv[i + 1]);
 		else if (!strcmp(argv[i], "--linger")) linger = atof(argv[i + 1]);
 		else if (!strcmp(argv[i], "--tally")) tallying = atol(argv[i + 1]);
+		else if (!strcmp(argv[i], "--edns")) edns = atoi(argv[i + 1]);
 		else { fprintf(stderr, "loadgen: unknown option %s\n", argv[i]); return 2; }
 	}
 	if (batch < 1 || batch > MAX_BATCH || nsockets < 1 || nsockets > MAX_SOCKETS) {

@@ -1,7 +1,8 @@
 """`make bench`: zonebake against Knot, NSD, gdnsd and a bare echo reflector on one
 100,000-name zone, each server with one worker on CPU 0 and the load generator on CPU 1,
 in alternation (A B C D E, A B C D E, ...) for several rounds; then zonebake with 2 workers
-unpinned, and callgrind's instructions per query. Prints the table of medians.
+unpinned, and callgrind's instructions per query. Prints the table of medians. Then the zone
+signed (NSEC3), queried with DO set, against Knot and NSD, and its instruction counts.
 
 A benchmark, not a test: the figures depend on the machine; compare ratios within one run."""
 
@@ -30,9 +31,10 @@ def compile_tool(source: str, out: Path) -> Path:
 
 
 def loadgen_run(loadgen: Path, port: int, queries: Path, seconds: float, rate: float = 0,
-                cpu: int = 1) -> dict:
+                cpu: int = 1, edns: int = 0) -> dict:
     args = [str(loadgen), "127.0.0.1", str(port), str(queries), "--seconds", str(seconds),
-            "--cpu", str(cpu), "--window", "512", "--batch", "32", "--sockets", "8"]
+            "--cpu", str(cpu), "--window", "512", "--batch", "32", "--sockets", "8",
+            "--edns", str(edns)]
     if rate:
         args += ["--rate", str(rate)]
     out = subprocess.run(args, capture_output=True, text=True, check=True).stdout
@@ -40,9 +42,9 @@ def loadgen_run(loadgen: Path, port: int, queries: Path, seconds: float, rate: f
 
 
 def measure(server, loadgen: Path, queries: Path, seconds: float, rate: float = 0,
-            cpu: int = 1) -> dict:
+            cpu: int = 1, edns: int = 0) -> dict:
     before = server.cpu_seconds()
-    result = loadgen_run(loadgen, server.port, queries, seconds, rate, cpu)
+    result = loadgen_run(loadgen, server.port, queries, seconds, rate, cpu, edns)
     result["cpu_us"] = (server.cpu_seconds() - before) * 1e6 / max(result["answered"], 1)
     return result
 
@@ -50,6 +52,61 @@ def measure(server, loadgen: Path, queries: Path, seconds: float, rate: float = 
 def spread(values: list[float], fmt: str = "{:.0f}") -> str:
     return (f"{fmt.format(statistics.median(values))} "
             f"[{fmt.format(min(values))}-{fmt.format(max(values))}]")
+
+
+def signed(args, work: Path, zone: Path, queries: Path, loadgen: Path) -> None:
+    """The same zone signed (NSEC3; NSEC for its NXDOMAIN): every query with DO set, against
+    Knot and NSD serving the signed file, in alternation; then callgrind's instructions per
+    query with DO clear and set."""
+    if not shutil.which("dnssec-signzone"):
+        print("\ndnssec-signzone is not installed (bind9-utils): no signed zone", file=sys.stderr)
+        return
+    files = gen.sign(zone, work / "signed")
+    binaries = {}
+    for kind, path in files.items():
+        out = work / "signed" / f"zonebake-{kind}"
+        started = time.monotonic()
+        subprocess.run([sys.executable, "-m", "zonebake", "build", "-q", "--zone",
+                        f"{ORIGIN}={path}", "-o", str(out)], check=True)
+        print(f"zonebake compiled the {kind.upper()}-signed zone (every signature verified) in "
+              f"{time.monotonic() - started:.0f} s", file=sys.stderr)
+        binaries[kind] = out / "zonebake-server"
+    candidates = [Zonebake(work / "signed", 25312, binaries["nsec3"]),
+                  Nsd(work / "signed", 25314, files["nsec3"]),
+                  Knot(work / "signed", 25315, files["nsec3"])]
+    servers = [s for s in candidates
+               if s.name == "zonebake" or shutil.which({"nsd": "nsd", "knot": "knotd"}[s.name])]
+    results = {s.name: [] for s in servers}
+    for round_ in range(args.rounds):
+        for server in servers:
+            print(f"signed, round {round_ + 1}: {server.name}", file=sys.stderr)
+            server.start()
+            try:
+                loadgen_run(loadgen, server.port, queries, 1, edns=2)
+                results[server.name].append(measure(server, loadgen, queries, args.seconds,
+                                                    edns=2))
+            finally:
+                server.stop()
+    zb = statistics.median(r["qps"] for r in results["zonebake"])
+    print(f"\nsigned zone (NSEC3), every query with DO set; medians [min-max]:")
+    for name, runs in results.items():
+        qps = statistics.median(r["qps"] for r in runs)
+        print(f"  {name:10} {spread([r['qps'] for r in runs]):>26} answered/s, CPU "
+              f"{spread([r['cpu_us'] for r in runs], '{:.2f}'):>12} µs/q, zonebake/x "
+              f"{zb / qps:.2f}")
+    lines = [l for l in queries.read_text().split("\n") if l]
+    chosen = {kind: [l for l in lines if matches(*l.split())]
+              for kind, matches in callgrind.KINDS.items()}
+    print("\ncallgrind on the signed zone, user-space instructions per query:")
+    for label, kind, chain, edns in [("hit, EDNS, DO clear", "hit", "nsec3", 1),
+                                     ("hit, DO set", "hit", "nsec3", 2),
+                                     ("NXDOMAIN, DO set, NSEC", "nxdomain", "nsec", 2),
+                                     ("NXDOMAIN, DO set, NSEC3", "nxdomain", "nsec3", 2),
+                                     ("NODATA, DO set, NSEC3", "nodata", "nsec3", 2),
+                                     ("referral, DO set, NSEC3", "referral", "nsec3", 2)]:
+        count = callgrind.instructions(binaries[chain], loadgen, chosen[kind], 3200, work,
+                                       edns=edns)
+        print(f"  {label:26} {count:6.0f}")
 
 
 def main() -> None:
@@ -138,6 +195,7 @@ def main() -> None:
     print("\ncallgrind, user-space instructions per query (batches of 32, kernel excluded):")
     for kind, value in counts.items():
         print(f"  {kind:10} {value:6.0f}")
+    signed(args, work, zone, queries, loadgen)
 
 
 if __name__ == "__main__":
