@@ -33,6 +33,15 @@ static uint32_t nsec_index(const struct zb_zoneset *zs, const struct zb_children
 	return lo ? child[lo - 1].after : table->before;
 }
 
+/* A hash's first eight octets as a number that compares as they do: most comparisons of
+ * the search end there, without a call to memcmp. */
+static inline uint64_t first_octets(const uint8_t *hash)
+{
+	uint64_t word;
+	memcpy(&word, hash, sizeof word);
+	return __builtin_bswap64(word);  /* a little-endian host (zonedata.h) */
+}
+
 /* The NSEC3 covering the next closer name's hash: the last hash below it, or around the ring
  * the last of all (RFC 5155 §3.1.7). */
 static uint32_t nsec3_index(const struct zb_zoneset *zs, const struct zb_chain *chain,
@@ -41,10 +50,13 @@ static uint32_t nsec3_index(const struct zb_zoneset *zs, const struct zb_chain *
 	uint8_t hash[ZB_SHA1_LEN];
 	zb_nsec3_hash(name, len, chain->salt, chain->salt_len, chain->iterations, hash);
 	const uint8_t *hashes = zs->data + chain->hashes_off;
+	uint64_t key = first_octets(hash);
 	uint32_t lo = 0, hi = chain->count;
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
-		if (memcmp(hashes + (size_t)mid * ZB_SHA1_LEN, hash, ZB_SHA1_LEN) < 0)
+		const uint8_t *at = hashes + (size_t)mid * ZB_SHA1_LEN;
+		uint64_t word = first_octets(at);
+		if (word != key ? word < key : memcmp(at + 8, hash + 8, ZB_SHA1_LEN - 8) < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
