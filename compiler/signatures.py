@@ -48,6 +48,32 @@ def cache_path(origins: list[str]) -> Path | None:
     return objects.parent / "signatures" / f"{key}.digests"
 
 
+@dataclass(frozen=True)
+class Signature:
+    zone: int
+    file: int
+    line: int
+    tag: int
+    algorithm: int
+    label: str  # `OWNER RRSIG TYPE`
+    signature: bytes
+    signed: bytes  # what it signs
+
+
+def _signature_at(data: bytes, at: int) -> tuple[Signature, int]:
+    """The 'S' entry at `at`, and the offset after it."""
+    zone, file, line, tag, algorithm, label_len = struct.unpack_from("<xIIIHBH", data, at)
+    at += 18
+    label = data[at:at + label_len].decode(errors="replace")
+    at += label_len
+    sig_len, = struct.unpack_from("<H", data, at)
+    signature = data[at + 2:at + 2 + sig_len]
+    at += 2 + sig_len
+    data_len, = struct.unpack_from("<I", data, at)
+    end = at + 4 + data_len
+    return Signature(zone, file, line, tag, algorithm, label, signature, data[at + 4:end]), end
+
+
 def _skip(data: bytes, at: int) -> int:
     """The offset after the entry at `at`."""
     kind = data[at]
@@ -57,9 +83,7 @@ def _skip(data: bytes, at: int) -> int:
         return at + 10 + struct.unpack_from("<H", data, at + 8)[0]
     if kind != ord("S"):
         raise ValueError(f"an entry of unknown kind {kind}")
-    at += 18 + struct.unpack_from("<H", data, at + 16)[0]
-    at += 2 + struct.unpack_from("<H", data, at)[0]
-    return at + 4 + struct.unpack_from("<I", data, at)[0]
+    return _signature_at(data, at)[1]
 
 
 def _scan(data: bytes) -> Contents:
@@ -110,17 +134,9 @@ def _verify_range(path: str, keys: Keys, start: int, end: int) -> list[Failure]:
         if data[at] != ord("S"):
             at = _skip(data, at)
             continue
-        zone, file, line, tag, algorithm, label_len = struct.unpack_from("<xIIIHBH", data, at)
-        at += 18
-        label = data[at:at + label_len].decode(errors="replace")
-        at += label_len
-        sig_len, = struct.unpack_from("<H", data, at)
-        signature = data[at + 2:at + 2 + sig_len]
-        at += 2 + sig_len
-        data_len, = struct.unpack_from("<I", data, at)
-        signed = data[at + 4:at + 4 + data_len]
-        at += 4 + data_len
-        what = f"{label} (key {tag}, algorithm {algorithm})"
+        sig, at = _signature_at(data, at)
+        zone, file, line, tag, algorithm = sig.zone, sig.file, sig.line, sig.tag, sig.algorithm
+        what = f"{sig.label} (key {tag}, algorithm {algorithm})"
         if algorithm in FORBIDDEN:
             failures.append((zone, file, line, f"{what}: {FORBIDDEN[algorithm]} signatures are "
                              "not verified (RFC 8624 §3.1); sign with ECDSAP256SHA256 or "
@@ -131,7 +147,7 @@ def _verify_range(path: str, keys: Keys, start: int, end: int) -> list[Failure]:
             try:
                 if rdata not in public:
                     public[rdata] = _public_key(algorithm, rdata)
-                public[rdata].verify(signature, signed)
+                public[rdata].verify(sig.signature, sig.signed)
                 break
             except InvalidSignature:
                 continue

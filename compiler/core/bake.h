@@ -165,6 +165,10 @@ enum severity { ERROR, WARNING };
 void diagnose(uint32_t zone, enum severity severity, struct pos pos, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 size_t diagnostics_errors(void);
+/* Of one kind of error in a zone, the first SHOWN_EACH are diagnosed each; then one error
+ * counts the rest: `N more WHAT`, when there are more. */
+#define SHOWN_EACH 10
+void diagnose_rest(uint32_t zone, struct pos pos, size_t count, const char *what);
 void print_diagnostics(void);  /* see diagnostics.c */
 
 /* ---- zones.c ---- */

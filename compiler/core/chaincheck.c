@@ -14,7 +14,6 @@
 #include "bake.h"
 #include "nsec3hash.h"
 
-#define REPORTED 10   /* of one kind of error a zone, then a count */
 #define MAX_TYPES 256 /* a name's types we compare; more are not served by anyone */
 #define NSEC3_OPT_OUT 1
 #define MAX_ITERATIONS 100  /* RFC 9276 §3.2: validators may treat more as insecure */
@@ -104,7 +103,7 @@ static void check_bitmap(struct zone_chain *c, const struct rrset *entry, name_t
 	types_at(c->zone, name, &want);
 	if (!bitmap_types(bitmap, len, &have) || have.n != want.n ||
 	    memcmp(have.v, want.v, have.n * sizeof *have.v) != 0) {
-		if (c->bitmaps++ >= REPORTED)
+		if (c->bitmaps++ >= SHOWN_EACH)
 			return;
 		char listed[1024], held[1024];
 		list_types(&have, listed, sizeof listed);
@@ -127,7 +126,7 @@ static void check_nsec(struct zone_chain *c)
 	uint32_t zone = c->zone;
 	const struct zone *z = &zones.v[zone];
 	EACH_DATA_NAME(zone, z, s, name)
-		if (rrset_in(zone, name, T_NSEC) == NONE && c->missing++ < REPORTED)
+		if (rrset_in(zone, name, T_NSEC) == NONE && c->missing++ < SHOWN_EACH)
 			diagnose(zone, ERROR, rrsets.v[s].pos, "%s has no NSEC record: the chain "
 				 "must pass through every name that holds data (RFC 4035 §2.3)",
 				 name_text(name));
@@ -147,7 +146,7 @@ static void check_nsec(struct zone_chain *c)
 			next[j] += next[j] >= 'A' && next[j] <= 'Z' ? 32 : 0;  /* lengths are < 64 */
 		size_t want_len = name_key(rrsets.v[chain_rrset(zone, (i + 1) % n)].owner, want);
 		if ((want_len != at + 1 || memcmp(next, want, want_len) != 0) &&
-		    c->misnext++ < REPORTED) {
+		    c->misnext++ < SHOWN_EACH) {
 			char next_text[1024];
 			wire_text(next, next_text, sizeof next_text);
 			diagnose(zone, ERROR, set->pos, "NSEC at %s names %s next, but the next name "
@@ -199,7 +198,7 @@ static void check_nsec3_name(struct zone_chain *c, name_t name, int optional,
 	}
 	if (optional && (raw[1] & NSEC3_OPT_OUT))
 		return;
-	if (c->missing++ < REPORTED)
+	if (c->missing++ < SHOWN_EACH)
 		diagnose(zone, ERROR, pos, "%s has no NSEC3 record%s (RFC 5155 §7.1)",
 			 name_text(name), optional ? ", and the NSEC3 that covers it is not opt-out" :
 			 "");
@@ -217,7 +216,7 @@ static void check_nsec3(struct zone_chain *c)
 		size_t at = 5 + raw[4];
 		if (raw[at] != ZB_SHA1_LEN ||
 		    memcmp(raw + at + 1, chain_hash(zone, (i + 1) % n), ZB_SHA1_LEN) != 0) {
-			if (c->misnext++ < REPORTED)
+			if (c->misnext++ < SHOWN_EACH)
 				diagnose(zone, ERROR, set->pos, "NSEC3 at %s does not name the next hash "
 					 "of the chain, %s (RFC 5155 §3.1.7)", name_text(set->owner),
 					 name_text(rrsets.v[chain_rrset(zone, (i + 1) % n)].owner));
@@ -243,7 +242,7 @@ static void check_nsec3(struct zone_chain *c)
 			}
 	size_t stale = 0;
 	for (size_t i = 0; i < n; i++)
-		if (!matched[i] && stale++ < REPORTED)
+		if (!matched[i] && stale++ < SHOWN_EACH)
 			diagnose(zone, WARNING, rrsets.v[chain_rrset(zone, i)].pos, "NSEC3 at %s "
 				 "matches no name of the zone", name_text(rrsets.v[chain_rrset(zone,
 				 i)].owner));
@@ -262,13 +261,8 @@ void check_chains(void)
 		else
 			continue;
 		const struct pos pos = rrsets.v[chain_rrset(zone, 0)].pos;
-		static const char *const what[3] = {
-			"names without their chain entry", "chain entries naming the wrong next one",
-			"type bitmaps that do not match their name",
-		};
-		size_t counts[3] = {c.missing, c.misnext, c.bitmaps};
-		for (int i = 0; i < 3; i++)
-			if (counts[i] > REPORTED)
-				diagnose(zone, ERROR, pos, "%zu more %s", counts[i] - REPORTED, what[i]);
+		diagnose_rest(zone, pos, c.missing, "names without their chain entry");
+		diagnose_rest(zone, pos, c.misnext, "chain entries naming the wrong next one");
+		diagnose_rest(zone, pos, c.bitmaps, "type bitmaps that do not match their name");
 	}
 }

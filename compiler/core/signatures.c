@@ -27,7 +27,6 @@ int64_t *zone_expiry;
 
 #define DNSKEY_ZONE 0x0100    /* RFC 4034 §2.1.1 */
 #define DNSKEY_REVOKE 0x0080  /* RFC 5011 §3 */
-#define REPORTED 10           /* of one kind of error a zone, then a count */
 
 struct key {
 	uint16_t tag;
@@ -220,7 +219,7 @@ static void check_rrsig_set(struct zone_check *c, const struct signature_check *
 		size_t signer_len = fields - 18;
 		memcpy(signer, c->data.v + 18, signer_len);
 		if (signer_len != origin_len || memcmp(signer, origin_key, origin_len) != 0) {
-			if (c->strangers++ < REPORTED)
+			if (c->strangers++ < SHOWN_EACH)
 				diagnose(zone, ERROR, sig->pos, "%s RRSIG %s (key %u): the signer is not "
 					 "the zone's apex %s (RFC 4035 §5.3.1)", name_text(sig->owner),
 					 type_name(sig->covers), tag, name_text(origin));
@@ -249,7 +248,7 @@ static void check_rrsig_set(struct zone_check *c, const struct signature_check *
 			}
 		}
 		if (candidates == 0) {
-			if (c->keyless++ < REPORTED)
+			if (c->keyless++ < SHOWN_EACH)
 				diagnose(zone, ERROR, sig->pos, "%s RRSIG %s: no DNSKEY at the apex has "
 					 "key tag %u and algorithm %u (RFC 4035 §5.3.1)",
 					 name_text(sig->owner), type_name(sig->covers), tag, p[2]);
@@ -296,7 +295,7 @@ static void check_coverage(struct zone_check *c, uint32_t s)
 	for (unsigned a = 0; a < 256; a++) {
 		if (!has_algorithm(c->keys.algorithms, a) || has_algorithm(by, a))
 			continue;
-		if (c->unsigned_sets++ < REPORTED)
+		if (c->unsigned_sets++ < SHOWN_EACH)
 			diagnose(c->zone, ERROR, set->pos, "%s %s has no RRSIG by algorithm %u, which "
 				 "the apex DNSKEY set holds (RFC 4035 §2.2)", name_text(set->owner),
 				 type_name(set->type), a);
@@ -322,17 +321,12 @@ static void report_times(const struct zone_check *c, const struct signature_chec
 			 "signature-warning of %u days; %zu signatures of the zone expire within it",
 			 name_text(t->owner), type_name(t->covers), t->tag, date(t->when),
 			 o->warning / 86400, t->count);
-	static const char *const what[3] = {
-		"RRsets without a signature by each algorithm",
-		"signatures by a signer other than the apex",
-		"signatures by a key the apex does not hold",
-	};
-	size_t counts[3] = {c->unsigned_sets, c->strangers, c->keyless};
-	for (int i = 0; i < 3; i++)
-		if (counts[i] > REPORTED)
-			diagnose(c->zone, ERROR, rrsets.v[zones.v[c->zone].soa != NONE ?
-				 zones.v[c->zone].soa : zones.v[c->zone].rrsets_begin].pos,
-				 "%zu more %s", counts[i] - REPORTED, what[i]);
+	const struct zone *z = &zones.v[c->zone];
+	struct pos pos = rrsets.v[z->soa != NONE ? z->soa : z->rrsets_begin].pos;
+	diagnose_rest(c->zone, pos, c->unsigned_sets, "RRsets without a signature by each "
+		      "algorithm");
+	diagnose_rest(c->zone, pos, c->strangers, "signatures by a signer other than the apex");
+	diagnose_rest(c->zone, pos, c->keyless, "signatures by a key the apex does not hold");
 }
 
 static void check_zone_signatures(struct zone_check *c, const struct signature_check *o,
