@@ -43,7 +43,7 @@ static inline uint64_t first_octets(const uint8_t *hash)
 }
 
 /* The NSEC3 covering the next closer name's hash: the last hash below it, or around the ring
- * the last of all (RFC 5155 §3.1.7). */
+ * the last of all (RFC 5155 §3.1.7). The bucket of its leading bits bounds the search. */
 static uint32_t nsec3_index(const struct zb_zoneset *zs, const struct zb_chain *chain,
 			    const uint8_t *name, size_t len)
 {
@@ -51,7 +51,10 @@ static uint32_t nsec3_index(const struct zb_zoneset *zs, const struct zb_chain *
 	zb_nsec3_hash(name, len, chain->salt, chain->salt_len, chain->iterations, hash);
 	const uint8_t *hashes = zs->data + chain->hashes_off;
 	uint64_t key = first_octets(hash);
-	uint32_t lo = 0, hi = chain->count;
+	uint32_t bucket[2];
+	memcpy(bucket, zs->data + chain->buckets_off +
+	       4 * (chain->bucket_bits ? key >> (64 - chain->bucket_bits) : 0), sizeof bucket);
+	uint32_t lo = bucket[0], hi = bucket[1];
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
 		const uint8_t *at = hashes + (size_t)mid * ZB_SHA1_LEN;

@@ -33,18 +33,21 @@ static inline uint32_t zb_rol32(uint32_t x, unsigned n)
 	(e) += zb_rol32((a), 5) + (f) + (k) + (wt); \
 	(b) = zb_rol32((b), 30); \
 } while (0)
+/* Ch and Maj in forms with fewer operations: d ^ (b & (c ^ d)) picks c where b is set, d
+ * elsewhere; (b & c) and d & (b ^ c) share no bit, so their sum is the majority. */
 #define ZB_SHA1_R0(a, b, c, d, e, wt) \
-	ZB_SHA1_ROUND(a, b, c, d, e, ((b) & (c)) | (~(b) & (d)), 0x5A827999, wt)
+	ZB_SHA1_ROUND(a, b, c, d, e, (d) ^ ((b) & ((c) ^ (d))), 0x5A827999, wt)
 #define ZB_SHA1_R1(a, b, c, d, e, wt) ZB_SHA1_ROUND(a, b, c, d, e, (b) ^ (c) ^ (d), 0x6ED9EBA1, wt)
 #define ZB_SHA1_R2(a, b, c, d, e, wt) \
-	ZB_SHA1_ROUND(a, b, c, d, e, ((b) & (c)) | ((b) & (d)) | ((c) & (d)), 0x8F1BBCDC, wt)
+	ZB_SHA1_ROUND(a, b, c, d, e, ((b) & (c)) + ((d) & ((b) ^ (c))), 0x8F1BBCDC, wt)
 #define ZB_SHA1_R3(a, b, c, d, e, wt) ZB_SHA1_ROUND(a, b, c, d, e, (b) ^ (c) ^ (d), 0xCA62C1D6, wt)
 
 /* One 64-octet block into the state (FIPS 180-4 §6.1.2), its 80 rounds written out: an NSEC3
  * denial hashes a name at run time, and the loop took twice the instructions. */
-static inline void zb_sha1_block(uint32_t h[5], const uint8_t *p)
+static inline void zb_sha1_block_portable(uint32_t h[5], const uint8_t *p)
 {
 	uint32_t w[16];
+#pragma GCC unroll 16
 	for (int i = 0; i < 16; i++) {
 		uint32_t v;
 		memcpy(&v, p + 4 * i, 4);
@@ -138,6 +141,91 @@ static inline void zb_sha1_block(uint32_t h[5], const uint8_t *p)
 	h[4] += e;
 }
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#include <immintrin.h>
+
+/* Whether the processor has the SHA extensions (and SSSE3 and SSE4.1, which the block below
+ * also uses), found once before main: most x86-64 servers sold since 2017 have them, and
+ * they take the block from about 1,400 instructions to about 120. Per translation unit,
+ * as this header is. */
+static int zb_sha1_ni;
+
+__attribute__((constructor)) static void zb_sha1_detect(void)
+{
+	unsigned a, b, c, d, sha;
+	if (!__get_cpuid_count(7, 0, &a, &sha, &c, &d) || !__get_cpuid(1, &a, &b, &c, &d))
+		return;
+	zb_sha1_ni = (sha >> 29 & 1) && (c >> 9 & 1) && (c >> 19 & 1);
+}
+
+/* Four rounds (SHA1RNDS4: function and constant `f` of FIPS 180-4 §4.1.1, §4.2.1), `e` the
+ * fifth working variable already added to the group's words. */
+#define ZB_SHA1_NI_ROUNDS(abcd, e, f) _mm_sha1rnds4_epu32((abcd), (e), (f))
+/* The next group of four schedule words from the four before it (§6.1.2 step 1): the
+ * instructions take W[t-16] ^ W[t-14], then W[t-8], then W[t-3] and the rotation. */
+#define ZB_SHA1_NI_NEXT(w0, w1, w2, w3) \
+	((w0) = _mm_sha1msg2_epu32(_mm_xor_si128(_mm_sha1msg1_epu32((w0), (w1)), (w2)), (w3)))
+/* Rounds 4i..4i+3 for i > 0: E is the A of four rounds back, rotated, which SHA1NEXTE
+ * adds to the words. */
+#define ZB_SHA1_NI_GROUP(abcd, last, w, f) do { \
+	__m128i e_ = _mm_sha1nexte_epu32((last), (w)); \
+	(last) = (abcd); \
+	(abcd) = ZB_SHA1_NI_ROUNDS((abcd), e_, (f)); \
+} while (0)
+
+/* The block with the SHA extensions. The state and the words are held most significant lane
+ * first (A, or W[t], in lane 3), as the instructions expect. */
+__attribute__((target("sha,ssse3,sse4.1"))) static inline void
+zb_sha1_block_ni(uint32_t h[5], const uint8_t *p)
+{
+	/* Reversing the 16 octets makes the big-endian words and puts W[t] in lane 3. */
+	const __m128i reverse = _mm_set_epi64x(0x0001020304050607, 0x08090a0b0c0d0e0f);
+	__m128i abcd = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)h), 0x1B);
+	__m128i e0 = _mm_set_epi32((int)h[4], 0, 0, 0);
+	__m128i abcd0 = abcd, last = abcd;
+	__m128i w0 = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)p), reverse);
+	__m128i w1 = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(p + 16)), reverse);
+	__m128i w2 = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(p + 32)), reverse);
+	__m128i w3 = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(p + 48)), reverse);
+	abcd = ZB_SHA1_NI_ROUNDS(abcd, _mm_add_epi32(e0, w0), 0);
+	ZB_SHA1_NI_GROUP(abcd, last, w1, 0);
+	ZB_SHA1_NI_GROUP(abcd, last, w2, 0);
+	ZB_SHA1_NI_GROUP(abcd, last, w3, 0);
+	ZB_SHA1_NI_GROUP(abcd, last, ZB_SHA1_NI_NEXT(w0, w1, w2, w3), 0);   /* rounds 16-19 */
+	ZB_SHA1_NI_GROUP(abcd, last, ZB_SHA1_NI_NEXT(w1, w2, w3, w0), 1);
+	ZB_SHA1_NI_GROUP(abcd, last, ZB_SHA1_NI_NEXT(w2, w3, w0, w1), 1);
+	ZB_SHA1_NI_GROUP(abcd, last, ZB_SHA1_NI_NEXT(w3, w0, w1, w2), 1);
+	ZB_SHA1_NI_GROUP(abcd, last, ZB_SHA1_NI_NEXT(w0, w1, w2, w3), 1);
+	ZB_SHA1_NI_GROUP(abcd, last, ZB_SHA1_NI_NEXT(w1, w2, w3, w0), 1);   /* rounds 36-39 */
+	ZB_SHA1_NI_GROUP(abcd, last, ZB_SHA1_NI_NEXT(w2, w3, w0, w1), 2);
+	ZB_SHA1_NI_GROUP(abcd, last, ZB_SHA1_NI_NEXT(w3, w0, w1, w2), 2);
+	ZB_SHA1_NI_GROUP(abcd, last, ZB_SHA1_NI_NEXT(w0, w1, w2, w3), 2);
+	ZB_SHA1_NI_GROUP(abcd, last, ZB_SHA1_NI_NEXT(w1, w2, w3, w0), 2);
+	ZB_SHA1_NI_GROUP(abcd, last, ZB_SHA1_NI_NEXT(w2, w3, w0, w1), 2);   /* rounds 56-59 */
+	ZB_SHA1_NI_GROUP(abcd, last, ZB_SHA1_NI_NEXT(w3, w0, w1, w2), 3);
+	ZB_SHA1_NI_GROUP(abcd, last, ZB_SHA1_NI_NEXT(w0, w1, w2, w3), 3);
+	ZB_SHA1_NI_GROUP(abcd, last, ZB_SHA1_NI_NEXT(w1, w2, w3, w0), 3);
+	ZB_SHA1_NI_GROUP(abcd, last, ZB_SHA1_NI_NEXT(w2, w3, w0, w1), 3);
+	ZB_SHA1_NI_GROUP(abcd, last, ZB_SHA1_NI_NEXT(w3, w0, w1, w2), 3);   /* rounds 76-79 */
+	/* The final E, the A of four rounds back rotated, added to the old E. */
+	e0 = _mm_sha1nexte_epu32(last, e0);
+	abcd = _mm_shuffle_epi32(_mm_add_epi32(abcd, abcd0), 0x1B);
+	_mm_storeu_si128((__m128i *)h, abcd);
+	h[4] = (uint32_t)_mm_extract_epi32(e0, 3);
+}
+
+static inline void zb_sha1_block(uint32_t h[5], const uint8_t *p)
+{
+	if (zb_sha1_ni)
+		zb_sha1_block_ni(h, p);
+	else
+		zb_sha1_block_portable(h, p);
+}
+#else
+#define zb_sha1_block zb_sha1_block_portable
+#endif
+
 /* SHA-1 of `a` then `b` (either may be empty). */
 static inline void zb_sha1_two(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen,
 			       uint8_t out[ZB_SHA1_LEN])
@@ -145,36 +233,41 @@ static inline void zb_sha1_two(const uint8_t *a, size_t alen, const uint8_t *b, 
 	uint32_t h[5] = {0x67452301, 0xEFCDAB89, 0x98BADCFE, 0x10325476, 0xC3D2E1F0};
 	uint8_t block[64];
 	size_t total = alen + blen, fill = 0;
-	/* Whole blocks, then the last with the padding: a 1 bit, zeros, the length in bits. */
-	for (size_t done = 0; done < total;) {
-		size_t take = done < alen ? alen - done : total - done;
-		const uint8_t *from = done < alen ? a + done : b + (done - alen);
-		if (take > 64 - fill)
-			take = 64 - fill;
-		memcpy(block + fill, from, take);
-		fill += take;
-		done += take;
-		if (fill == 64) {
+	if (total <= 55) {
+		/* One block, the usual case (a name without salt): the message, then the padding:
+		 * a 1 bit, zeros, the length in bits (FIPS 180-4 §5.1.1). */
+		memset(block, 0, sizeof block);
+		memcpy(block, a, alen);
+		memcpy(block + alen, b, blen);
+		block[total] = 0x80;
+	} else {
+		for (size_t done = 0; done < total;) {
+			size_t take = done < alen ? alen - done : total - done;
+			const uint8_t *from = done < alen ? a + done : b + (done - alen);
+			if (take > 64 - fill)
+				take = 64 - fill;
+			memcpy(block + fill, from, take);
+			fill += take;
+			done += take;
+			if (fill == 64) {
+				zb_sha1_block(h, block);
+				fill = 0;
+			}
+		}
+		block[fill++] = 0x80;
+		if (fill > 56) {
+			memset(block + fill, 0, 64 - fill);
 			zb_sha1_block(h, block);
 			fill = 0;
 		}
+		memset(block + fill, 0, 56 - fill);
 	}
-	block[fill++] = 0x80;
-	if (fill > 56) {
-		memset(block + fill, 0, 64 - fill);
-		zb_sha1_block(h, block);
-		fill = 0;
-	}
-	memset(block + fill, 0, 56 - fill);
-	uint64_t bits = (uint64_t)total * 8;
-	for (int i = 0; i < 8; i++)
-		block[56 + i] = (uint8_t)(bits >> (56 - 8 * i));
+	uint64_t bits = __builtin_bswap64((uint64_t)total * 8);
+	memcpy(block + 56, &bits, 8);
 	zb_sha1_block(h, block);
 	for (int i = 0; i < 5; i++) {
-		out[4 * i] = (uint8_t)(h[i] >> 24);
-		out[4 * i + 1] = (uint8_t)(h[i] >> 16);
-		out[4 * i + 2] = (uint8_t)(h[i] >> 8);
-		out[4 * i + 3] = (uint8_t)h[i];
+		uint32_t word = __builtin_bswap32(h[i]);
+		memcpy(out + 4 * i, &word, 4);
 	}
 }
 

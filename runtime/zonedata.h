@@ -91,12 +91,15 @@ struct zb_chain {
 	uint8_t kind;            /* ZB_DENIAL_NSEC3, or ZB_DENIAL_NSEC */
 	uint8_t apex_len;        /* the zone's apex, in wire form */
 	uint8_t salt_len;
-	uint8_t reserved;
+	uint8_t bucket_bits;     /* NSEC3: the hashes' leading bits that index `buckets_off` */
 	uint16_t iterations;
-	uint16_t reserved2;
+	uint16_t reserved;
 	uint32_t count;
 	uint32_t entries_off;    /* `count` uint32 offsets of struct zb_denial, in chain order */
 	uint32_t hashes_off;     /* NSEC3: `count` hashes of 20 octets, ascending */
+	/* NSEC3: 2^bucket_bits + 1 uint32, the first hash whose leading bits are at least each
+	 * value, then `count`: the hashes are uniform, so a bucket holds one or two. */
+	uint32_t buckets_off;
 	uint8_t salt[256];
 };
 
@@ -147,7 +150,7 @@ struct zb_chaos_name {
 _Static_assert(sizeof(struct zb_node) == 20, "zb_node layout");
 _Static_assert(sizeof(struct zb_type_entry) == 8, "zb_type_entry layout");
 _Static_assert(sizeof(struct zb_answer) == 40, "zb_answer layout");
-_Static_assert(sizeof(struct zb_chain) == 276, "zb_chain layout");
+_Static_assert(sizeof(struct zb_chain) == 280, "zb_chain layout");
 _Static_assert(sizeof(struct zb_children) == 16, "zb_children layout");
 
 /* A signed zone: its name, and the earliest expiration of its signatures. */

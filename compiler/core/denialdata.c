@@ -83,6 +83,35 @@ static uint32_t put_entry(uint32_t set, name_t apex)
 	return at;
 }
 
+/* The first eight octets of a hash as a big-endian number. */
+static uint64_t hash_prefix(const uint8_t *hash)
+{
+	uint64_t v = 0;
+	for (int i = 0; i < 8; i++)
+		v = v << 8 | hash[i];
+	return v;
+}
+
+/* An NSEC3 chain's bucket directory (runtime/zonedata.h, struct zb_chain): as many buckets
+ * as the next power of two at or above the number of hashes. */
+static void put_buckets(uint32_t zone, uint32_t chain)
+{
+	uint32_t n = chain_length(zone);
+	unsigned bits = 0;
+	while (bits < 32 && (1ull << bits) < n)
+		bits++;
+	denial_region.v[chain + offsetof(struct zb_chain, bucket_bits)] = bits;
+	align_region(4);
+	put_offset(chain + offsetof(struct zb_chain, buckets_off), here());
+	uint32_t i = 0;
+	for (uint64_t b = 0; b < 1ull << bits; b++) {
+		while (i < n && (bits ? hash_prefix(chain_hash(zone, i)) >> (64 - bits) : 0) < b)
+			i++;
+		bytes_put(&denial_region, &i, 4);
+	}
+	bytes_put(&denial_region, &n, 4);
+}
+
 static uint32_t put_chain(uint32_t zone)
 {
 	const struct zone *z = &zones.v[zone];
@@ -103,6 +132,7 @@ static uint32_t put_chain(uint32_t zone)
 		put_offset(at + offsetof(struct zb_chain, hashes_off), here());
 		for (size_t i = 0; i < n; i++)
 			bytes_put(&denial_region, chain_hash(zone, i), 20);
+		put_buckets(zone, at);
 	}
 	for (size_t i = 0; i < n; i++)
 		put_offset(entries + 4 * i, put_entry(chain_rrset(zone, i), z->origin));

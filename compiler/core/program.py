@@ -60,7 +60,7 @@ def _prune(directory: Path, keep: Path) -> None:
 def _digest(cc: list[str], runtime: Path) -> str:
     """What the executable depends on: its sources, the responder's headers, the compiler."""
     digest = hashlib.sha256(" ".join(cc + _cflags()).encode())
-    for path in sorted(SOURCES.glob("*.[ch]")) + [runtime / "hash.h", runtime / "zonedata.h"]:
+    for path in sorted(SOURCES.glob("*.[ch]")) + sorted(runtime.glob("*.h")):
         digest.update(path.name.encode() + b"\0" + path.read_bytes())
     try:
         digest.update(subprocess.run([*cc, "--version"], capture_output=True).stdout)

@@ -50,6 +50,29 @@ def instructions(server: Path, loadgen: Path, queries: list[str], count: int,
     return int(totals.group(1)) / answered
 
 
+def inclusive(out: Path, function: str) -> int:
+    """Instructions counted in `function` and what it calls, from callgrind's last output."""
+    text = subprocess.run(["callgrind_annotate", "--inclusive=yes", str(out)],
+                          capture_output=True, text=True, check=True).stdout
+    match = re.search(rf"^\s*([\d,]+) .*:{re.escape(function)} ", text, re.M)
+    return int(match.group(1).replace(",", "")) if match else 0
+
+
+def straight_line(binary: Path, symbol: str) -> int:
+    """The instructions of a function without a branch: executed once each per call, so their
+    number is what a call costs. valgrind cannot run some instructions (the SHA extensions),
+    and this counts what it cannot."""
+    text = subprocess.run(["objdump", "-d", "--no-show-raw-insn", str(binary)],
+                          capture_output=True, text=True, check=True).stdout
+    body = re.search(rf"^[0-9a-f]+ <{re.escape(symbol)}>:\n(.*?)\n\n", text, re.M | re.S)
+    if not body:
+        raise SystemExit(f"{binary}: no function {symbol}")
+    lines = [line for line in body.group(1).splitlines() if "\t" in line]
+    if any(re.search(r"\tj[a-z]+ ", line) for line in lines):
+        raise SystemExit(f"{binary}: {symbol} branches; its length is not its cost")
+    return len(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("server", type=Path)

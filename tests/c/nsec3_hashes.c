@@ -2,6 +2,8 @@
  * nsec3_hashes.c - runtime/nsec3hash.h over inputs given one a line:
  *   in:  HEXNAME HEXSALT ITERATIONS   (HEXNAME or HEXSALT "-" when empty)
  *   out: the hash in hex
+ * With --portable, the block is the portable C even where the processor has the SHA
+ * extensions; with --which, it prints which block it would use ("sha-ni" or "portable").
  * tests/unit/test_nsec3hash.py compares them with hashlib and RFC 5155 Appendix A.
  */
 #include <stdio.h>
@@ -19,8 +21,25 @@ static size_t unhex(const char *hex, uint8_t *out, size_t max)
 	return n;
 }
 
-int main(void)
+static int uses_sha_ni(void)
 {
+#if defined(__x86_64__)
+	return zb_sha1_ni;
+#else
+	return 0;
+#endif
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && strcmp(argv[1], "--which") == 0) {
+		printf("%s\n", uses_sha_ni() ? "sha-ni" : "portable");
+		return 0;
+	}
+#if defined(__x86_64__)
+	if (argc > 1 && strcmp(argv[1], "--portable") == 0)
+		zb_sha1_ni = 0;
+#endif
 	static char name_hex[2 * ZB_NSEC3_INPUT_MAX + 2], salt_hex[600];
 	unsigned iterations;
 	while (scanf("%1021s %599s %u", name_hex, salt_hex, &iterations) == 3) {
