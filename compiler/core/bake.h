@@ -300,6 +300,10 @@ void nsec_children(uint32_t zone, name_t encloser, struct child_gaps *out);
 
 #define SHA256_LEN 32
 void sha256(const uint8_t *data, size_t len, uint8_t out[SHA256_LEN]);
+/* Which block sha256 uses (the SHA extensions where the processor has them); tests make it
+ * take the portable one. */
+int sha256_uses_extensions(void);
+void sha256_portable_only(void);
 /* Append what an RRSIG (its RDATA) signs over `set` (RFC 4034 §3.1.8.1); the length of its
  * fields before the signature, or 0 (nothing appended) when its labels exceed the owner's. */
 size_t signed_data(const struct rrset *set, const uint8_t *rrsig, size_t rrsig_len,

@@ -166,6 +166,7 @@ int main(int argc, char **argv)
 		zones.v[z].rrsets_end = rrsets.n;
 		check_zone(z, lenient);
 	}
+	phase("read", rdatas.n, "records");
 	if (diagnostics_errors() > 0) {
 		print_diagnostics();
 		return EXIT_ERRORS;
@@ -183,7 +184,11 @@ int main(int argc, char **argv)
 	names_seal();
 	build_chains();
 	if (diagnostics_errors() == 0) {
+		size_t links = 0;
+		for (uint32_t z = 0; z < zones.n; z++)
+			links += chain_length(z);
 		check_chains();
+		phase("chains", links, "records");
 		if (signatures.out)
 			check_signatures(&signatures);
 	}
@@ -191,7 +196,6 @@ int main(int argc, char **argv)
 		print_diagnostics();
 		return EXIT_ERRORS;
 	}
-	phase("read", rdatas.n, "records");
 
 	build_answers(minimal);
 	print_diagnostics();  /* the warnings, and any answer too large for a message */
