@@ -8,7 +8,7 @@ from pathlib import Path
 
 
 def knot_config(workdir: Path, port: int, zones: list[tuple[str, Path]],
-                server_extra: str = "") -> str:
+                server_extra: str = "", template_extra: str = "") -> str:
     zone_lines = "".join(f'  - domain: "{origin}"\n    file: "{Path(path).resolve()}"\n'
                          for origin, path in zones)
     return f"""server:
@@ -25,5 +25,5 @@ template:
     zonefile-sync: -1
     journal-content: none
     semantic-checks: off
-zone:
+{template_extra}zone:
 {zone_lines}"""

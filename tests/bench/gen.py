@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import random
-import subprocess
 from pathlib import Path
 
 ORIGIN = "bench.example."
@@ -49,25 +48,6 @@ def generate(zone: Path, queries: Path, names: int = 100_000, count: int = 200_0
             name, qtype = f"www.cust{rng.randrange(cuts)}.{ORIGIN}", "A"
         out.append(f"{mixed_case(name, rng)} {qtype}")
     queries.write_text("\n".join(out) + "\n")
-
-
-def sign(zone: Path, directory: Path) -> dict[str, Path]:
-    """The zone signed by dnssec-signzone with one Ed25519 key (-z), with NSEC and with NSEC3
-    (no salt, 0 iterations: RFC 9276); the signed files by chain kind. Made once per
-    directory: signing 100,000 names takes half a minute a kind."""
-    signed = {kind: directory / f"signed.{kind}.zone" for kind in ("nsec", "nsec3")}
-    if all(path.exists() for path in signed.values()):
-        return signed
-    directory.mkdir(parents=True, exist_ok=True)
-    key = subprocess.run(["dnssec-keygen", "-q", "-a", "ED25519", "-K", str(directory),
-                          ORIGIN], capture_output=True, text=True, check=True).stdout.strip()
-    unsigned = directory / "unsigned.zone"
-    unsigned.write_text(zone.read_text() + (directory / f"{key}.key").read_text())
-    for kind, extra in (("nsec", []), ("nsec3", ["-3", "-", "-H", "0"])):
-        subprocess.run(["dnssec-signzone", "-q", "-z", "-S", "-K", str(directory), "-o", ORIGIN,
-                        *extra, "-f", str(signed[kind]), str(unsigned)], check=True,
-                       cwd=directory, capture_output=True)
-    return signed
 
 
 def main() -> None:

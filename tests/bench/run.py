@@ -20,6 +20,7 @@ from pathlib import Path
 import callgrind
 import gen
 from servers import ORIGIN, Gdnsd, Knot, Nsd, Reflector, Zonebake
+import signzone  # noqa: E402 (tests/, on the path servers.py sets)
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
@@ -61,7 +62,7 @@ def signed(args, work: Path, zone: Path, queries: Path, loadgen: Path) -> None:
     if not shutil.which("dnssec-signzone"):
         print("\ndnssec-signzone is not installed (bind9-utils): no signed zone", file=sys.stderr)
         return
-    files = gen.sign(zone, work / "signed")
+    files = signzone.sign(zone, ORIGIN, work / "signed")
     binaries = {}
     for kind, path in files.items():
         out = work / "signed" / f"zonebake-{kind}"

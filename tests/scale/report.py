@@ -10,9 +10,13 @@ machine:
 - Knot's time from exec to its first answer on the same zones, and its peak RSS;
 - that both serve the same answers: a deterministic sample of questions sent to both and
   compared section by section (tests/differential/compare.py);
-- the hand-kept zone's build time against the plain zone's.
+- the hand-kept zone's build time against the plain zone's;
+- the zone signed with NSEC3 (dnssec-signzone, Ed25519; made once per WORKDIR, about seven
+  minutes for a million names): the build with every signature verified against Knot's load
+  with `dnssec-validation: on`, which checks every signature and the chain too; the build
+  with the verification cache warm against Knot's load without validation; the sizes.
 
-    .venv/bin/python tests/scale/report.py WORKDIR [--names N] [--zones N]
+    .venv/bin/python tests/scale/report.py WORKDIR [--names N] [--zones N] [--only SECTION]
 
 Not part of the test suite: it takes minutes (Knot's load, the 2000 questions).
 """
@@ -31,12 +35,14 @@ from pathlib import Path
 
 import dns.message
 import dns.query
+import dns.rcode
 
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent), str(HERE.parent / "differential")]
 from compare import differences, normalize, show  # noqa: E402
 from gen import ORIGIN, write_handkept, write_zone, write_zoneset  # noqa: E402
 from knotconf import knot_config  # noqa: E402
+from signzone import sign  # noqa: E402
 
 AS_ROOT = ["--allow-root"] if os.geteuid() == 0 else []
 
@@ -75,7 +81,8 @@ def build(zonebake: str, args: list[str], outdir: Path,
 
 
 def first_answer(command: list[str], port: int, qname: str, limit: float = 300) -> tuple:
-    """Seconds from exec to the first answer to qname, and the running process."""
+    """Seconds from exec to the first NOERROR answer to qname (a server that failed to load
+    the zone answers SERVFAIL), and the running process."""
     query = dns.message.make_query(qname, "SOA", use_edns=False).to_wire()
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     sock.settimeout(0.001)
@@ -85,8 +92,9 @@ def first_answer(command: list[str], port: int, qname: str, limit: float = 300) 
         while time.monotonic() - started < limit:
             sock.sendto(query, ("127.0.0.1", port))
             try:
-                sock.recv(4096)
-                return time.monotonic() - started, process
+                reply = dns.message.from_wire(sock.recv(4096))
+                if reply.rcode() == dns.rcode.NOERROR:
+                    return time.monotonic() - started, process
             except (socket.timeout, ConnectionRefusedError):
                 if process.poll() is not None:
                     raise SystemExit(f"{command[0]} exited with {process.returncode}")
@@ -199,27 +207,101 @@ def measure(title: str, zones: list[tuple[str, Path]], build_args: list[str], pr
     return warm, seconds
 
 
+def knot_load(workdir: Path, zones: list[tuple[str, Path]], probe: str,
+              template_extra: str = "") -> tuple[float, int]:
+    """Knot's seconds from exec to its first answer, and its peak RSS in MiB."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["rm", "-rf", str(workdir / "db")], check=True)
+    port = free_port()
+    (workdir / "knot.conf").write_text(knot_config(workdir, port, zones,
+                                                   template_extra=template_extra))
+    subprocess.run(["sync"], check=True)
+    seconds, knot = first_answer(["knotd", "-c", str(workdir / "knot.conf")], port, probe,
+                                 limit=3600)
+    rss = peak_rss_mib(knot.pid)
+    stop(knot)
+    return seconds, rss
+
+
+def measure_signed(zone: Path, workdir: Path, zonebake: str) -> None:
+    """The NSEC3-signed zone: zonebake's build, every signature verified, against Knot's load
+    with validation; the rebuild with the verification cache warm against Knot's load
+    without; the sizes."""
+    print("== signed with NSEC3", flush=True)
+    started = time.monotonic()
+    signed = sign(zone, ORIGIN, workdir / "signed", kinds=("nsec3",))["nsec3"]
+    print(f"signed by dnssec-signzone (or found from an earlier run) in "
+          f"{time.monotonic() - started:.0f} s: {signed.stat().st_size / 2**20:.0f} MiB",
+          flush=True)
+    outdir, cache = workdir / "out-signed", workdir / "cache-signed"
+    zones = [(ORIGIN, signed)]
+    args = ["--zone", f"{ORIGIN}={signed}"]
+    # The core and the runtime's objects compiled by a build of the unsigned zone first, so
+    # that the two builds differ only in what the verification cache holds.
+    build(zonebake, ["--zone", f"{ORIGIN}={zone}"], outdir, cache)
+    figures = {}
+    for kind in ("verification cache cold", "verification cache warm"):
+        if "cold" in kind:
+            subprocess.run(["rm", "-rf", str(cache / "zonebake" / "signatures")], check=True)
+        subprocess.run(["rm", "-rf", str(outdir)], check=True)
+        subprocess.run(["sync"], check=True)
+        summary, wall, rss = build(zonebake, args, outdir, cache)
+        figures[kind] = (wall, rss)
+        print(f"compile ({kind}): {wall:.1f} s wall, peak RSS {rss} MiB; {summary}",
+              flush=True)
+    print(f"sizes: zone file {signed.stat().st_size / 2**20:.1f} MiB, zonedata.bin "
+          f"{(outdir / 'zonedata.bin').stat().st_size / 2**20:.1f} MiB, binary "
+          f"{(outdir / 'zonebake-server').stat().st_size / 2**20:.1f} MiB", flush=True)
+    knot = {}
+    for kind, extra in (("validation on", "    dnssec-validation: on\n"),
+                        ("validation off", "")):
+        knot[kind] = knot_load(workdir / f"knot-signed-{kind.split()[1]}", zones, ORIGIN,
+                               template_extra=extra)
+        print(f"knot exec to first answer, {kind}: {knot[kind][0]:.1f} s, peak RSS "
+              f"{knot[kind][1]} MiB", flush=True)
+    cold, warm = figures["verification cache cold"], figures["verification cache warm"]
+    print(f"build (every signature verified) / knot with validation: time "
+          f"{cold[0] / knot['validation on'][0]:.2f}, memory "
+          f"{cold[1] / knot['validation on'][1]:.2f}")
+    print(f"build (verification cache warm) / knot without validation: time "
+          f"{warm[0] / knot['validation off'][0]:.2f}, memory "
+          f"{warm[1] / knot['validation off'][1]:.2f}", flush=True)
+
+
+SECTIONS = ("plain", "hand-kept", "zone-set", "signed")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("workdir", type=Path)
     parser.add_argument("--names", type=int, default=1_000_000)
     parser.add_argument("--zones", type=int, default=10_000)
+    parser.add_argument("--only", choices=SECTIONS, action="append",
+                        help="measure this section (repeatable; default: all)")
     args = parser.parse_args()
+    only = set(args.only or SECTIONS)
     zonebake = str(Path(sys.executable).parent / "zonebake")
     args.workdir.mkdir(parents=True, exist_ok=True)
 
     zone = args.workdir / f"scale-{args.names}.zone"
     if not zone.exists():
         write_zone(zone, args.names)
-    plain, _ = measure(f"{args.names}-names", [(ORIGIN, zone)], ["--zone", f"{ORIGIN}={zone}"],
-                       ORIGIN, args.workdir, zonebake, sample_questions(args.names))
-
-    handkept = write_handkept(args.workdir / f"handkept-{args.names}", args.names)
-    kept, _ = measure(f"{args.names}-names-hand-kept", handkept,
-                      [arg for origin, path in handkept for arg in ("--zone", f"{origin}={path}")],
-                      ORIGIN, args.workdir, zonebake, sample_questions(args.names))
-    print(f"hand-kept / plain build: {kept / plain:.2f}", flush=True)
+    if only & {"plain", "hand-kept"}:
+        plain, _ = measure(f"{args.names}-names", [(ORIGIN, zone)],
+                           ["--zone", f"{ORIGIN}={zone}"], ORIGIN, args.workdir, zonebake,
+                           sample_questions(args.names))
+    if "hand-kept" in only:
+        handkept = write_handkept(args.workdir / f"handkept-{args.names}", args.names)
+        kept, _ = measure(f"{args.names}-names-hand-kept", handkept,
+                          [arg for origin, path in handkept
+                           for arg in ("--zone", f"{origin}={path}")],
+                          ORIGIN, args.workdir, zonebake, sample_questions(args.names))
+        print(f"hand-kept / plain build: {kept / plain:.2f}", flush=True)
+    if "signed" in only:
+        measure_signed(zone, args.workdir / f"signed-{args.names}", zonebake)
+    if "zone-set" not in only:
+        return
 
     config = write_zoneset(args.workdir / f"set-{args.zones}", args.zones)
     zones = [(f"customer{i}.test.", config.parent / f"customer{i}.zone")
