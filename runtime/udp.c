@@ -6,6 +6,7 @@
 #define _GNU_SOURCE /* recvmmsg, sendmmsg, in6_pktinfo */
 #include "udp.h"
 
+#include <errno.h>
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,6 +83,46 @@ static size_t reply_control(struct msghdr *received, uint8_t *control)
 	return 0;
 }
 
+/* Source ports no resolver sends from: 0 cannot be answered, and the small services of
+ * RFC 862 (echo), 867 (daytime), 865 (quote of the day), 864 (chargen) and 868 (time) answer
+ * whatever reaches them, so a query spoofed from one of them would start a loop between the
+ * two servers. Dropped unanswered, as BIND and Knot drop them. */
+static int unanswerable_port(const struct sockaddr_storage *peer)
+{
+	in_port_t port;
+	if (peer->ss_family == AF_INET)
+		port = ((const struct sockaddr_in *)peer)->sin_port;
+	else if (peer->ss_family == AF_INET6)
+		port = ((const struct sockaddr_in6 *)peer)->sin6_port;
+	else
+		return 0;
+	switch (ntohs(port)) {
+	case 0: case 7: case 13: case 17: case 19: case 37:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* Send the batch's answers. A message the kernel refuses (a destination it will not send to:
+ * port 0, a broadcast address) is left out and the rest still go; a full socket buffer loses
+ * the rest, as the network would. */
+static void send_answers(int fd, struct mmsghdr *out, unsigned answers)
+{
+	for (unsigned sent = 0; sent < answers;) {
+		int n = sendmmsg(fd, out + sent, answers - sent, 0);
+		if (n > 0) {
+			sent += (unsigned)n;
+		} else if (n < 0 && errno == EINTR) {
+			continue;
+		} else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS)) {
+			return;
+		} else {
+			sent++; /* the first unsent one failed: skip it alone */
+		}
+	}
+}
+
 void zb_udp_drain(struct zb_udp *udp, int fd, int pktinfo)
 {
 	for (;;) {
@@ -104,7 +145,7 @@ void zb_udp_drain(struct zb_udp *udp, int fd, int pktinfo)
 			struct zb_query_facts facts;
 			size_t len = 0;
 			/* Longer than any question needs (MSG_TRUNC): dropped unanswered. */
-			if (!(in->msg_flags & MSG_TRUNC))
+			if (!(in->msg_flags & MSG_TRUNC) && !unanswerable_port(&slot->peer))
 				len = zb_respond(udp->zs, slot->query_iov.iov_base, udp->in[i].msg_len,
 						 slot->answer_iov.iov_base, ZB_UDP, &facts);
 			if (!len) {
@@ -123,12 +164,7 @@ void zb_udp_drain(struct zb_udp *udp, int fd, int pktinfo)
 			};
 			answers++;
 		}
-		for (unsigned sent = 0; sent < answers;) {
-			int n = sendmmsg(fd, udp->out + sent, answers - sent, 0);
-			if (n <= 0)
-				break; /* the socket buffer is full: the rest is lost, as by the network */
-			sent += (unsigned)n;
-		}
+		send_answers(fd, udp->out, answers);
 		if ((unsigned)received < udp->batch)
 			return;
 	}
