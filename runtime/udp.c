@@ -125,7 +125,10 @@ static void send_answers(int fd, struct mmsghdr *out, unsigned answers)
 
 void zb_udp_drain(struct zb_udp *udp, int fd, int pktinfo)
 {
-	for (;;) {
+	/* A bounded number of batches, then back to the event loop, which comes back here at
+	 * once if more is waiting: a flood that keeps the socket full must not hold up TCP,
+	 * accepts, the timer and the stop signal. */
+	for (unsigned round = 0; round < ZB_UDP_BATCHES_PER_WAKEUP; round++) {
 		/* recvmmsg shortens the address and control lengths it fills: give them back. */
 		for (unsigned i = 0; i < udp->dirty; i++) {
 			udp->in[i].msg_hdr.msg_namelen = sizeof(struct sockaddr_storage);

@@ -14,6 +14,9 @@
  * and small buffers keep a batch's slots close together in the caches. */
 #define ZB_UDP_QUERY_MAX 2048
 
+/* Batches a worker takes from one socket before it looks at its other events again. */
+#define ZB_UDP_BATCHES_PER_WAKEUP 4
+
 struct zb_udp_slot;
 
 /* One worker's buffers: `batch` slots of query, answer, address and control data. */
@@ -36,8 +39,9 @@ int zb_udp_init(struct zb_udp *udp, const struct zb_zoneset *zs, struct zb_stats
 /* Free a worker's buffers (when the server stops). */
 void zb_udp_free(struct zb_udp *udp);
 
-/* Answer every query waiting on a UDP socket. With `pktinfo` (a socket bound to a wildcard
- * address), each answer leaves from the address its query came to. */
+/* Answer the queries waiting on a UDP socket, up to ZB_UDP_BATCHES_PER_WAKEUP batches. With
+ * `pktinfo` (a socket bound to a wildcard address), each answer leaves from the address its
+ * query came to. */
 void zb_udp_drain(struct zb_udp *udp, int fd, int pktinfo);
 
 #endif
