@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "ctlio.h"
+#include "descriptors.h"
 #include "log.h"
 #include "stats.h"
 #include "threads.h"
@@ -258,8 +259,11 @@ static void serve(struct zb_control *c)
 		if (fds[1].revents)
 			return;
 		int conn = accept4(c->listen_fd, NULL, NULL, SOCK_CLOEXEC);
-		if (conn < 0)
+		if (conn < 0) {
+			if (zb_accept_exhausted(errno))
+				zb_accept_backoff(c->finished_fd);
 			continue;
+		}
 		converse(c, conn);
 		close(conn);
 	}

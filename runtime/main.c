@@ -11,6 +11,7 @@
 #include "activation.h"
 #include "ask.h"
 #include "control.h"
+#include "descriptors.h"
 #include "log.h"
 #include "metrics.h"
 #include "options.h"
@@ -107,6 +108,10 @@ int main(int argc, char **argv)
 		zb_log("%s%s", o.takeover ? "cannot take over: " : "", err);
 		return 1;
 	}
+	unsigned long needed = zb_descriptors_needed(server.options.threads,
+						     server.options.tcp_max_connections,
+						     server.nsockets);
+	unsigned long allowed = zb_raise_descriptor_limit(needed);
 	/* The control socket is created before the privileges go: its directory may be
 	 * root's. On any failure from here on, the takeover's sockets are merely closed here:
 	 * the old process, seeing the connection close, goes on serving. */
@@ -126,6 +131,11 @@ int main(int argc, char **argv)
 	    (o.metrics && zb_metrics_start(&metrics, &server) != 0))
 		return 1;
 	zb_server_log_serving(&server, zb_zoneset.description);
+	if (allowed < needed)
+		zb_log("warning: %lu file descriptors allowed (RLIMIT_NOFILE), %lu needed for %u "
+		       "workers of %u TCP connections; beyond that new connections wait (raise the "
+		       "hard limit: ulimit -Hn, or LimitNOFILE= in the unit)", allowed, needed,
+		       server.options.threads, server.options.tcp_max_connections);
 	if (o.metrics) {
 		char addr[80];
 		zb_format_sockaddr(&metrics.addr, addr, sizeof(addr));

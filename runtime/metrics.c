@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "descriptors.h"
 #include "log.h"
 #include "sockets.h"
 #include "stats.h"
@@ -266,8 +267,11 @@ static void *run(void *arg)
 		if (p[1].revents)
 			break;
 		int fd = accept4(m->listen_fd, NULL, NULL, SOCK_CLOEXEC);
-		if (fd < 0)
-			continue; /* gone before we took it, or out of descriptors: try later */
+		if (fd < 0) { /* gone before we took it, or out of descriptors: try later */
+			if (zb_accept_exhausted(errno))
+				zb_accept_backoff(m->stop_fd);
+			continue;
+		}
 		serve(m, fd);
 		finish(fd);
 	}

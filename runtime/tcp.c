@@ -16,6 +16,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "descriptors.h"
 #include "respond.h"
 #include "wire.h"
 
@@ -197,14 +198,14 @@ static struct zb_conn *oldest_conn(struct zb_tcp *tcp)
 	return oldest;
 }
 
-void zb_tcp_accept(struct zb_tcp *tcp, int listen_fd)
+int zb_tcp_accept(struct zb_tcp *tcp, int listen_fd)
 {
 	int one = 1;
 
 	for (;;) {
 		int fd = accept4(listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		if (fd < 0)
-			return; /* EAGAIN: all accepted; other errors: the next event retries */
+		if (fd < 0) /* EAGAIN: all accepted; a connection reset before it: the next event */
+			return zb_accept_exhausted(errno) ? -1 : 0;
 		if (tcp->nconns == tcp->max_conns)
 			conn_close(tcp, oldest_conn(tcp), ZB_CLOSE_CAPPED);
 		struct zb_conn *c = tcp->conns;

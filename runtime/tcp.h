@@ -31,8 +31,9 @@ int zb_tcp_init(struct zb_tcp *tcp, const struct zb_zoneset *zs, struct zb_stats
 /* The epoll data word of connection i: ZB_EVENT_CONN in the upper half. */
 #define ZB_EVENT_CONN 3u
 
-/* Accept every pending connection on a listening socket. */
-void zb_tcp_accept(struct zb_tcp *tcp, int listen_fd);
+/* Accept every pending connection on a listening socket. Returns 0, or -1 when the process
+ * is out of descriptors or memory (errno says which) and the rest must wait. */
+int zb_tcp_accept(struct zb_tcp *tcp, int listen_fd);
 
 /* A connection is readable, writable or closed (`events` as epoll reports them). */
 void zb_tcp_event(struct zb_tcp *tcp, uint32_t index, uint32_t events);

@@ -6,6 +6,7 @@
 #include "worker.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/timerfd.h>
@@ -37,6 +38,31 @@ static int one_second_timer(void)
 	return fd;
 }
 
+static uint32_t socket_flags(const struct zb_socket *s)
+{
+	return s->shared ? EPOLLEXCLUSIVE : 0; /* read by other workers too: wake one, not all */
+}
+
+/* Out of descriptors: the pending connection stays queued and the listener readable, so it
+ * leaves the epoll set until the next tick instead of waking the worker again at once. */
+static void pause_listener(const struct zb_worker *w, int epfd, unsigned index, uint8_t *paused)
+{
+	int err = errno;
+	if (paused[index] || epoll_ctl(epfd, EPOLL_CTL_DEL, w->sockets[index].fd, NULL) != 0)
+		return;
+	paused[index] = 1;
+	zb_log("worker %u: cannot accept a TCP connection: %s; trying again in a second",
+	       w->index, strerror(err));
+}
+
+static void resume_listeners(const struct zb_worker *w, int epfd, uint8_t *paused)
+{
+	for (unsigned i = 0; i < w->nsockets; i++)
+		if (paused[i] && watch(epfd, w->sockets[i].fd, ZB_EVENT_LISTEN, i,
+				       socket_flags(&w->sockets[i])) == 0)
+			paused[i] = 0;
+}
+
 static void *fail(const struct zb_worker *w, const char *what)
 {
 	zb_log("worker %u: %s: %s", w->index, what, strerror(errno));
@@ -52,6 +78,9 @@ void *zb_worker_run(void *arg)
 
 	int epfd = epoll_create1(EPOLL_CLOEXEC);
 	int timer = one_second_timer();
+	uint8_t *paused = calloc(w->nsockets ? w->nsockets : 1, 1); /* listeners left out */
+	if (!paused)
+		return fail(w, "buffers");
 	if (epfd < 0 || timer < 0 || watch(epfd, timer, ZB_EVENT_TIMER, 0, 0) != 0 ||
 	    watch(epfd, w->stop_fd, ZB_EVENT_STOP, 0, 0) != 0)
 		return fail(w, "event loop");
@@ -61,9 +90,7 @@ void *zb_worker_run(void *arg)
 		return fail(w, "buffers");
 	for (unsigned i = 0; i < w->nsockets; i++) {
 		uint32_t kind = w->sockets[i].kind == ZB_SOCKET_UDP ? ZB_EVENT_UDP : ZB_EVENT_LISTEN;
-		/* A socket other workers read too wakes one of them, not all. */
-		uint32_t flags = w->sockets[i].shared ? EPOLLEXCLUSIVE : 0;
-		if (watch(epfd, w->sockets[i].fd, kind, i, flags) != 0)
+		if (watch(epfd, w->sockets[i].fd, kind, i, socket_flags(&w->sockets[i])) != 0)
 			return fail(w, "epoll");
 	}
 	/* From here on every socket of this worker is read: a takeover may tell the old
@@ -88,7 +115,8 @@ void *zb_worker_run(void *arg)
 				zb_udp_drain(&udp, w->sockets[index].fd, w->sockets[index].wildcard);
 				break;
 			case ZB_EVENT_LISTEN:
-				zb_tcp_accept(&tcp, w->sockets[index].fd);
+				if (zb_tcp_accept(&tcp, w->sockets[index].fd) != 0)
+					pause_listener(w, epfd, index, paused);
 				break;
 			case ZB_EVENT_CONN:
 				zb_tcp_event(&tcp, index, events[i].events);
@@ -101,6 +129,7 @@ void *zb_worker_run(void *arg)
 				uint64_t expirations = 0;
 				if (read(timer, &expirations, sizeof(expirations)) == sizeof(expirations))
 					zb_tcp_tick(&tcp, (uint32_t)expirations);
+				resume_listeners(w, epfd, paused);
 				break;
 			}
 			}
@@ -108,6 +137,7 @@ void *zb_worker_run(void *arg)
 	}
 	zb_tcp_finish(&tcp);
 	zb_udp_free(&udp);
+	free(paused);
 	close(timer);
 	close(epfd);
 	return NULL;

@@ -70,10 +70,11 @@ def build_set(outdir: Path, *args: str) -> Path:
 class Server:
     """A zonebake-server process on 127.0.0.1 with the port it chose; stopped by PID."""
 
-    def __init__(self, binary: Path, *args: str, listen=("127.0.0.1:0",)):
+    def __init__(self, binary: Path, *args: str, listen=("127.0.0.1:0",), preexec=None):
+        """`preexec`: run in the child before the exec (resource limits)."""
         listen_args = [arg for address in listen for arg in ("--listen", address)]
         self.process = subprocess.Popen([str(binary), *listen_args, *AS_ROOT, *args],
-                                        stderr=subprocess.PIPE)
+                                        stderr=subprocess.PIPE, preexec_fn=preexec)
         self._stderr = b""
         self.addresses = []
         for _ in range(max(1, len(listen))):
