@@ -47,6 +47,33 @@ static int publish(struct zb_control *c)
 	return 0;
 }
 
+/* Give the socket just bound at `name` to the user the server will run as. That user may
+ * write the directory and swap another file in between the bind and this: so the node is
+ * opened without following a symbolic link, checked to be a socket this process made (a
+ * hard link to a file of root's is not one), and changed through that descriptor, never by
+ * its path again. */
+static int give_socket(int dir_fd, const char *name, uid_t owner, gid_t group, char *err,
+		       size_t err_len)
+{
+	struct stat st;
+	int fd = openat(dir_fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	int ours = fd >= 0 && fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode) &&
+		   st.st_uid == geteuid();
+	if (ours && fchownat(fd, "", owner, group, AT_EMPTY_PATH) == 0) {
+		close(fd);
+		return 0;
+	}
+	if (ours || fd < 0)
+		snprintf(err, err_len, "--control: cannot give %s to the server's user: %s", name,
+			 strerror(errno));
+	else
+		snprintf(err, err_len, "--control: %s was replaced by something else while the "
+			 "server made it; not touching it", name);
+	if (fd >= 0)
+		close(fd);
+	return -1;
+}
+
 int zb_control_bind(struct zb_control *c, const char *path, uid_t owner, gid_t group,
 		    char *err, size_t err_len)
 {
@@ -89,14 +116,15 @@ int zb_control_bind(struct zb_control *c, const char *path, uid_t owner, gid_t g
 	 * connect; the owner becomes the user the server runs as, who may rename it later. */
 	mode_t umask_was = umask(0177);
 	int failed = bind(c->listen_fd, (struct sockaddr *)&addr, sizeof(addr)) != 0 ||
-		     listen(c->listen_fd, 8) != 0 ||
-		     ((owner != (uid_t)-1 || group != (gid_t)-1) &&
-		      chown(addr.sun_path, owner, group) != 0);
+		     listen(c->listen_fd, 8) != 0;
 	umask(umask_was);
 	if (failed) {
 		snprintf(err, err_len, "--control %s: %s", addr.sun_path, strerror(errno));
 		return -1;
 	}
+	if ((owner != (uid_t)-1 || group != (gid_t)-1) &&
+	    give_socket(c->dir_fd, c->temp_name, owner, group, err, err_len) != 0)
+		return -1;
 	/* Not taking over: nothing to wait for, and root (before the drop) may write PATH's
 	 * directory where the user may not. */
 	if (c->takeover.conn < 0 && publish(c) != 0) {

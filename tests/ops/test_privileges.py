@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -140,3 +142,40 @@ def test_control_directory_the_user_cannot_write(tmp_path):
         if new:
             stop_pid(new)
         server.stop_all()
+
+
+@root_only
+def test_a_control_socket_swapped_for_a_link_is_not_followed(testset_binary, tmp_path):
+    """The service user may write the control socket's directory: between the bind and the
+    change of owner it can put a symbolic link to a file of root's where the socket was.
+    strace holds the server 0.4 s after that bind (the third: UDP and TCP come first) while
+    this test swaps the link in; the file must keep its owner, and the server refuse."""
+    if not shutil.which("strace"):
+        pytest.skip("strace is not installed (Debian: strace)")
+    victim = tmp_path / "victim"
+    victim.write_text("root's\n")
+    os.chmod(victim, 0o600)
+    control = tmp_path / "control"
+    process = subprocess.Popen(
+        ["strace", "-qq", "-f", "-o", "/dev/null", "-e", "trace=bind",
+         "-e", "inject=bind:delay_exit=400000:when=3", str(testset_binary), "--listen",
+         "127.0.0.1:0", "--threads", "1", "--control", str(control), "--user", "nobody"],
+        stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 10
+        while not (made := list(tmp_path.glob("control.*"))) and time.monotonic() < deadline:
+            time.sleep(0.005)
+        assert made, "the server made no control socket"
+        made[0].unlink()
+        made[0].symlink_to(victim)
+        try:
+            process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            pass  # serving: the owner tells what it did
+        assert victim.stat().st_uid == 0 and victim.stat().st_gid == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+        _, stderr = process.communicate(timeout=10)
+    assert process.returncode == 1
+    assert "was replaced by something else while the server made it" in stderr
