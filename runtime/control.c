@@ -16,6 +16,7 @@
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ctlio.h"
@@ -27,6 +28,10 @@
 /* A silent control client is dropped after this long, so that a stuck one cannot keep a
  * swap (or a stop) waiting for ever. */
 #define ZB_CONTROL_TIMEOUT 10
+/* A whole conversation: one that trickles a byte now and then is still cut off. A swap takes
+ * a greeting, `takeover`, the new process's start (ZB_CONTROL_TIMEOUT at most) and
+ * `stop-reading`. */
+#define ZB_CONVERSATION_SECONDS 20
 
 void zb_control_init(struct zb_control *c)
 {
@@ -238,18 +243,43 @@ static const struct command {
 	{ "stop-reading", command_stop_reading },
 };
 
+/* Only root and the user the server runs as may control it: the socket's mode says as
+ * much, and this holds even where the file's permissions are not what they should be. */
+static int may_control(int conn, pid_t *pid)
+{
+	struct ucred peer;
+	socklen_t len = sizeof(peer);
+	if (getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &peer, &len) != 0)
+		return 0;
+	*pid = peer.pid;
+	if (peer.uid == 0 || peer.uid == geteuid())
+		return 1;
+	zb_log("control socket: refused pid %d of uid %u (only root and uid %u)", (int)peer.pid,
+	       (unsigned)peer.uid, (unsigned)geteuid());
+	return 0;
+}
+
+/* Read the client's next line before the conversation's deadline. */
+static int read_before(int conn, char *line, size_t size, time_t deadline)
+{
+	return zb_ctl_read_line_by(conn, line, size, NULL, deadline, ZB_CONTROL_TIMEOUT);
+}
+
 static void converse(struct zb_control *c, int conn)
 {
 	struct conversation v = { .conn = conn };
-	struct ucred peer;
-	socklen_t len = sizeof(peer);
 	char line[ZB_CONTROL_LINE_MAX];
 	int version = 0;
+	struct timespec start;
 
-	if (getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &peer, &len) == 0)
-		v.peer = peer.pid;
-	zb_ctl_timeouts(conn, ZB_CONTROL_TIMEOUT);
-	if (zb_ctl_read_line(conn, line, sizeof(line), NULL) != 0)
+	if (!may_control(conn, &v.peer)) {
+		zb_ctl_sendf(conn, "error permission denied");
+		return;
+	}
+	zb_ctl_timeouts(conn, ZB_CONTROL_TIMEOUT); /* for what it sends */
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	time_t deadline = start.tv_sec + ZB_CONVERSATION_SECONDS;
+	if (read_before(conn, line, sizeof(line), deadline) != 0)
 		return;
 	if (sscanf(line, "zonebake-control %d", &version) != 1 || version != ZB_CONTROL_VERSION) {
 		zb_ctl_sendf(conn, "error this server speaks zonebake-control %d",
@@ -258,7 +288,7 @@ static void converse(struct zb_control *c, int conn)
 	}
 	zb_ctl_sendf(conn, "ok zonebake-control %d", ZB_CONTROL_VERSION);
 	for (;;) {
-		if (zb_ctl_read_line(conn, line, sizeof(line), NULL) != 0) {
+		if (read_before(conn, line, sizeof(line), deadline) != 0) {
 			if (v.handed_sockets)
 				zb_log("pid %d took the sockets but did not ask to stop reading (%s); "
 				       "still serving", (int)v.peer, zb_ctl_why());

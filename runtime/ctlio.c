@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 int zb_ctl_send(int conn, const char *line, int fd)
@@ -84,13 +85,38 @@ static void take_descriptors(struct msghdr *msg, int *fd)
 	}
 }
 
+/* Wait at most until `deadline` (CLOCK_MONOTONIC seconds; 0: no deadline) and `quiet`
+ * seconds for the next octet. Returns 0, or -1 with errno ETIMEDOUT when it has passed. */
+static int next_wait(int conn, time_t deadline, int quiet)
+{
+	if (!deadline)
+		return 0;
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (now.tv_sec >= deadline) {
+		errno = ETIMEDOUT;
+		return -1;
+	}
+	time_t left = deadline - now.tv_sec;
+	struct timeval limit = { .tv_sec = left < quiet ? left : quiet };
+	setsockopt(conn, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof(limit));
+	return 0;
+}
+
 int zb_ctl_read_line(int conn, char *line, size_t size, int *fd)
+{
+	return zb_ctl_read_line_by(conn, line, size, fd, 0, 0);
+}
+
+int zb_ctl_read_line_by(int conn, char *line, size_t size, int *fd, time_t deadline, int quiet)
 {
 	size_t len = 0;
 
 	if (fd)
 		*fd = -1;
 	for (;;) {
+		if (next_wait(conn, deadline, quiet) != 0)
+			break;
 		char byte;
 		union {
 			struct cmsghdr align;

@@ -21,6 +21,7 @@
 #define ZB_CTLIO_H
 
 #include <stddef.h>
+#include <time.h>
 
 #define ZB_CONTROL_VERSION 1
 #define ZB_CONTROL_LINE_MAX 512
@@ -36,6 +37,11 @@ int zb_ctl_sendf(int conn, const char *format, ...) __attribute__((format(printf
  * in *fd (else -1; pass NULL to close any). Returns 0, or -1: errno set, or 0 when the
  * peer closed the connection (see zb_ctl_why). */
 int zb_ctl_read_line(int conn, char *line, size_t size, int *fd);
+
+/* The same, given up when CLOCK_MONOTONIC passes `deadline` (seconds) or the peer is silent
+ * for `quiet` seconds, whichever comes first (errno ETIMEDOUT or EAGAIN): a peer that sends
+ * an octet now and then is cut off all the same. */
+int zb_ctl_read_line_by(int conn, char *line, size_t size, int *fd, time_t deadline, int quiet);
 
 /* Why the last call failed, for a message: strerror(errno), or "connection closed". */
 const char *zb_ctl_why(void);

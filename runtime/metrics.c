@@ -2,9 +2,9 @@
  * metrics.c - the statistics over HTTP/1.0, for Prometheus and for people with curl.
  *
  * Deliberately small: one thread, one connection at a time, read until the end of the
- * request's headers (at most ZB_HTTP_REQUEST_MAX octets, within ZB_HTTP_TIMEOUT_MS), answer,
- * close. A client that sends too much, too slowly or nonsense gets an error status or is cut
- * off; it can delay the next scrape by at most the time limit and never affects DNS, which
+ * request's headers (at most ZB_HTTP_REQUEST_MAX octets), answer, close, all within
+ * ZB_HTTP_DEADLINE_MS. A client that sends too much, too slowly or nonsense gets an error
+ * status or is cut off; it can delay the next scrape by at most that and never affects DNS, which
  * runs in the workers' threads. This thread may allocate, format and ask the time: it is not
  * the query path.
  */
@@ -27,7 +27,9 @@
 #include "threads.h"
 
 #define ZB_HTTP_REQUEST_MAX 4096 /* request line and headers; a scrape sends a few hundred */
-#define ZB_HTTP_TIMEOUT_MS 2000  /* to receive a whole request, and again to send the answer */
+/* For a whole connection: the request, the answer and the close. A scrape over loopback or
+ * a LAN takes milliseconds; a client trickling bytes holds the thread no longer than this. */
+#define ZB_HTTP_DEADLINE_MS 1000
 #define ZB_HTTP_DRAIN_MAX 65536  /* unread request octets swallowed before closing */
 
 int zb_metrics_bind(struct zb_metrics *m, const char *spec, char *err, size_t err_len)
@@ -183,15 +185,13 @@ static void http_error(int fd, int status, const char *reason, long long deadlin
 }
 
 /* One request: `METHOD TARGET HTTP/x.y`, headers ignored. */
-static void serve(struct zb_metrics *m, int fd)
+static void serve(struct zb_metrics *m, int fd, long long deadline)
 {
 	char req[ZB_HTTP_REQUEST_MAX];
-	long long deadline = now_ms() + ZB_HTTP_TIMEOUT_MS;
 	ssize_t len = read_request(fd, req, sizeof(req), deadline);
 
 	if (len == ZB_HTTP_GONE)
 		return;
-	deadline = now_ms() + ZB_HTTP_TIMEOUT_MS;
 	if (len == ZB_HTTP_TOO_LONG) {
 		http_error(fd, 431, "Request Header Fields Too Large", deadline);
 		return;
@@ -236,10 +236,9 @@ static void serve(struct zb_metrics *m, int fd)
 
 /* Close without losing the response: were unread request octets left, close() would reset
  * the connection and the client could lose what we sent. */
-static void finish(int fd)
+static void finish(int fd, long long deadline)
 {
 	char sink[4096];
-	long long deadline = now_ms() + ZB_HTTP_TIMEOUT_MS / 4;
 
 	shutdown(fd, SHUT_WR);
 	for (size_t drained = 0; drained < ZB_HTTP_DRAIN_MAX && wait_for(fd, POLLIN, deadline);) {
@@ -272,8 +271,9 @@ static void *run(void *arg)
 				zb_accept_backoff(m->stop_fd);
 			continue;
 		}
-		serve(m, fd);
-		finish(fd);
+		long long deadline = now_ms() + ZB_HTTP_DEADLINE_MS;
+		serve(m, fd, deadline);
+		finish(fd, deadline);
 	}
 	return NULL;
 }

@@ -297,6 +297,12 @@ size_t zb_respond(const struct zb_zoneset *zs, const uint8_t *query, size_t len,
 							 &edns) != 0
 				   : q.end != len))
 		return error_response(zs, query, &q, NULL, ZB_RCODE_FORMERR, out, facts);
+	/* NSID is optional (RFC 5001 §2.3): it goes when the question and the OPT with it fit
+	 * in what the client takes, so that no response, an error or a bare TC included, is
+	 * larger (RFC 6891 §6.2.5). */
+	if (__builtin_expect(edns.nsid, 0) &&
+	    q.end + opt_len(zs, &edns) > size_limit(zs, &edns, transport))
+		edns.nsid = 0;
 	if (zb_hdr_opcode(query) != ZB_OPCODE_QUERY)
 		return error_response(zs, query, &q, &edns, ZB_RCODE_NOTIMP, out, facts);
 	if (edns.present && edns.version != 0)

@@ -51,6 +51,13 @@ TARGETS = {  # limit -> (EDNS payload size asked, or None for no EDNS)
 }
 
 
+def server_with_identity(directory, identity: str, origin: str, zone) -> Server:
+    config = directory / "z.toml"
+    config.write_text(f'[server]\nidentity = "{identity}"\n[[zone]]\norigin = "{origin}"\n'
+                      f'file = "{zone}"\n')
+    return Server(build_set(directory / "out", "-c", str(config)))
+
+
 @pytest.fixture(scope="module")
 def trunc_server(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("trunc")
@@ -67,10 +74,7 @@ def trunc_server(tmp_path_factory):
         lines.append(f"{label} A 192.0.2.{10 + i}")
     zone = tmp / "trunc.zone"
     zone.write_text("\n".join(lines) + "\n")
-    config = tmp / "trunc.toml"
-    config.write_text(f'[server]\nidentity = "ns-x"\n[[zone]]\norigin = "{ORIGIN}"\n'
-                      f'file = "{zone}"\n')
-    server = Server(build_set(tmp / "out", "-c", str(config)))
+    server = server_with_identity(tmp, "ns-x", ORIGIN, zone)
     yield server
     server.stop()
 
@@ -201,3 +205,36 @@ def test_bad_opt_is_formerr(server, mangle):
     response = server.exchange(bytes(wire))
     assert struct.unpack("!HH", response[2:6]) == (0x8100 | dns.rcode.FORMERR, 1)
     assert dns.message.from_wire(response).edns == -1
+
+
+@pytest.fixture(scope="module")
+def long_identity_server(tmp_path_factory):
+    """An identity of 255 octets: with a long question, the OPT holding it does not fit in
+    512 octets."""
+    from conftest import ZONES
+    server = server_with_identity(tmp_path_factory.mktemp("nsid"), "n" * 255, "example.",
+                                  ZONES / "example.zone")
+    yield server
+    server.stop()
+
+
+LONG_NAME = ".".join(["x" * 62] * 3 + ["x" * 47]) + ".nx.example."  # 249 octets in wire form
+
+
+@pytest.mark.parametrize("opcode,qname,rcode", [(2, LONG_NAME, dns.rcode.NOTIMP),
+                                                (0, LONG_NAME, dns.rcode.NXDOMAIN),
+                                                (0, "www.example.", dns.rcode.NOERROR)])
+def test_nsid_goes_only_where_it_fits(long_identity_server, opcode, qname, rcode):
+    """Header, question and an OPT with a 255-octet NSID: 12 + 253 + 270 = 535 octets, over
+    the 512 the client takes, for an error (STATUS gets NOTIMP) as for an answer: the NSID
+    goes (RFC 5001 §2.3 makes it optional), never the size (RFC 6891 §6.2.5). A short
+    question keeps it."""
+    query = dns.message.make_query(qname, "A", use_edns=0, payload=512,
+                                   options=[dns.edns.GenericOption(dns.edns.NSID, b"")])
+    query.set_opcode(opcode)
+    wire = long_identity_server.exchange(query.to_wire())
+    response = dns.message.from_wire(wire)
+    assert len(wire) <= 512
+    assert response.rcode() == rcode
+    expected = ((dns.edns.NSID, b"n" * 255),) if qname == "www.example." else ()
+    assert tuple((o.otype, o.to_wire()) for o in response.options) == expected

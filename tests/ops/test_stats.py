@@ -336,3 +336,24 @@ def test_a_signed_zones_first_expiry_is_logged_and_exported(tmp_path):
     finally:
         server.stop()
 
+
+
+def test_a_trickling_http_client_holds_the_thread_a_second_at_most(stats_server):
+    """One connection at a time: a client sending a byte every 0.2 s is cut off within the
+    whole connection's second, and the next scrape is answered."""
+    started = time.monotonic()
+    with socket.create_connection(stats_server.metrics, timeout=LONG) as slow:
+        slow.settimeout(0.2)
+        closed = False
+        while not closed and time.monotonic() - started < 5:  # bounded
+            try:
+                slow.sendall(b"G")
+                closed = slow.recv(4096) == b""
+            except socket.timeout:
+                pass
+            except (ConnectionResetError, BrokenPipeError):
+                closed = True
+    took = time.monotonic() - started
+    assert closed and took < 1.5, took
+    status, _, _ = get(stats_server, "/metrics")
+    assert status == 200
