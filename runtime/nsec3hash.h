@@ -174,6 +174,14 @@ __attribute__((constructor)) static void zb_sha1_detect(void)
 	(abcd) = ZB_SHA1_NI_ROUNDS((abcd), e_, (f)); \
 } while (0)
 
+/* Four groups, their schedule words made in turn in w0..w3. */
+#define ZB_SHA1_NI_FOUR(abcd, last, w0, w1, w2, w3, f0, f1, f2, f3) do { \
+	ZB_SHA1_NI_GROUP(abcd, last, ZB_SHA1_NI_NEXT(w0, w1, w2, w3), f0); \
+	ZB_SHA1_NI_GROUP(abcd, last, ZB_SHA1_NI_NEXT(w1, w2, w3, w0), f1); \
+	ZB_SHA1_NI_GROUP(abcd, last, ZB_SHA1_NI_NEXT(w2, w3, w0, w1), f2); \
+	ZB_SHA1_NI_GROUP(abcd, last, ZB_SHA1_NI_NEXT(w3, w0, w1, w2), f3); \
+} while (0)
+
 /* The block with the SHA extensions. The state and the words are held most significant lane
  * first (A, or W[t], in lane 3), as the instructions expect. */
 __attribute__((target("sha,ssse3,sse4.1"))) static inline void
@@ -192,22 +200,11 @@ zb_sha1_block_ni(uint32_t h[5], const uint8_t *p)
 	ZB_SHA1_NI_GROUP(abcd, last, w1, 0);
 	ZB_SHA1_NI_GROUP(abcd, last, w2, 0);
 	ZB_SHA1_NI_GROUP(abcd, last, w3, 0);
-	ZB_SHA1_NI_GROUP(abcd, last, ZB_SHA1_NI_NEXT(w0, w1, w2, w3), 0);   /* rounds 16-19 */
-	ZB_SHA1_NI_GROUP(abcd, last, ZB_SHA1_NI_NEXT(w1, w2, w3, w0), 1);
-	ZB_SHA1_NI_GROUP(abcd, last, ZB_SHA1_NI_NEXT(w2, w3, w0, w1), 1);
-	ZB_SHA1_NI_GROUP(abcd, last, ZB_SHA1_NI_NEXT(w3, w0, w1, w2), 1);
-	ZB_SHA1_NI_GROUP(abcd, last, ZB_SHA1_NI_NEXT(w0, w1, w2, w3), 1);
-	ZB_SHA1_NI_GROUP(abcd, last, ZB_SHA1_NI_NEXT(w1, w2, w3, w0), 1);   /* rounds 36-39 */
-	ZB_SHA1_NI_GROUP(abcd, last, ZB_SHA1_NI_NEXT(w2, w3, w0, w1), 2);
-	ZB_SHA1_NI_GROUP(abcd, last, ZB_SHA1_NI_NEXT(w3, w0, w1, w2), 2);
-	ZB_SHA1_NI_GROUP(abcd, last, ZB_SHA1_NI_NEXT(w0, w1, w2, w3), 2);
-	ZB_SHA1_NI_GROUP(abcd, last, ZB_SHA1_NI_NEXT(w1, w2, w3, w0), 2);
-	ZB_SHA1_NI_GROUP(abcd, last, ZB_SHA1_NI_NEXT(w2, w3, w0, w1), 2);   /* rounds 56-59 */
-	ZB_SHA1_NI_GROUP(abcd, last, ZB_SHA1_NI_NEXT(w3, w0, w1, w2), 3);
-	ZB_SHA1_NI_GROUP(abcd, last, ZB_SHA1_NI_NEXT(w0, w1, w2, w3), 3);
-	ZB_SHA1_NI_GROUP(abcd, last, ZB_SHA1_NI_NEXT(w1, w2, w3, w0), 3);
-	ZB_SHA1_NI_GROUP(abcd, last, ZB_SHA1_NI_NEXT(w2, w3, w0, w1), 3);
-	ZB_SHA1_NI_GROUP(abcd, last, ZB_SHA1_NI_NEXT(w3, w0, w1, w2), 3);   /* rounds 76-79 */
+	/* Rounds 16-79, four groups at a time, each group's function by its rounds (20 each). */
+	ZB_SHA1_NI_FOUR(abcd, last, w0, w1, w2, w3, 0, 1, 1, 1);
+	ZB_SHA1_NI_FOUR(abcd, last, w0, w1, w2, w3, 1, 1, 2, 2);
+	ZB_SHA1_NI_FOUR(abcd, last, w0, w1, w2, w3, 2, 2, 2, 3);
+	ZB_SHA1_NI_FOUR(abcd, last, w0, w1, w2, w3, 3, 3, 3, 3);
 	/* The final E, the A of four rounds back rotated, added to the old E. */
 	e0 = _mm_sha1nexte_epu32(last, e0);
 	abcd = _mm_shuffle_epi32(_mm_add_epi32(abcd, abcd0), 0x1B);
