@@ -272,15 +272,17 @@ static void converse(struct zb_control *c, int conn)
 	int version = 0;
 	struct timespec start;
 
-	if (!may_control(conn, &v.peer)) {
-		zb_ctl_sendf(conn, "error permission denied");
-		return;
-	}
 	zb_ctl_timeouts(conn, ZB_CONTROL_TIMEOUT); /* for what it sends */
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	time_t deadline = start.tv_sec + ZB_CONVERSATION_SECONDS;
 	if (read_before(conn, line, sizeof(line), deadline) != 0)
 		return;
+	/* After the greeting is read: closed with it unread, the client would see a reset, not
+	 * the refusal. */
+	if (!may_control(conn, &v.peer)) {
+		zb_ctl_sendf(conn, "error permission denied");
+		return;
+	}
 	if (sscanf(line, "zonebake-control %d", &version) != 1 || version != ZB_CONTROL_VERSION) {
 		zb_ctl_sendf(conn, "error this server speaks zonebake-control %d",
 			     ZB_CONTROL_VERSION);
