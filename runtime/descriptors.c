@@ -7,7 +7,6 @@
 #include <poll.h>
 #include <sys/resource.h>
 
-
 /* Beyond the connections and the listeners: epoll, eventfds, timers, the control and
  * metrics sockets and their connections, the log. */
 #define ZB_DESCRIPTORS_SPARE 64

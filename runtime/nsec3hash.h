@@ -145,18 +145,23 @@ static inline void zb_sha1_block_portable(uint32_t h[5], const uint8_t *p)
 #include <cpuid.h>
 #include <immintrin.h>
 
-/* Whether the processor has the SHA extensions (and SSSE3 and SSE4.1, which the block below
- * also uses), found once before main: most x86-64 servers sold since 2017 have them, and
- * they take the block from about 1,400 instructions to about 120. Per translation unit,
- * as this header is. */
+/* Whether the processor has the SHA extensions and SSSE3 and SSE4.1, which the blocks using
+ * them need too (CPUID leaf 7 EBX bit 29; leaf 1 ECX bits 9 and 19). The core's SHA-256
+ * (compiler/core/sha256.c) asks the same. */
+static inline int zb_cpu_has_sha_extensions(void)
+{
+	unsigned a, b, c, d, sha;
+	return __get_cpuid_count(7, 0, &a, &sha, &c, &d) && __get_cpuid(1, &a, &b, &c, &d) &&
+	       (sha >> 29 & 1) && (c >> 9 & 1) && (c >> 19 & 1);
+}
+
+/* Found once before main: most x86-64 servers sold since 2017 have them, and they take the
+ * block from about 1,400 instructions to about 150. Per translation unit, as this header is. */
 static int zb_sha1_ni;
 
 __attribute__((constructor)) static void zb_sha1_detect(void)
 {
-	unsigned a, b, c, d, sha;
-	if (!__get_cpuid_count(7, 0, &a, &sha, &c, &d) || !__get_cpuid(1, &a, &b, &c, &d))
-		return;
-	zb_sha1_ni = (sha >> 29 & 1) && (c >> 9 & 1) && (c >> 19 & 1);
+	zb_sha1_ni = zb_cpu_has_sha_extensions();
 }
 
 /* Four rounds (SHA1RNDS4: function and constant `f` of FIPS 180-4 §4.1.1, §4.2.1), `e` the

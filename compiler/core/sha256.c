@@ -9,8 +9,9 @@
 #include "bake.h"
 
 #if defined(__x86_64__)
-#include <cpuid.h>
 #include <immintrin.h>
+
+#include "nsec3hash.h"  /* zb_cpu_has_sha_extensions */
 #endif
 
 static const uint32_t K[64] = {
@@ -61,9 +62,7 @@ static int have_sha_ni;
 
 __attribute__((constructor)) static void detect(void)
 {
-	unsigned a, b, c, d, sha;
-	if (__get_cpuid_count(7, 0, &a, &sha, &c, &d) && __get_cpuid(1, &a, &b, &c, &d))
-		have_sha_ni = (sha >> 29 & 1) && (c >> 9 & 1) && (c >> 19 & 1);
+	have_sha_ni = zb_cpu_has_sha_extensions();
 }
 
 /* Four rounds (two SHA256RNDS2, each taking two words of `msg`, the schedule words with
