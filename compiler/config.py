@@ -10,6 +10,7 @@ Read from `--zone ORIGIN=FILE` arguments or from a zonebake.toml file:
     version = "zonebake"               # CH TXT version.bind and version.server; none if unset
     tcp-idle-timeout = 10              # seconds
     tcp-max-connections = 128          # per worker
+    tcp-max-connections-per-source = 32  # per worker, from one client address
     signature-warning = "7d"           # warn of signatures expiring sooner (s, m, h, d, w)
 
     [[zone]]
@@ -63,7 +64,12 @@ class ServerDefaults:
     # Returned to CH TXT version.bind and version.server; empty: hidden (REFUSED).
     version: str = ""
     tcp_idle_timeout: int = 10  # seconds a TCP connection may stay silent (RFC 7766 §6.2.3)
-    tcp_max_connections: int = 128  # per worker; the oldest idle one is closed for a new one
+    # Per worker; an idle one (nothing half read or waiting to be sent; quiet longest) is
+    # closed for a new one.
+    tcp_max_connections: int = 128
+    # Per worker, from one client address: one of its own makes way for its new one, so that a
+    # single client cannot push every other one out.
+    tcp_max_connections_per_source: int = 32
     # Seconds: a signature of a pre-signed zone expiring sooner is worth a warning at build
     # time (one that has expired is an error).
     signature_warning: int = 7 * 86400
@@ -172,7 +178,9 @@ def load_toml(path: Path) -> ZoneSetConfig:
              "udp-size": ("udp_size", int, (512, 65535)), "identity": ("identity", str, None),
              "version": ("version", str, None),
              "tcp-idle-timeout": ("tcp_idle_timeout", int, (1, 86400)),
-             "tcp-max-connections": ("tcp_max_connections", int, (1, 65536))}
+             "tcp-max-connections": ("tcp_max_connections", int, (1, 65536)),
+             "tcp-max-connections-per-source": ("tcp_max_connections_per_source", int,
+                                                (1, 65536))}
     extra = set(server) - set(known) - {"signature-warning"}
     if extra:
         raise UsageError(f"{path}: [server]: unknown key(s): {', '.join(sorted(extra))}")

@@ -19,8 +19,11 @@ static void usage(FILE *to)
 		fprintf(to, " %s", zb_zoneset.default_listen[i]);
 	fprintf(to, ")\n"
 		    "  --tcp-idle-timeout SECONDS  close a silent TCP connection (default: %u)\n"
-		    "  --tcp-max-connections N     TCP connections at once per worker; the oldest\n"
-		    "                              idle one makes way for a new one (default: %u)\n"
+		    "  --tcp-max-connections N     TCP connections at once per worker; an idle one\n"
+		    "                              makes way for a new one (default: %u)\n"
+		    "  --tcp-max-connections-per-source N\n"
+		    "                              of them from one client address; its own idle\n"
+		    "                              one makes way for its new one (default: %u)\n"
 		    "  --threads N                 workers, each with its own sockets (default: one\n"
 		    "                              per CPU)\n"
 		    "  --cpu-affinity              pin worker i to CPU i\n"
@@ -38,6 +41,7 @@ static void usage(FILE *to)
 		    "Sockets passed by systemd (LISTEN_FDS) are served instead of --listen.\n"
 		    "serves: %s\n",
 		zb_zoneset.tcp_idle_timeout, zb_zoneset.tcp_max_connections,
+		zb_zoneset.tcp_max_connections_per_source,
 		zb_zoneset.description);
 }
 
@@ -65,6 +69,8 @@ static const struct numeric {
 	{ "--tcp-idle-timeout", 1, 86400, offsetof(struct zb_server_options, tcp_idle_timeout) },
 	{ "--tcp-max-connections", 1, 65536,
 	  offsetof(struct zb_server_options, tcp_max_connections) },
+	{ "--tcp-max-connections-per-source", 1, 65536,
+	  offsetof(struct zb_server_options, tcp_max_connections_per_source) },
 	{ "--threads", 1, 1024, offsetof(struct zb_server_options, threads) },
 	{ "--batch", 1, 1024, offsetof(struct zb_server_options, batch) },
 	{ "--udp-rcvbuf", 4096, 1 << 30, offsetof(struct zb_server_options, sockets.udp_rcvbuf) },
@@ -89,6 +95,7 @@ int zb_options_parse(struct zb_options *o, int argc, char **argv)
 	*o = (struct zb_options){ .server = {
 		.tcp_idle_timeout = zb_zoneset.tcp_idle_timeout,
 		.tcp_max_connections = zb_zoneset.tcp_max_connections,
+		.tcp_max_connections_per_source = zb_zoneset.tcp_max_connections_per_source,
 		.threads = cpus > 0 ? (unsigned)cpus : 1,
 		.batch = 64,
 	} };

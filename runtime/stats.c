@@ -76,7 +76,7 @@ static const struct zb_stat_group groups[] = {
 	ZB_GROUP("tcp_accepted", "zonebake_tcp_accepted_total", NULL,
 		 "TCP connections accepted.", tcp_accepted, NULL),
 	ZB_GROUP("tcp_closed", "zonebake_tcp_closed_total", "reason",
-		 "TCP connections closed: idle too long, the oldest at the connection cap, or "
+		 "TCP connections closed: idle too long, made way for a new one at a cap, or "
 		 "otherwise.", tcp_closed, close_names),
 };
 

@@ -34,7 +34,7 @@ enum zb_stat_qtype {
 enum zb_stat_close {
 	ZB_CLOSE_OTHER,  /* the client closed it, an error, a protocol violation, the server stops */
 	ZB_CLOSE_IDLE,   /* silent for tcp-idle-timeout */
-	ZB_CLOSE_CAPPED, /* the oldest, closed for a new one at tcp-max-connections */
+	ZB_CLOSE_CAPPED, /* closed for a new one at tcp-max-connections(-per-source) */
 	ZB_CLOSE_NREASONS
 };
 

@@ -1,7 +1,8 @@
 /*
  * tcp.h - DNS over TCP (RFC 1035 §4.2.2, RFC 7766): two-octet length framing, several and
  * pipelined queries per connection answered in order, partial reads and writes, an idle
- * timeout and a cap on connections (the oldest idle one makes way for a new one).
+ * timeout, a cap on connections and one on connections from one address (an idle one makes
+ * way for a new one: nothing half read and nothing to send, quiet longest).
  */
 #ifndef ZB_TCP_H
 #define ZB_TCP_H
@@ -12,6 +13,7 @@
 #include "zonedata.h"
 
 struct zb_conn;
+struct zb_buffers;
 
 struct zb_tcp {
 	const struct zb_zoneset *zs;
@@ -20,13 +22,17 @@ struct zb_tcp {
 	uint32_t now;          /* seconds, advanced by the server's one-second timer */
 	uint32_t idle_timeout; /* seconds */
 	uint32_t max_conns;
+	uint32_t max_per_source; /* connections from one client address */
 	uint32_t nconns;
 	struct zb_conn *conns; /* max_conns of them, allocated once at start-up */
+	struct zb_buffers *buffers;   /* the pool: max_conns of them, allocated likewise */
+	uint32_t *free_buffers;       /* a stack of the pool's free entries */
+	uint32_t nfree;
 };
 
 /* Allocate the connection pool. Returns 0, or -1 when memory cannot be had. */
 int zb_tcp_init(struct zb_tcp *tcp, const struct zb_zoneset *zs, struct zb_stats *stats,
-		int epfd, uint32_t idle_timeout, uint32_t max_conns);
+		int epfd, uint32_t idle_timeout, uint32_t max_conns, uint32_t max_per_source);
 
 /* The epoll data word of connection i: ZB_EVENT_CONN in the upper half. */
 #define ZB_EVENT_CONN 3u

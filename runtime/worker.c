@@ -85,7 +85,8 @@ void *zb_worker_run(void *arg)
 	    watch(epfd, w->stop_fd, ZB_EVENT_STOP, 0, 0) != 0)
 		return fail(w, "event loop");
 	if (zb_tcp_init(&tcp, w->zs, &w->stats, epfd, options->tcp_idle_timeout,
-			options->tcp_max_connections) != 0 ||
+			options->tcp_max_connections,
+			options->tcp_max_connections_per_source) != 0 ||
 	    zb_udp_init(&udp, w->zs, &w->stats, options->batch) != 0)
 		return fail(w, "buffers");
 	for (unsigned i = 0; i < w->nsockets; i++) {

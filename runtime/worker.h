@@ -18,6 +18,7 @@
 struct zb_server_options {
 	uint32_t tcp_idle_timeout;    /* seconds */
 	uint32_t tcp_max_connections; /* per worker */
+	uint32_t tcp_max_connections_per_source; /* per worker, from one client address */
 	unsigned threads;             /* workers */
 	unsigned batch;               /* UDP queries per recvmmsg */
 	int cpu_affinity;             /* pin worker i to CPU i */

@@ -182,6 +182,7 @@ struct zb_zoneset {
 	const struct zb_chaos_name *chaos;
 	uint32_t tcp_idle_timeout;     /* seconds */
 	uint32_t tcp_max_connections;  /* per worker */
+	uint32_t tcp_max_connections_per_source; /* per worker, from one client address */
 };
 
 extern const struct zb_zoneset zb_zoneset;
