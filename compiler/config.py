@@ -11,6 +11,11 @@ Read from `--zone ORIGIN=FILE` arguments or from a zonebake.toml file:
     tcp-idle-timeout = 10              # seconds
     tcp-max-connections = 128          # per worker
     tcp-max-connections-per-source = 32  # per worker, from one client address
+    rrl-responses-per-second = 0       # rate limiting per client prefix and answer; 0: off
+    rrl-slip = 2                       # every 2nd limited response goes out truncated
+    rrl-ipv4-prefix = 24
+    rrl-ipv6-prefix = 56
+    cookie-secret = "0123456789abcdef0123456789abcdef"  # DNS cookies (random if unset)
     signature-warning = "7d"           # warn of signatures expiring sooner (s, m, h, d, w)
 
     [[zone]]
@@ -70,6 +75,15 @@ class ServerDefaults:
     # Per worker, from one client address: one of its own makes way for its new one, so that a
     # single client cannot push every other one out.
     tcp_max_connections_per_source: int = 32
+    # Response rate limiting (BIND's, NSD's, Knot's): UDP responses a second per client
+    # prefix and answer; 0: off. Every rrl_slip-th limited one goes out truncated.
+    rrl_responses_per_second: int = 0
+    rrl_slip: int = 2
+    rrl_ipv4_prefix: int = 24
+    rrl_ipv6_prefix: int = 56
+    # The SipHash key of DNS server cookies (RFC 9018), 16 octets; empty: random at start-up
+    # (and handed on at a swap). Servers behind one anycast address share one.
+    cookie_secret: bytes = b""
     # Seconds: a signature of a pre-signed zone expiring sooner is worth a warning at build
     # time (one that has expired is an error).
     signature_warning: int = 7 * 86400
@@ -180,8 +194,12 @@ def load_toml(path: Path) -> ZoneSetConfig:
              "tcp-idle-timeout": ("tcp_idle_timeout", int, (1, 86400)),
              "tcp-max-connections": ("tcp_max_connections", int, (1, 65536)),
              "tcp-max-connections-per-source": ("tcp_max_connections_per_source", int,
-                                                (1, 65536))}
-    extra = set(server) - set(known) - {"signature-warning"}
+                                                (1, 65536)),
+             "rrl-responses-per-second": ("rrl_responses_per_second", int, (0, 1000000)),
+             "rrl-slip": ("rrl_slip", int, (0, 10)),
+             "rrl-ipv4-prefix": ("rrl_ipv4_prefix", int, (1, 32)),
+             "rrl-ipv6-prefix": ("rrl_ipv6_prefix", int, (1, 128))}
+    extra = set(server) - set(known) - {"signature-warning", "cookie-secret"}
     if extra:
         raise UsageError(f"{path}: [server]: unknown key(s): {', '.join(sorted(extra))}")
     listen = server.get("listen", list(DEFAULT_LISTEN))
@@ -190,6 +208,9 @@ def load_toml(path: Path) -> ZoneSetConfig:
     if not isinstance(listen, list) or not listen or not all(isinstance(a, str) for a in listen):
         raise UsageError(f"{path}: [server] listen must be an address or a list of addresses")
     settings = {"listen": tuple(parse_listen(a, f"{path}: [server]") for a in listen)}
+    if "cookie-secret" in server:
+        settings["cookie_secret"] = parse_cookie_secret(server["cookie-secret"],
+                                                        f"{path}: [server] cookie-secret")
     if "signature-warning" in server:
         settings["signature_warning"] = parse_duration(
             server["signature-warning"], f"{path}: [server] signature-warning")
@@ -209,6 +230,14 @@ def load_toml(path: Path) -> ZoneSetConfig:
             raise UsageError(f"{path}: [server] {key} is longer than 255 octets")
     defaults = ServerDefaults(**settings)
     return _checked(ZoneSetConfig(tuple(zones), defaults), str(path))
+
+
+def parse_cookie_secret(value, where: str) -> bytes:
+    """16 octets in 32 hexadecimal digits, as BIND's cookie-secret for SipHash-2-4."""
+    if isinstance(value, str) and re.fullmatch(r"[0-9A-Fa-f]{32}", value):
+        return bytes.fromhex(value)
+    raise UsageError(f"{where} must be 32 hexadecimal digits (16 octets), "
+                     f"e.g. from: openssl rand -hex 16")
 
 
 def _checked(config: ZoneSetConfig, where: str) -> ZoneSetConfig:

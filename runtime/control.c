@@ -233,12 +233,25 @@ static int command_stop_reading(struct zb_control *c, struct conversation *v)
 	return ZB_HANG_UP;
 }
 
+/* The cookie secret, for a successor about to take over: the cookies clients hold stay good
+ * (the socket is root's and the server user's only: may_control). */
+static int command_cookie_secret(struct zb_control *c, struct conversation *v)
+{
+	const uint8_t *secret = c->server->options.cookie_secret;
+	char hex[2 * ZB_COOKIE_SECRET_LEN + 1];
+	for (size_t i = 0; i < ZB_COOKIE_SECRET_LEN; i++)
+		snprintf(hex + 2 * i, 3, "%02x", secret[i]);
+	zb_ctl_sendf(v->conn, "ok %s", hex);
+	return ZB_GO_ON;
+}
+
 static const struct command {
 	const char *name;
 	int (*run)(struct zb_control *c, struct conversation *v);
 } commands[] = {
 	{ "status", command_status },
 	{ "stats", command_stats },
+	{ "cookie-secret", command_cookie_secret },
 	{ "takeover", command_takeover },
 	{ "stop-reading", command_stop_reading },
 };

@@ -7,6 +7,8 @@
  *   client: zonebake-control 1             server: ok zonebake-control 1 | error ...
  *   client: status                         server: ok pid=P workers=N sockets=S
  *   client: stats                          server: ok {JSON: the statistics, stats.c}
+ *   client: cookie-secret                  server: ok HEX  (32 digits: the DNS cookie secret,
+ *                                                  for a successor)
  *   client: takeover                       server: socket udp|tcp ADDRESS:PORT  (one per
  *                                                  listening socket, its descriptor attached)
  *                                          server: socket metrics ADDRESS:PORT  (the --metrics
@@ -21,6 +23,7 @@
 #define ZB_CTLIO_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <time.h>
 
 #define ZB_CONTROL_VERSION 1
@@ -52,5 +55,8 @@ void zb_ctl_timeouts(int conn, int seconds);
 /* Connect to the control socket at `path` and greet it (version check). Returns the
  * connection, or -1 with a message in `err`. */
 int zb_ctl_connect(const char *path, char *err, size_t err_len);
+
+/* `n` octets from 2n hexadecimal digits and nothing more. Returns 0, or -1. */
+int zb_ctl_parse_hex(const char *text, uint8_t *out, size_t n);
 
 #endif

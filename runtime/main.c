@@ -3,8 +3,11 @@
  * the running server, or from systemd), leave root, serve the compiled zone set until told
  * to stop. Options: options.c.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -70,6 +73,20 @@ static int take_sockets(const struct zb_options *o, struct zb_server *server,
 	return zb_server_bind(server, &zb_zoneset, o->specs, o->nspecs, err, err_len);
 }
 
+/* The cookie secret: zonebake.toml's, else the predecessor's (the clients' cookies hold
+ * across the swap), else a random one. */
+static void choose_cookie_secret(uint8_t secret[ZB_COOKIE_SECRET_LEN],
+				 const struct zb_takeover *takeover)
+{
+	if (zb_zoneset.cookie_secret_len == ZB_COOKIE_SECRET_LEN)
+		memcpy(secret, zb_zoneset.cookie_secret, ZB_COOKIE_SECRET_LEN);
+	else if (takeover->has_cookie_secret)
+		memcpy(secret, takeover->cookie_secret, ZB_COOKIE_SECRET_LEN);
+	else if (getrandom(secret, ZB_COOKIE_SECRET_LEN, 0) != ZB_COOKIE_SECRET_LEN)
+		zb_log("warning: no random cookie secret (getrandom: %s); cookies are guessable "
+		       "until cookie-secret is set", strerror(errno));
+}
+
 /* --metrics: the listener a takeover brought, if it fits, else a new one. The control thread
  * hands it on at the next swap. */
 static int bind_metrics(struct zb_metrics *metrics, const char *spec,
@@ -108,6 +125,7 @@ int main(int argc, char **argv)
 		zb_log("%s%s", o.takeover ? "cannot take over: " : "", err);
 		return 1;
 	}
+	choose_cookie_secret(server.options.cookie_secret, &control.takeover);
 	unsigned long needed = zb_descriptors_needed(server.options.threads,
 						     server.options.tcp_max_connections,
 						     server.nsockets);

@@ -24,6 +24,12 @@ static void usage(FILE *to)
 		    "  --tcp-max-connections-per-source N\n"
 		    "                              of them from one client address; its own idle\n"
 		    "                              one makes way for its new one (default: %u)\n"
+		    "  --rrl-responses-per-second N  rate limit UDP responses per client prefix and\n"
+		    "                              answer; 0: off (default: %u)\n"
+		    "  --rrl-slip N                every Nth limited response goes out truncated;\n"
+		    "                              0: none (default: %u)\n"
+		    "  --rrl-ipv4-prefix BITS      client prefix of a rate (default: %u)\n"
+		    "  --rrl-ipv6-prefix BITS      (default: %u)\n"
 		    "  --threads N                 workers, each with its own sockets (default: one\n"
 		    "                              per CPU)\n"
 		    "  --cpu-affinity              pin worker i to CPU i\n"
@@ -41,7 +47,8 @@ static void usage(FILE *to)
 		    "Sockets passed by systemd (LISTEN_FDS) are served instead of --listen.\n"
 		    "serves: %s\n",
 		zb_zoneset.tcp_idle_timeout, zb_zoneset.tcp_max_connections,
-		zb_zoneset.tcp_max_connections_per_source,
+		zb_zoneset.tcp_max_connections_per_source, zb_zoneset.rrl_responses_per_second,
+		zb_zoneset.rrl_slip, zb_zoneset.rrl_ipv4_prefix, zb_zoneset.rrl_ipv6_prefix,
 		zb_zoneset.description);
 }
 
@@ -71,6 +78,11 @@ static const struct numeric {
 	  offsetof(struct zb_server_options, tcp_max_connections) },
 	{ "--tcp-max-connections-per-source", 1, 65536,
 	  offsetof(struct zb_server_options, tcp_max_connections_per_source) },
+	{ "--rrl-responses-per-second", 0, 1000000,
+	  offsetof(struct zb_server_options, rrl.rate) },
+	{ "--rrl-slip", 0, 10, offsetof(struct zb_server_options, rrl.slip) },
+	{ "--rrl-ipv4-prefix", 1, 32, offsetof(struct zb_server_options, rrl.ipv4_prefix) },
+	{ "--rrl-ipv6-prefix", 1, 128, offsetof(struct zb_server_options, rrl.ipv6_prefix) },
 	{ "--threads", 1, 1024, offsetof(struct zb_server_options, threads) },
 	{ "--batch", 1, 1024, offsetof(struct zb_server_options, batch) },
 	{ "--udp-rcvbuf", 4096, 1 << 30, offsetof(struct zb_server_options, sockets.udp_rcvbuf) },
@@ -96,6 +108,9 @@ int zb_options_parse(struct zb_options *o, int argc, char **argv)
 		.tcp_idle_timeout = zb_zoneset.tcp_idle_timeout,
 		.tcp_max_connections = zb_zoneset.tcp_max_connections,
 		.tcp_max_connections_per_source = zb_zoneset.tcp_max_connections_per_source,
+		.rrl = { .rate = zb_zoneset.rrl_responses_per_second, .slip = zb_zoneset.rrl_slip,
+			 .ipv4_prefix = zb_zoneset.rrl_ipv4_prefix,
+			 .ipv6_prefix = zb_zoneset.rrl_ipv6_prefix },
 		.threads = cpus > 0 ? (unsigned)cpus : 1,
 		.batch = 64,
 	} };

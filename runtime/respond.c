@@ -13,14 +13,17 @@
 #include "wire.h"
 
 #define ZB_OPT_LEN 11 /* an OPT record with no options */
+#define ZB_COOKIE_OPTION_LEN (4 + ZB_COOKIE_LEN)
 
 /* The OPT record of a response (RFC 6891 §6.1): our payload size, the upper bits of the
- * RCODE, version 0, DO echoed (RFC 3225 §3), and NSID when asked for and configured. */
+ * RCODE, version 0, DO echoed (RFC 3225 §3), NSID when asked for and configured, and the
+ * cookie when the query had one (RFC 7873 §5.2). */
 static size_t opt_len(const struct zb_zoneset *zs, const struct zb_edns *edns)
 {
 	if (!edns->present)
 		return 0;
-	return ZB_OPT_LEN + (edns->nsid && zs->identity_len ? 4u + zs->identity_len : 0u);
+	return ZB_OPT_LEN + (edns->nsid && zs->identity_len ? 4u + zs->identity_len : 0u) +
+	       (edns->cookie_len ? ZB_COOKIE_OPTION_LEN : 0u);
 }
 
 static size_t write_opt(const struct zb_zoneset *zs, const struct zb_edns *edns, unsigned rcode,
@@ -36,10 +39,17 @@ static size_t write_opt(const struct zb_zoneset *zs, const struct zb_edns *edns,
 	at[6] = 0;
 	zb_put16(at + 7, edns->flags & ZB_OPT_FLAG_DO);
 	zb_put16(at + 9, (uint16_t)rdlength);
-	if (rdlength) {
-		zb_put16(at + 11, ZB_EDNS_OPTION_NSID);
-		zb_put16(at + 13, zs->identity_len);
-		memcpy(at + 15, zs->identity, zs->identity_len);
+	uint8_t *option = at + ZB_OPT_LEN;
+	if (edns->nsid && zs->identity_len) {
+		zb_put16(option, ZB_EDNS_OPTION_NSID);
+		zb_put16(option + 2, zs->identity_len);
+		memcpy(option + 4, zs->identity, zs->identity_len);
+		option += 4 + zs->identity_len;
+	}
+	if (edns->cookie_len) {
+		zb_put16(option, ZB_EDNS_OPTION_COOKIE);
+		zb_put16(option + 2, ZB_COOKIE_LEN);
+		memcpy(option + 4, edns->cookie, ZB_COOKIE_LEN);
 	}
 	return len;
 }
@@ -54,7 +64,11 @@ static size_t error_response(const struct zb_zoneset *zs, const uint8_t *query,
 	size_t len = ZB_HEADER_LEN;
 
 	*facts = (struct zb_query_facts){ .qtype = q ? q->qtype : 0, .rcode = (uint16_t)rcode,
-					  .question = q != NULL, .edns = edns && edns->present };
+					  .question = q != NULL, .edns = edns && edns->present,
+					  .cookie = edns ? edns->cookie_verdict : 0,
+					  .question_end = q ? q->end : ZB_HEADER_LEN,
+					  .opt_len = edns ? (uint16_t)opt_len(zs, edns) : 0,
+					  .rrl_key = ZB_RRL_KEY_ERROR };
 	memcpy(out, query, 2); /* ID */
 	/* Keep OPCODE and RD (RFC 1035 §4.1.1); AA, TC, RA, Z, AD clear; CD kept (RFC 6840). */
 	zb_put16(out + 2, (uint16_t)(ZB_FLAG_QR | (flags & (0x7800u | ZB_FLAG_RD | ZB_FLAG_CD)) |
@@ -247,12 +261,15 @@ respond_with(const struct zb_zoneset *zs, const uint8_t *query, const struct zb_
 		memcpy(out + ZB_HEADER_LEN, query + ZB_HEADER_LEN, q->end - ZB_HEADER_LEN);
 	}
 	memcpy(out + 2, answer->header, 10);
-	*facts = (struct zb_query_facts){ .qtype = q->qtype, .rcode = answer->header[1] & 0xf,
-					  .question = 1, .edns = edns->present };
+	size_t opt = opt_len(zs, edns);
+	*facts = (struct zb_query_facts){
+		.qtype = q->qtype, .rcode = answer->header[1] & 0xf, .question = 1,
+		.edns = edns->present, .cookie = edns->cookie_verdict, .question_end = q->end,
+		.opt_len = (uint16_t)opt,
+		.rrl_key = (uint32_t)((uintptr_t)answer - (uintptr_t)zs->data) };
 	out[2] |= rd;
 	out[3] |= cd;
 
-	size_t opt = opt_len(zs, edns);
 	size_t room = size_limit(zs, edns, transport) - opt;
 	size_t end;
 	if (encloser && encloser->node && answer->denial)
@@ -278,11 +295,33 @@ respond_signed(const struct zb_zoneset *zs, const uint8_t *query, const struct z
 	return respond_with(zs, query, q, edns, transport, answer, &encloser, out, facts);
 }
 
+/* A query's COOKIE option: ignored without cookies (RFC 7873 §5.2: as a server that knows
+ * none), else the cookie to return goes into `reply` and edns->cookie points there. Returns
+ * -1 when the option is malformed (FORMERR, §5.2.2). Out of line: most queries have none. */
+static __attribute__((noinline)) int take_cookie(const struct zb_client *client,
+						 struct zb_edns *edns,
+						 uint8_t reply[ZB_COOKIE_LEN])
+{
+	if (!client || !client->cookies) {
+		edns->cookie_len = edns->cookie_malformed = 0;
+		return 0;
+	}
+	if (edns->cookie_malformed)
+		return -1;
+	edns->cookie_verdict =
+		(uint8_t)zb_cookie_answer(client, edns->cookie, edns->cookie_len, reply);
+	edns->cookie = reply;
+	edns->cookie_len = ZB_COOKIE_LEN;
+	return 0;
+}
+
 size_t zb_respond(const struct zb_zoneset *zs, const uint8_t *query, size_t len, uint8_t *out,
-		  enum zb_transport transport, struct zb_query_facts *facts)
+		  enum zb_transport transport, const struct zb_client *client,
+		  struct zb_query_facts *facts)
 {
 	struct zb_question q;
 	struct zb_edns edns = { 0 };
+	uint8_t cookie[ZB_COOKIE_LEN]; /* what goes back: the query's own may be overwritten */
 
 	if (len < ZB_HEADER_LEN || (query[2] & (ZB_FLAG_QR >> 8)))
 		return 0;
@@ -297,6 +336,11 @@ size_t zb_respond(const struct zb_zoneset *zs, const uint8_t *query, size_t len,
 							 &edns) != 0
 				   : q.end != len))
 		return error_response(zs, query, &q, NULL, ZB_RCODE_FORMERR, out, facts);
+	if (__builtin_expect(edns.cookie_len | edns.cookie_malformed, 0) &&
+	    take_cookie(client, &edns, cookie) != 0) {
+		edns.nsid = 0;
+		return error_response(zs, query, &q, &edns, ZB_RCODE_FORMERR, out, facts);
+	}
 	/* NSID is optional (RFC 5001 §2.3): it goes when the question and the OPT with it fit
 	 * in what the client takes, so that no response, an error or a bare TC included, is
 	 * larger (RFC 6891 §6.2.5). */

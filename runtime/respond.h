@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cookies.h"
 #include "zonedata.h"
 
 /* Room a response buffer needs: the largest DNS message. */
@@ -21,17 +22,27 @@ struct zb_query_facts {
 	uint16_t rcode;   /* the response's, extended bits included (BADVERS is 16) */
 	uint8_t question; /* the question could be read */
 	uint8_t edns;     /* the query had a good OPT record */
+	uint8_t cookie;   /* enum zb_cookie_verdict */
+	uint16_t question_end; /* where the records start */
+	uint16_t opt_len;      /* the OPT record's length, at the response's very end; 0: none */
+	uint32_t rrl_key;      /* the answer given (rate limiting, rrl.h): ZB_RRL_KEY_ERROR for
+				* every error response */
 };
+
+#define ZB_RRL_KEY_ERROR 0xffffffffu
 
 /*
  * Write the response to `query` (in a buffer readable ZB_QUERY_SLACK bytes past `len`) into
  * `out` (ZB_RESPONSE_MAX bytes for TCP; for UDP, the larger of the zone set's udp_size and
  * 1024); `out` may be `query` itself, to answer in place. Over UDP it is no longer
  * than 512 octets, or with EDNS the requestor's size within [512, the server's]; what does not
- * fit is cut (RFC 2181 §9). `facts` says what it was. Returns its length, or 0 when the query gets no response at all
- * (shorter than a header, or itself a response: RFC 1035 §4.1.1).
+ * fit is cut (RFC 2181 §9). A COOKIE option from `client` gets a cookie back (RFC 7873;
+ * `client` may be NULL: no cookies). `facts` says what it was. Returns its length, or 0 when
+ * the query gets no response at all (shorter than a header, or itself a response: RFC 1035
+ * §4.1.1).
  */
 size_t zb_respond(const struct zb_zoneset *zs, const uint8_t *query, size_t len, uint8_t *out,
-		  enum zb_transport transport, struct zb_query_facts *facts);
+		  enum zb_transport transport, const struct zb_client *client,
+		  struct zb_query_facts *facts);
 
 #endif

@@ -78,6 +78,11 @@ static const struct zb_stat_group groups[] = {
 	ZB_GROUP("tcp_closed", "zonebake_tcp_closed_total", "reason",
 		 "TCP connections closed: idle too long, made way for a new one at a cap, or "
 		 "otherwise.", tcp_closed, close_names),
+	ZB_GROUP("rrl_dropped", "zonebake_rrl_dropped_total", NULL,
+		 "UDP responses rate limiting kept back.", rrl_dropped, NULL),
+	ZB_GROUP("rrl_slipped", "zonebake_rrl_slipped_total", NULL,
+		 "UDP responses rate limiting sent truncated, or as BADCOOKIE, instead.",
+		 rrl_slipped, NULL),
 };
 
 #define ZB_NGROUPS (sizeof(groups) / sizeof(groups[0]))

@@ -47,6 +47,8 @@ struct zb_stats {
 	uint64_t edns;                        /* queries with a good OPT record */
 	uint64_t tcp_accepted;
 	uint64_t tcp_closed[ZB_CLOSE_NREASONS];
+	uint64_t rrl_dropped;                 /* responses rate limiting kept back */
+	uint64_t rrl_slipped;                 /* and sent truncated (or BADCOOKIE) instead */
 } __attribute__((aligned(64)));
 
 /* Add to a counter of the calling worker's own stats: a plain add, one instruction on

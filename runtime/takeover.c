@@ -63,6 +63,17 @@ int zb_takeover_receive(const char *path, const struct zb_socket_options *option
 	 * it is still alive. */
 	getsockopt(takeover->conn, SOL_SOCKET, SO_PEERCRED, &peer, &len);
 	takeover->old_pid = peer.pid;
+	/* The cookie secret first, so that the clients' cookies hold across the swap; a server
+	 * from before cookies says "error unknown command", and the swap goes on without. */
+	if (zb_ctl_sendf(takeover->conn, "cookie-secret") != 0 ||
+	    zb_ctl_read_line(takeover->conn, line, sizeof(line), NULL) != 0) {
+		snprintf(err, err_len, "%s: %s", path, zb_ctl_why());
+		goto fail;
+	}
+	takeover->has_cookie_secret =
+		strncmp(line, "ok ", 3) == 0 &&
+		zb_ctl_parse_hex(line + 3, takeover->cookie_secret,
+				 sizeof(takeover->cookie_secret)) == 0;
 	if (zb_ctl_sendf(takeover->conn, "takeover") != 0) {
 		snprintf(err, err_len, "%s: %s", path, zb_ctl_why());
 		goto fail;

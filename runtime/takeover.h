@@ -8,6 +8,7 @@
 #define ZB_TAKEOVER_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "sockets.h"
@@ -16,9 +17,12 @@ struct zb_takeover {
 	int conn;     /* the control connection to the old process, kept until it is done */
 	pid_t old_pid;
 	int metrics_fd; /* the old process's --metrics listener, if it had one; else -1 */
+	int has_cookie_secret; /* the old process told its cookie secret (an older one may not) */
+	uint8_t cookie_secret[16];
 };
 
-/* Connect to the control socket at `path` and take the listening sockets. Returns 0 with
+/* Connect to the control socket at `path`, learn the cookie secret, and take the listening
+ * sockets. Returns 0 with
  * *sockets (from malloc) and *nsockets, or -1 with a message in `err`: then nothing was
  * taken and the old process goes on serving. */
 int zb_takeover_receive(const char *path, const struct zb_socket_options *options,

@@ -45,12 +45,13 @@ struct zb_conn {
 	int peer_closed;
 	struct zb_buffers *buf; /* NULL while nothing is read or waiting to be sent */
 	struct zb_source source;
+	struct sockaddr_storage peer;
 };
 
 int zb_tcp_init(struct zb_tcp *tcp, const struct zb_zoneset *zs, struct zb_stats *stats,
-		int epfd, uint32_t idle_timeout, uint32_t max_conns, uint32_t max_per_source)
+		struct zb_cookies *cookies, int epfd, uint32_t idle_timeout, uint32_t max_conns, uint32_t max_per_source)
 {
-	*tcp = (struct zb_tcp){ .zs = zs, .stats = stats, .epfd = epfd,
+	*tcp = (struct zb_tcp){ .zs = zs, .stats = stats, .cookies = cookies, .epfd = epfd,
 				.idle_timeout = idle_timeout, .max_conns = max_conns,
 				.max_per_source = max_per_source };
 	/* One set of buffers per connection, so that the pool never runs dry; untouched pages
@@ -154,8 +155,9 @@ static int conn_answer(struct zb_tcp *tcp, struct zb_conn *c)
 		uint8_t *frame = c->buf->wbuf + c->wlen;
 		struct zb_query_facts facts;
 		zb_stat_add(&tcp->stats->queries[ZB_TCP], 1);
+		struct zb_client client = { &c->peer, tcp->cookies };
 		size_t n = zb_respond(tcp->zs, c->buf->rbuf + used + 2, msglen, frame + 2, ZB_TCP,
-				      &facts);
+				      &client, &facts);
 		if (n == 0) { /* not a query (a response, or shorter than a header) */
 			zb_stat_add(&tcp->stats->dropped, 1);
 			goto close;
@@ -302,6 +304,7 @@ int zb_tcp_accept(struct zb_tcp *tcp, int listen_fd)
 		c->rlen = c->wstart = c->wlen = 0;
 		c->peer_closed = 0;
 		c->source = source;
+		c->peer = peer;
 		struct epoll_event ev = { .events = EPOLLIN, .data.u64 = conn_event_data(tcp, c) };
 		if (epoll_ctl(tcp->epfd, EPOLL_CTL_ADD, fd, &ev) != 0) {
 			close(fd);

@@ -9,6 +9,7 @@
 
 #include <stdint.h>
 
+#include "cookies.h"
 #include "stats.h"
 #include "zonedata.h"
 
@@ -18,6 +19,7 @@ struct zb_buffers;
 struct zb_tcp {
 	const struct zb_zoneset *zs;
 	struct zb_stats *stats; /* the worker's */
+	struct zb_cookies *cookies; /* the worker's; NULL: none made */
 	int epfd;
 	uint32_t now;          /* seconds, advanced by the server's one-second timer */
 	uint32_t idle_timeout; /* seconds */
@@ -32,7 +34,7 @@ struct zb_tcp {
 
 /* Allocate the connection pool. Returns 0, or -1 when memory cannot be had. */
 int zb_tcp_init(struct zb_tcp *tcp, const struct zb_zoneset *zs, struct zb_stats *stats,
-		int epfd, uint32_t idle_timeout, uint32_t max_conns, uint32_t max_per_source);
+		struct zb_cookies *cookies, int epfd, uint32_t idle_timeout, uint32_t max_conns, uint32_t max_per_source);
 
 /* The epoll data word of connection i: ZB_EVENT_CONN in the upper half. */
 #define ZB_EVENT_CONN 3u

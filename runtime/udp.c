@@ -26,14 +26,17 @@ struct zb_udp_slot {
 };
 
 int zb_udp_init(struct zb_udp *udp, const struct zb_zoneset *zs, struct zb_stats *stats,
-		unsigned batch)
+		struct zb_cookies *cookies, const struct zb_rrl_options *rrl, unsigned batch)
 {
 	/* One buffer a slot, answered in place: room for the longest query taken and for the
 	 * largest answer (the server's payload size; an error's header, question and OPT with
 	 * NSID stay below 1024), rounded up to whole cache lines. */
 	size_t size = zs->udp_size > ZB_UDP_QUERY_MAX ? zs->udp_size : ZB_UDP_QUERY_MAX;
 	size = (size + ZB_QUERY_SLACK + 63) & ~(size_t)63;
-	*udp = (struct zb_udp){ .zs = zs, .stats = stats, .batch = batch, .buffer_size = size };
+	*udp = (struct zb_udp){ .zs = zs, .stats = stats, .cookies = cookies, .batch = batch,
+				.buffer_size = size };
+	if (zb_rrl_init(&udp->rrl, rrl) != 0)
+		return -1;
 	udp->slots = calloc(batch, sizeof(*udp->slots));
 	udp->in = calloc(batch, sizeof(*udp->in));
 	udp->out = calloc(batch, sizeof(*udp->out));
@@ -63,6 +66,7 @@ void zb_udp_free(struct zb_udp *udp)
 	free(udp->in);
 	free(udp->out);
 	free(udp->buffers);
+	zb_rrl_free(&udp->rrl);
 	*udp = (struct zb_udp){ 0 };
 }
 
@@ -123,6 +127,27 @@ static void send_answers(int fd, struct mmsghdr *out, unsigned answers)
 	}
 }
 
+/* Rate limiting (rrl.h): whether the response goes (perhaps slipped, *len shortened). A
+ * source proven by a cookie of ours is not limited. */
+static __attribute__((noinline)) int rate_limited(struct zb_udp *udp,
+						  const struct zb_udp_slot *slot, size_t *len,
+						  const struct zb_query_facts *facts)
+{
+	if (facts->cookie == ZB_COOKIE_VALID)
+		return 0;
+	switch (zb_rrl_account(&udp->rrl, &slot->peer, facts->rrl_key)) {
+	case ZB_RRL_SEND:
+		return 0;
+	case ZB_RRL_SLIP:
+		*len = zb_rrl_slip(slot->answer_iov.iov_base, *len, facts);
+		zb_stat_add(&udp->stats->rrl_slipped, 1);
+		return 0;
+	default:
+		zb_stat_add(&udp->stats->rrl_dropped, 1);
+		return 1;
+	}
+}
+
 void zb_udp_drain(struct zb_udp *udp, int fd, int pktinfo)
 {
 	/* A bounded number of batches, then back to the event loop, which comes back here at
@@ -146,15 +171,19 @@ void zb_udp_drain(struct zb_udp *udp, int fd, int pktinfo)
 			struct zb_udp_slot *slot = &udp->slots[i];
 			struct msghdr *in = &udp->in[i].msg_hdr;
 			struct zb_query_facts facts;
+			struct zb_client client = { &slot->peer, udp->cookies };
 			size_t len = 0;
 			/* Longer than any question needs (MSG_TRUNC): dropped unanswered. */
 			if (!(in->msg_flags & MSG_TRUNC) && !unanswerable_port(&slot->peer))
 				len = zb_respond(udp->zs, slot->query_iov.iov_base, udp->in[i].msg_len,
-						 slot->answer_iov.iov_base, ZB_UDP, &facts);
+						 slot->answer_iov.iov_base, ZB_UDP, &client, &facts);
 			if (!len) {
 				zb_stat_add(&udp->stats->dropped, 1);
 				continue;
 			}
+			if (__builtin_expect(udp->rrl.rate != 0, 0) &&
+			    rate_limited(udp, slot, &len, &facts))
+				continue;
 			zb_stats_count_response(udp->stats, slot->answer_iov.iov_base, &facts);
 			slot->answer_iov.iov_len = len;
 			udp->out[answers].msg_hdr = (struct msghdr){

@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cookies.h"
+#include "rrl.h"
 #include "stats.h"
 #include "zonedata.h"
 
@@ -23,6 +25,8 @@ struct zb_udp_slot;
 struct zb_udp {
 	const struct zb_zoneset *zs;
 	struct zb_stats *stats; /* the worker's */
+	struct zb_cookies *cookies; /* the worker's; NULL: none made */
+	struct zb_rrl rrl;      /* rate limiting, when its rate is not 0 */
 	unsigned batch;
 	size_t buffer_size; /* bytes of each slot's buffer */
 	unsigned dirty;     /* slots whose header lengths the last recvmmsg changed */
@@ -34,7 +38,7 @@ struct zb_udp {
 
 /* Allocate a worker's buffers once. Returns 0, or -1 when memory cannot be had. */
 int zb_udp_init(struct zb_udp *udp, const struct zb_zoneset *zs, struct zb_stats *stats,
-		unsigned batch);
+		struct zb_cookies *cookies, const struct zb_rrl_options *rrl, unsigned batch);
 
 /* Free a worker's buffers (when the server stops). */
 void zb_udp_free(struct zb_udp *udp);

@@ -107,6 +107,16 @@ static int parse_opt(const uint8_t *rdata, size_t rdlength, struct zb_edns *edns
 			return -1;
 		if (code == ZB_EDNS_OPTION_NSID)
 			edns->nsid = 1;
+		/* A client cookie alone, or with a server cookie of 8 to 32 octets (RFC 7873
+		 * §4); the first COOKIE option counts. */
+		if (code == ZB_EDNS_OPTION_COOKIE && !edns->cookie && !edns->cookie_malformed) {
+			if (optlen == 8 || (optlen >= 16 && optlen <= 40)) {
+				edns->cookie = rdata + off + 4;
+				edns->cookie_len = (uint8_t)optlen;
+			} else {
+				edns->cookie_malformed = 1;
+			}
+		}
 		off += 4 + (size_t)optlen; /* unknown options are ignored (RFC 6891 §6.1.2) */
 	}
 	return 0;

@@ -46,6 +46,15 @@ static inline uint16_t zb_get16(const uint8_t *p)
 	return (uint16_t)(p[0] << 8 | p[1]);
 }
 
+/* Eight octets as a big-endian number. */
+static inline uint64_t zb_get64(const uint8_t *p)
+{
+	uint64_t v = 0;
+	for (int i = 0; i < 8; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
 static inline void zb_put16(uint8_t *p, uint16_t v)
 {
 	p[0] = (uint8_t)(v >> 8);
@@ -87,6 +96,7 @@ int zb_parse_question(const uint8_t *pkt, size_t len, uint64_t seed, struct zb_q
 
 /* EDNS(0) (RFC 6891) as the query asked for it. */
 #define ZB_EDNS_OPTION_NSID 3 /* RFC 5001 */
+#define ZB_EDNS_OPTION_COOKIE 10 /* RFC 7873 */
 #define ZB_OPT_FLAG_DO 0x8000u /* RFC 3225 */
 
 struct zb_edns {
@@ -95,6 +105,10 @@ struct zb_edns {
 	uint8_t nsid;       /* the NSID option was in the query */
 	uint16_t flags;     /* DO and the rest of the OPT TTL's low 16 bits */
 	uint16_t udp_size;  /* the requestor's payload size, as sent */
+	uint8_t cookie_len; /* the first COOKIE option's length; 0: none */
+	uint8_t cookie_malformed; /* a COOKIE option of a length RFC 7873 §5.2.2 forbids */
+	const uint8_t *cookie;    /* its octets, in the query; then the responder's reply */
+	uint8_t cookie_verdict;   /* the responder's: enum zb_cookie_verdict */
 };
 
 /*

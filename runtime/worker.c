@@ -1,7 +1,8 @@
 /*
  * worker.c - one worker's epoll loop: UDP sockets are drained in batches, TCP listeners
- * accept, connections read and write, and a timerfd advances the coarse clock that expires
- * idle TCP connections, so the query path itself never asks the time.
+ * accept, connections read and write, and a timerfd advances the coarse clocks that expire
+ * idle TCP connections, refill rate limiting's buckets and stamp cookies, so the query path
+ * itself never asks the time.
  */
 #include "worker.h"
 
@@ -75,19 +76,21 @@ void *zb_worker_run(void *arg)
 	const struct zb_server_options *options = w->options;
 	struct zb_tcp tcp;
 	struct zb_udp udp;
+	struct zb_cookies *cookies = malloc(sizeof(*cookies));
 
 	int epfd = epoll_create1(EPOLL_CLOEXEC);
 	int timer = one_second_timer();
 	uint8_t *paused = calloc(w->nsockets ? w->nsockets : 1, 1); /* listeners left out */
-	if (!paused)
+	if (!paused || !cookies)
 		return fail(w, "buffers");
+	zb_cookies_init(cookies, options->cookie_secret);
 	if (epfd < 0 || timer < 0 || watch(epfd, timer, ZB_EVENT_TIMER, 0, 0) != 0 ||
 	    watch(epfd, w->stop_fd, ZB_EVENT_STOP, 0, 0) != 0)
 		return fail(w, "event loop");
-	if (zb_tcp_init(&tcp, w->zs, &w->stats, epfd, options->tcp_idle_timeout,
+	if (zb_tcp_init(&tcp, w->zs, &w->stats, cookies, epfd, options->tcp_idle_timeout,
 			options->tcp_max_connections,
 			options->tcp_max_connections_per_source) != 0 ||
-	    zb_udp_init(&udp, w->zs, &w->stats, options->batch) != 0)
+	    zb_udp_init(&udp, w->zs, &w->stats, cookies, &options->rrl, options->batch) != 0)
 		return fail(w, "buffers");
 	for (unsigned i = 0; i < w->nsockets; i++) {
 		uint32_t kind = w->sockets[i].kind == ZB_SOCKET_UDP ? ZB_EVENT_UDP : ZB_EVENT_LISTEN;
@@ -128,8 +131,11 @@ void *zb_worker_run(void *arg)
 				break;
 			case ZB_EVENT_TIMER: {
 				uint64_t expirations = 0;
-				if (read(timer, &expirations, sizeof(expirations)) == sizeof(expirations))
+				if (read(timer, &expirations, sizeof(expirations)) == sizeof(expirations)) {
 					zb_tcp_tick(&tcp, (uint32_t)expirations);
+					udp.rrl.now += (uint32_t)expirations;
+					zb_cookies_tick(cookies);
+				}
 				resume_listeners(w, epfd, paused);
 				break;
 			}
@@ -138,6 +144,7 @@ void *zb_worker_run(void *arg)
 	}
 	zb_tcp_finish(&tcp);
 	zb_udp_free(&udp);
+	free(cookies);
 	free(paused);
 	close(timer);
 	close(epfd);

@@ -9,6 +9,8 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "cookies.h"
+#include "rrl.h"
 #include "sockets.h"
 #include "stats.h"
 #include "zonedata.h"
@@ -22,6 +24,8 @@ struct zb_server_options {
 	unsigned threads;             /* workers */
 	unsigned batch;               /* UDP queries per recvmmsg */
 	int cpu_affinity;             /* pin worker i to CPU i */
+	struct zb_rrl_options rrl;
+	uint8_t cookie_secret[ZB_COOKIE_SECRET_LEN]; /* the same in every worker */
 	struct zb_socket_options sockets;
 };
 

@@ -183,6 +183,12 @@ struct zb_zoneset {
 	uint32_t tcp_idle_timeout;     /* seconds */
 	uint32_t tcp_max_connections;  /* per worker */
 	uint32_t tcp_max_connections_per_source; /* per worker, from one client address */
+	uint32_t rrl_responses_per_second;       /* 0: no rate limiting */
+	uint32_t rrl_slip;
+	uint32_t rrl_ipv4_prefix;
+	uint32_t rrl_ipv6_prefix;
+	uint32_t cookie_secret_len;              /* 16, or 0: random at start-up */
+	uint8_t cookie_secret[16];
 };
 
 extern const struct zb_zoneset zb_zoneset;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "bake.h"
+#include "wire.h"
 #include "zonedata.h"
 
 bytes_t denial_region;
@@ -83,15 +84,6 @@ static uint32_t put_entry(uint32_t set, name_t apex)
 	return at;
 }
 
-/* The first eight octets of a hash as a big-endian number. */
-static uint64_t hash_prefix(const uint8_t *hash)
-{
-	uint64_t v = 0;
-	for (int i = 0; i < 8; i++)
-		v = v << 8 | hash[i];
-	return v;
-}
-
 /* An NSEC3 chain's bucket directory (runtime/zonedata.h, struct zb_chain): as many buckets
  * as the next power of two at or above the number of hashes. */
 static void put_buckets(uint32_t zone, uint32_t chain)
@@ -105,7 +97,7 @@ static void put_buckets(uint32_t zone, uint32_t chain)
 	put_offset(chain + offsetof(struct zb_chain, buckets_off), here());
 	uint32_t i = 0;
 	for (uint64_t b = 0; b < 1ull << bits; b++) {
-		while (i < n && (bits ? hash_prefix(chain_hash(zone, i)) >> (64 - bits) : 0) < b)
+		while (i < n && (bits ? zb_get64(chain_hash(zone, i)) >> (64 - bits) : 0) < b)
 			i++;
 		bytes_put(&denial_region, &i, 4);
 	}

@@ -10,16 +10,7 @@
 #include <string.h>
 
 #include "nsec3hash.h"
-
-static size_t unhex(const char *hex, uint8_t *out, size_t max)
-{
-	size_t n = 0;
-	if (strcmp(hex, "-") == 0)
-		return 0;
-	for (; hex[2 * n] && hex[2 * n + 1] && n < max; n++)
-		sscanf(hex + 2 * n, "%2hhx", &out[n]);
-	return n;
-}
+#include "unhex.h"
 
 static int uses_sha_ni(void)
 {

@@ -8,8 +8,56 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <netinet/in.h>
+
 #include "respond.h"
+#include "rrl.h"
 #include "wire.h"
+
+/* A client with cookies, its clock fixed: the same query gets the same response in and out
+ * of place (the first call's cookie is in the memo for the second, which echoes the same
+ * cookie or makes the same new one). */
+static struct zb_cookies cookies;
+static struct sockaddr_storage peer;
+static struct zb_rrl rrl;
+
+static void setup(void)
+{
+	static int done;
+	static const uint8_t secret[ZB_COOKIE_SECRET_LEN] = { 0xe5, 0xe9, 0x73, 0xe5 };
+	if (done)
+		return;
+	done = 1;
+	zb_cookies_init(&cookies, secret);
+	cookies.now = 1559731985;
+	struct sockaddr_in *in = (struct sockaddr_in *)&peer;
+	in->sin_family = AF_INET;
+	in->sin_addr.s_addr = htonl(0xc6336464); /* 198.51.100.100 */
+	struct zb_rrl_options options = { .rate = 5, .slip = 2, .ipv4_prefix = 24,
+					   .ipv6_prefix = 56 };
+	if (zb_rrl_init(&rrl, &options) != 0)
+		abort();
+}
+
+/* Rate limiting on every response: a slipped one is still a whole message with the same
+ * question and ID, no longer than before. */
+static void check_slip(const uint8_t *response, size_t n, const struct zb_query_facts *facts)
+{
+	static uint8_t slipped[ZB_RESPONSE_MAX];
+	if (n == 0 || zb_rrl_account(&rrl, &peer, facts->rrl_key) != ZB_RRL_SLIP)
+		return;
+	if (facts->question_end + facts->opt_len > n)
+		abort();
+	memcpy(slipped, response, n);
+	size_t m = zb_rrl_slip(slipped, n, facts);
+	if (m > n || memcmp(slipped, response, 2) != 0 ||
+	    memcmp(slipped + 4, response + 4, 2) != 0 ||
+	    memcmp(slipped + ZB_HEADER_LEN, response + ZB_HEADER_LEN,
+		   facts->question_end - ZB_HEADER_LEN) != 0 ||
+	    zb_get16(slipped + 6) != 0 || zb_get16(slipped + 8) != 0 ||
+	    zb_get16(slipped + 10) != (facts->opt_len ? 1 : 0))
+		abort();
+}
 
 static void check(const uint8_t *query, size_t len, const uint8_t *out, size_t n,
 		  enum zb_transport transport, const struct zb_query_facts *facts)
@@ -42,6 +90,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size > ZB_RESPONSE_MAX)
 		return 0;
+	setup();
+	struct zb_client client = { &peer, &cookies };
 	/* The handler may read ZB_QUERY_SLACK bytes past the query, no further: ASan sees to it. */
 	uint8_t *query = malloc(size + ZB_QUERY_SLACK);
 	memcpy(query, data, size);
@@ -49,15 +99,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* Poison the output so a response that leaves bytes unwritten differs run to run. */
 	memset(out, 0xA5, sizeof(out));
 	struct zb_query_facts facts, in_place_facts;
-	size_t n = zb_respond(&zb_zoneset, query, size, out, ZB_UDP, &facts);
+	size_t n = zb_respond(&zb_zoneset, query, size, out, ZB_UDP, &client, &facts);
 	check(query, size, out, n, ZB_UDP, &facts);
+	check_slip(out, n, &facts);
 	/* Answered in place, as the UDP path does, the response is the same bytes. */
 	memcpy(in_place, query, size + ZB_QUERY_SLACK);
-	if (zb_respond(&zb_zoneset, in_place, size, in_place, ZB_UDP, &in_place_facts) != n ||
+	if (zb_respond(&zb_zoneset, in_place, size, in_place, ZB_UDP, &client, &in_place_facts) !=
+		    n ||
 	    memcmp(in_place, out, n) != 0 ||
 	    (n && memcmp(&in_place_facts, &facts, sizeof(facts)) != 0))
 		abort();
-	n = zb_respond(&zb_zoneset, query, size, out, ZB_TCP, &facts);
+	n = zb_respond(&zb_zoneset, query, size, out, ZB_TCP, NULL, &facts);
 	check(query, size, out, n, ZB_TCP, &facts);
 	free(query);
 	return 0;

@@ -152,6 +152,8 @@ EXPECTED = {
     "edns": 6,  # five NXDOMAIN queries and the BADVERS one
     "tcp_accepted": 1,
     "tcp_closed": {"other": 1, "idle": 0, "capped": 0},
+    "rrl_dropped": 0,
+    "rrl_slipped": 0,
 }
 LABELS = {"queries": ("zonebake_queries_total", "transport"),
           "responses": ("zonebake_responses_total", "rcode"),
@@ -160,7 +162,9 @@ LABELS = {"queries": ("zonebake_queries_total", "transport"),
           "dropped": ("zonebake_dropped_total", None),
           "edns": ("zonebake_edns_queries_total", None),
           "tcp_accepted": ("zonebake_tcp_accepted_total", None),
-          "tcp_closed": ("zonebake_tcp_closed_total", "reason")}
+          "tcp_closed": ("zonebake_tcp_closed_total", "reason"),
+          "rrl_dropped": ("zonebake_rrl_dropped_total", None),
+          "rrl_slipped": ("zonebake_rrl_slipped_total", None)}
 
 
 def as_samples(counts: dict) -> dict[str, int]:

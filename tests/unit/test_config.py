@@ -6,7 +6,7 @@ from __future__ import annotations
 import dns.name
 import pytest
 
-from zonebake.config import parse_origin
+from zonebake.config import load_toml as load_config, parse_origin
 from zonebake.errors import UsageError
 
 ORIGINS = ["example.com.", "EXAMPLE.Com.", "a.b-c.d_e.*.x.", "x" * 63 + ".test.",
@@ -29,3 +29,42 @@ def test_a_bad_origin_is_refused_for_dnspython_reason(text):
     with pytest.raises(UsageError) as ours:
         parse_origin(text, "zonebake.toml: zone #1")
     assert str(ours.value) == f"zonebake.toml: zone #1: bad zone origin {text!r}: {theirs.value}"
+
+
+def config_with(tmp_path, server: str):
+    (tmp_path / "z.zone").write_text("@ 300 SOA ns h 1 2 3 4 5\n")
+    path = tmp_path / "zonebake.toml"
+    path.write_text(f'[server]\n{server}\n[[zone]]\norigin = "example."\nfile = "z.zone"\n')
+    return path
+
+
+def test_rate_limiting_and_cookie_settings_are_read(tmp_path):
+    config = load_config(config_with(tmp_path, 'rrl-responses-per-second = 10\nrrl-slip = 0\n'
+                                     'rrl-ipv4-prefix = 32\nrrl-ipv6-prefix = 64\n'
+                                     'cookie-secret = "E5E973E5a6b2a43f48e7dc849e37bfcf"'))
+    server = config.server
+    assert (server.rrl_responses_per_second, server.rrl_slip, server.rrl_ipv4_prefix,
+            server.rrl_ipv6_prefix) == (10, 0, 32, 64)
+    assert server.cookie_secret == bytes.fromhex("e5e973e5a6b2a43f48e7dc849e37bfcf")
+
+
+def test_the_defaults_are_the_peers(tmp_path):
+    server = load_config(config_with(tmp_path, "")).server
+    assert (server.rrl_responses_per_second, server.rrl_slip, server.rrl_ipv4_prefix,
+            server.rrl_ipv6_prefix, server.cookie_secret) == (0, 2, 24, 56, b"")
+
+
+@pytest.mark.parametrize("line,message", [
+    ('cookie-secret = "e5e973"', "cookie-secret must be 32 hexadecimal digits"),
+    ('cookie-secret = "e5e973e5a6b2a43f48e7dc849e37bfcg"', "cookie-secret must be 32"),
+    ("cookie-secret = 5", "cookie-secret must be 32"),
+    ("rrl-slip = 11", "rrl-slip must be from 0 to 10"),
+    ("rrl-ipv4-prefix = 0", "rrl-ipv4-prefix must be from 1 to 32"),
+    ("rrl-ipv6-prefix = 129", "rrl-ipv6-prefix must be from 1 to 128"),
+    ("rrl-responses-per-second = -1", "rrl-responses-per-second must be from 0 to 1000000"),
+    ("tcp-max-connections-per-source = 0", "tcp-max-connections-per-source must be from 1"),
+])
+def test_bad_settings_are_refused_clearly(tmp_path, line, message):
+    with pytest.raises(UsageError) as error:
+        load_config(config_with(tmp_path, line))
+    assert message in str(error.value) and "[server]" in str(error.value)
