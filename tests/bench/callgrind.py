@@ -23,8 +23,10 @@ KINDS = {  # the lines of the query file that make each kind (see gen.py)
 
 
 def instructions(server: Path, loadgen: Path, queries: list[str], count: int,
-                 workdir: Path, function: str = "zb_udp_drain", edns: int = 0) -> float:
-    """`edns`: loadgen's --edns (1: an OPT record, 2: with DO set)."""
+                 workdir: Path, function: str = "zb_udp_drain", edns: int = 0,
+                 server_args: tuple[str, ...] = (), prepare=None) -> float:
+    """`edns`: loadgen's --edns (1: an OPT record, 2: with DO set). `prepare(port)`, once the
+    server serves, returns more loadgen options (a cookie it gave out)."""
     qfile = workdir / "queries"
     qfile.write_text("\n".join(queries[:count]) + "\n")
     out = workdir / "callgrind.out"
@@ -32,15 +34,17 @@ def instructions(server: Path, loadgen: Path, queries: list[str], count: int,
     process = subprocess.Popen(
         ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", "--collect-atstart=no",
          f"--toggle-collect={function}", str(server), "--threads", "1", "--batch", "32",
-         "--listen", f"127.0.0.1:{port}", *(["--allow-root"] if os.geteuid() == 0 else [])],
+         "--listen", f"127.0.0.1:{port}", *(["--allow-root"] if os.geteuid() == 0 else []),
+         *server_args],
         stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 60
         while "serving" not in (process.stderr.readline() or "") and time.monotonic() < deadline:
             pass
+        extra = prepare(port) if prepare else []
         result = subprocess.run([str(loadgen), "127.0.0.1", str(port), str(qfile), "--count",
                                  str(count), "--window", "32", "--batch", "32", "--sockets",
-                                 "1", "--cpu", "-1", "--edns", str(edns)],
+                                 "1", "--cpu", "-1", "--edns", str(edns), *extra],
                                 capture_output=True, text=True, check=True)
         answered = int(re.search(r"answered=(\d+)", result.stdout).group(1))
     finally:

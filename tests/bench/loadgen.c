@@ -5,7 +5,8 @@
  *
  *   loadgen ADDRESS PORT QUERYFILE [--seconds S] [--rate QPS] [--window N] [--batch N]
  *                                   [--sockets N] [--cpu N] [--count N] [--linger S]
- *                                   [--tally 1] [--edns 1|2]
+ *                                   [--tally 1] [--edns 1|2] [--cookie HEX]
+ *                                   [--source A.B.C.D]
  *
  * Without --rate it keeps `window` queries outstanding (saturation); with it, it sends at that
  * rate. --count sends exactly that many and waits for the answers (for instruction counts);
@@ -13,7 +14,10 @@
  * else 0.3 s). Prints one line: sent answered lost seconds qps mean_us p99_us. With --tally,
  * answers are also counted by their last four octets (the swap test's A record, which tells
  * which zone set answered), in the order received: tally=HEX:N,... switches=N last=HEX.
- * --edns 1 adds an OPT record (1232 octets) to every query, --edns 2 one with DO set.
+ * --edns 1 adds an OPT record (1232 octets) to every query, --edns 2 one with DO set;
+ * --cookie puts a COOKIE option with those octets in it (RFC 7873; with --edns 1 or 2).
+ * --source binds socket s to A.B.C.(D+s): on loopback, clients of one prefix. The line also
+ * says bytes_out= and bytes_in= (DNS messages sent and received), for amplification.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -32,10 +36,12 @@
 #define MAX_BATCH 256
 #define HIST_US 100000 /* latencies up to 100 ms, in 1 µs buckets */
 
-struct query { uint8_t wire[300]; uint16_t len; };
+struct query { uint8_t wire[360]; uint16_t len; }; /* a name, OPT and COOKIE */
 
 static struct query *queries;
 static int edns; /* 0: none; 1: an OPT record; 2: with DO set (RFC 3225) */
+static uint8_t cookie[40];
+static size_t cookie_len;
 static size_t nqueries;
 static uint64_t sent_at[MAX_SOCKETS][65536]; /* ns; 0: not outstanding */
 static uint16_t next_id[MAX_SOCKETS];
@@ -109,6 +115,16 @@ static int encode(const char *name, int qtype, struct query *q)
 		if (edns == 2)
 			p[7] = 0x80;
 		p += sizeof(opt);
+		if (cookie_len) { /* RDLENGTH, then the option: code 10, length, octets */
+			p[-2] = (uint8_t)((4 + cookie_len) >> 8);
+			p[-1] = (uint8_t)(4 + cookie_len);
+			*p++ = 0;
+			*p++ = 10;
+			*p++ = 0;
+			*p++ = (uint8_t)cookie_len;
+			memcpy(p, cookie, cookie_len);
+			p += cookie_len;
+		}
 		q->wire[11] = 1; /* ARCOUNT */
 	}
 	q->len = (uint16_t)(p - q->wire);
@@ -145,8 +161,9 @@ static void load(const char *path)
 int main(int argc, char **argv)
 {
 	double seconds = 5, rate = 0, linger = -1;
+	const char *source = NULL;
 	long window = 512, batch = 32, nsockets = 4, cpu = 1, count = 0, tallying = 0;
-	static uint8_t sendbuf[MAX_BATCH][300], recvbuf[MAX_BATCH][4096];
+	static uint8_t sendbuf[MAX_BATCH][360], recvbuf[MAX_BATCH][4096];
 	static struct iovec siov[MAX_BATCH], riov[MAX_BATCH];
 	static struct mmsghdr smsg[MAX_BATCH], rmsg[MAX_BATCH];
 
@@ -165,6 +182,13 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--linger")) linger = atof(argv[i + 1]);
 		else if (!strcmp(argv[i], "--tally")) tallying = atol(argv[i + 1]);
 		else if (!strcmp(argv[i], "--edns")) edns = atoi(argv[i + 1]);
+		else if (!strcmp(argv[i], "--source")) source = argv[i + 1];
+		else if (!strcmp(argv[i], "--cookie")) {
+			const char *hex = argv[i + 1];
+			for (cookie_len = 0; hex[2 * cookie_len] && cookie_len < sizeof(cookie);
+			     cookie_len++)
+				sscanf(hex + 2 * cookie_len, "%2hhx", &cookie[cookie_len]);
+		}
 		else { fprintf(stderr, "loadgen: unknown option %s\n", argv[i]); return 2; }
 	}
 	if (batch < 1 || batch > MAX_BATCH || nsockets < 1 || nsockets > MAX_SOCKETS) {
@@ -191,6 +215,15 @@ int main(int argc, char **argv)
 			setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
 		if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &size, sizeof(size)) != 0)
 			setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof(size));
+		if (source) {
+			struct sockaddr_in from = { .sin_family = AF_INET };
+			inet_pton(AF_INET, source, &from.sin_addr);
+			from.sin_addr.s_addr = htonl(ntohl(from.sin_addr.s_addr) + (uint32_t)s);
+			if (bind(fd, (struct sockaddr *)&from, sizeof(from)) != 0) {
+				perror("loadgen: bind");
+				return 1;
+			}
+		}
 		if (fd < 0 || connect(fd, (struct sockaddr *)&server, sizeof(server)) != 0) {
 			perror("loadgen: socket");
 			return 1;
@@ -204,7 +237,7 @@ int main(int argc, char **argv)
 		rmsg[i].msg_hdr = (struct msghdr){ .msg_iov = &riov[i], .msg_iovlen = 1 };
 	}
 
-	uint64_t sent = 0, answered = 0, lost = 0, latency_sum = 0;
+	uint64_t sent = 0, answered = 0, lost = 0, latency_sum = 0, bytes_out = 0, bytes_in = 0;
 	size_t next = 0;
 	long sock = 0;
 	uint64_t start = now_ns(), stop = start + (uint64_t)(seconds * 1e9), end, last_sent = 0;
@@ -247,6 +280,8 @@ int main(int argc, char **argv)
 				sent_at[sock][next_id[sock]] = 0;
 			}
 			sent += (uint64_t)n;
+			for (int i = 0; i < n; i++)
+				bytes_out += siov[i].iov_len;
 			last_sent = t;
 			sock = (sock + 1) % nsockets;
 		}
@@ -259,6 +294,7 @@ int main(int argc, char **argv)
 				continue;
 			int n = recvmmsg(fds[s].fd, rmsg, (unsigned)batch, MSG_DONTWAIT, NULL);
 			for (int i = 0; i < n; i++) {
+				bytes_in += rmsg[i].msg_len;
 				if (rmsg[i].msg_len < 12)
 					continue;
 				uint16_t id = (uint16_t)(recvbuf[i][0] << 8 | recvbuf[i][1]);
@@ -285,10 +321,12 @@ int main(int argc, char **argv)
 			break;
 		}
 	}
-	printf("sent=%llu answered=%llu lost=%llu seconds=%.3f qps=%.0f mean_us=%.1f p99_us=%llu\n",
+	printf("sent=%llu answered=%llu lost=%llu seconds=%.3f qps=%.0f mean_us=%.1f p99_us=%llu "
+	       "bytes_out=%llu bytes_in=%llu\n",
 	       (unsigned long long)sent, (unsigned long long)answered, (unsigned long long)lost,
 	       elapsed, (double)answered / elapsed,
-	       answered ? (double)latency_sum / (double)answered : 0.0, (unsigned long long)p99);
+	       answered ? (double)latency_sum / (double)answered : 0.0, (unsigned long long)p99,
+	       (unsigned long long)bytes_out, (unsigned long long)bytes_in);
 	if (tallying) {
 		printf("tally=");
 		for (unsigned i = 0; i < ntally; i++)

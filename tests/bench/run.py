@@ -17,6 +17,7 @@ import sys
 import time
 from pathlib import Path
 
+import abuse
 import callgrind
 import gen
 from servers import ORIGIN, Gdnsd, Knot, Nsd, Reflector, Zonebake
@@ -204,6 +205,7 @@ def main() -> None:
     print("\ncallgrind, user-space instructions per query (batches of 32, kernel excluded):")
     for kind, value in counts.items():
         print(f"  {kind:10} {value:6.0f}")
+    abuse.report(work, binary, loadgen, queries)
     signed(args, work, zone, queries, loadgen)
 
 

@@ -86,13 +86,15 @@ class BenchServer:
 class Zonebake(BenchServer):
     name = "zonebake"
 
-    def __init__(self, workdir, port, binary: Path, threads: int = 1, pinned: bool = True):
-        self.binary, self.threads, self.pinned = binary, threads, pinned
+    def __init__(self, workdir, port, binary: Path, threads: int = 1, pinned: bool = True,
+                 extra: tuple[str, ...] = ()):
+        self.binary, self.threads, self.pinned, self.extra = binary, threads, pinned, extra
         super().__init__(workdir, port)
 
     def command(self):
         command = [str(self.binary), "--listen", f"127.0.0.1:{self.port}", "--threads",
-                   str(self.threads), *(["--allow-root"] if os.geteuid() == 0 else [])]
+                   str(self.threads), *(["--allow-root"] if os.geteuid() == 0 else []),
+                   *self.extra]
         return command + (["--cpu-affinity"] if self.pinned else [])
 
 
