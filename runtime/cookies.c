@@ -10,10 +10,6 @@
 
 #include "siphash.h"
 
-#define ZB_COOKIE_VERSION 1
-#define ZB_COOKIE_MAX_AGE 3600    /* older: not valid (RFC 9018 §4.3) */
-#define ZB_COOKIE_RENEW_AGE 1800  /* older: valid, but a new one goes back */
-#define ZB_COOKIE_MAX_AHEAD 300   /* a clock this far behind the cookie's maker still takes it */
 
 void zb_cookies_init(struct zb_cookies *c, const uint8_t secret[ZB_COOKIE_SECRET_LEN])
 {
@@ -58,12 +54,13 @@ static const uint8_t *client_ip(const struct sockaddr_storage *addr, uint8_t map
 				unsigned *ip_len)
 {
 	static const uint8_t v4_prefix[12] = { [10] = 0xff, [11] = 0xff };
+	memcpy(mapped, v4_prefix, 12);
 	if (addr->ss_family == AF_INET) {
-		memcpy(mapped, v4_prefix, 12);
 		memcpy(mapped + 12, &((const struct sockaddr_in *)addr)->sin_addr, 4);
-	} else {
-		memcpy(mapped, ((const struct sockaddr_in6 *)addr)->sin6_addr.s6_addr, 16);
+		*ip_len = 4;
+		return mapped + 12;
 	}
+	memcpy(mapped, ((const struct sockaddr_in6 *)addr)->sin6_addr.s6_addr, 16);
 	int v4 = memcmp(mapped, v4_prefix, 12) == 0;
 	*ip_len = v4 ? 4 : 16;
 	return v4 ? mapped + 12 : mapped;
@@ -82,13 +79,10 @@ static int32_t age_of(uint32_t now, uint32_t timestamp)
 	return (int32_t)(now - timestamp);
 }
 
-/* The memo slot of a whole cookie: its last octets are SipHash's output (or, in a forged
- * one, whatever the sender chose: it can only miss, or push out another entry). */
-static struct zb_cookie_memo *memo_slot(struct zb_cookies *c, const uint8_t *cookie)
+static void memo_put(struct zb_cookie_memo *m, const uint8_t *cookie, const uint8_t mapped[16])
 {
-	uint32_t h;
-	memcpy(&h, cookie + ZB_COOKIE_LEN - 4, 4);
-	return &c->memo[h & (ZB_COOKIE_MEMO - 1)];
+	memcpy(m->cookie, cookie, sizeof(m->cookie));
+	memcpy(m->addr, mapped, sizeof(m->addr));
 }
 
 enum zb_cookie_verdict zb_cookie_answer(const struct zb_client *client, const uint8_t *cookie,
@@ -102,16 +96,13 @@ enum zb_cookie_verdict zb_cookie_answer(const struct zb_client *client, const ui
 	if (len == ZB_COOKIE_LEN) {
 		int32_t age = age_of(c->now, timestamp_of(cookie + ZB_COOKIE_CLIENT_LEN));
 		int usable = age <= ZB_COOKIE_MAX_AGE && age >= -ZB_COOKIE_MAX_AHEAD;
-		struct zb_cookie_memo *m = memo_slot(c, cookie);
-		int known = memcmp(m->cookie, cookie, ZB_COOKIE_LEN) == 0 &&
-			    memcmp(m->addr, mapped, 16) == 0;
+		struct zb_cookie_memo *m = zb_cookie_memo_slot(c, cookie);
+		int known = zb_cookie_memo_holds(m, cookie, mapped);
 		if (usable && !known && cookie[ZB_COOKIE_CLIENT_LEN] == ZB_COOKIE_VERSION) {
 			uint64_t hash = cookie_hash(c->k0, c->k1, cookie, ip, ip_len);
 			known = zb_sip_le64(cookie + 16) == hash;
-			if (known) {
-				memcpy(m->cookie, cookie, ZB_COOKIE_LEN);
-				memcpy(m->addr, mapped, 16);
-			}
+			if (known)
+				memo_put(m, cookie, mapped);
 		}
 		if (usable && known && age <= ZB_COOKIE_RENEW_AGE) {
 			memcpy(reply, cookie, ZB_COOKIE_LEN);
@@ -129,8 +120,6 @@ enum zb_cookie_verdict zb_cookie_answer(const struct zb_client *client, const ui
 	 * client's next query costs no hash. */
 	memcpy(reply, cookie, ZB_COOKIE_CLIENT_LEN);
 	zb_cookie_make(c->k0, c->k1, cookie, ip, ip_len, c->now, reply + ZB_COOKIE_CLIENT_LEN);
-	struct zb_cookie_memo *m = memo_slot(c, reply);
-	memcpy(m->cookie, reply, ZB_COOKIE_LEN);
-	memcpy(m->addr, mapped, 16);
+	memo_put(zb_cookie_memo_slot(c, reply), reply, mapped);
 	return ZB_COOKIE_CLIENT;
 }

@@ -15,32 +15,12 @@
 #define ZB_OPT_LEN 11 /* an OPT record with no options */
 #define ZB_COOKIE_OPTION_LEN (4 + ZB_COOKIE_LEN)
 
-/* The OPT record of a response (RFC 6891 §6.1): our payload size, the upper bits of the
- * RCODE, version 0, DO echoed (RFC 3225 §3), NSID when asked for and configured, and the
- * cookie when the query had one (RFC 7873 §5.2). */
-static size_t opt_len(const struct zb_zoneset *zs, const struct zb_edns *edns)
+/* The options in a response's OPT record: NSID when asked for and configured (RFC 5001), the
+ * cookie when the query had one (RFC 7873 §5.2). Out of line: few queries ask for either. */
+static __attribute__((noinline)) void write_options(const struct zb_zoneset *zs,
+						    const struct zb_edns *edns, uint8_t *option)
 {
-	if (!edns->present)
-		return 0;
-	return ZB_OPT_LEN + (edns->nsid && zs->identity_len ? 4u + zs->identity_len : 0u) +
-	       (edns->cookie_len ? ZB_COOKIE_OPTION_LEN : 0u);
-}
-
-static size_t write_opt(const struct zb_zoneset *zs, const struct zb_edns *edns, unsigned rcode,
-			uint8_t *at)
-{
-	size_t len = opt_len(zs, edns);
-	size_t rdlength = len - ZB_OPT_LEN;
-
-	at[0] = 0; /* the root */
-	zb_put16(at + 1, ZB_TYPE_OPT);
-	zb_put16(at + 3, zs->udp_size);
-	at[5] = (uint8_t)(rcode >> 4);
-	at[6] = 0;
-	zb_put16(at + 7, edns->flags & ZB_OPT_FLAG_DO);
-	zb_put16(at + 9, (uint16_t)rdlength);
-	uint8_t *option = at + ZB_OPT_LEN;
-	if (edns->nsid && zs->identity_len) {
+	if (edns->nsid) {
 		zb_put16(option, ZB_EDNS_OPTION_NSID);
 		zb_put16(option + 2, zs->identity_len);
 		memcpy(option + 4, zs->identity, zs->identity_len);
@@ -51,7 +31,23 @@ static size_t write_opt(const struct zb_zoneset *zs, const struct zb_edns *edns,
 		zb_put16(option + 2, ZB_COOKIE_LEN);
 		memcpy(option + 4, edns->cookie, ZB_COOKIE_LEN);
 	}
-	return len;
+}
+
+/* The OPT record of a response (RFC 6891 §6.1), edns->opt_len octets: our payload size, the
+ * upper bits of the RCODE, version 0, DO echoed (RFC 3225 §3), and the options. */
+static size_t write_opt(const struct zb_zoneset *zs, const struct zb_edns *edns, unsigned rcode,
+			uint8_t *at)
+{
+	at[0] = 0; /* the root */
+	zb_put16(at + 1, ZB_TYPE_OPT);
+	zb_put16(at + 3, zs->udp_size);
+	at[5] = (uint8_t)(rcode >> 4);
+	at[6] = 0;
+	zb_put16(at + 7, edns->flags & ZB_OPT_FLAG_DO);
+	zb_put16(at + 9, (uint16_t)(edns->opt_len - ZB_OPT_LEN));
+	if (__builtin_expect(edns->opt_len != ZB_OPT_LEN, 0))
+		write_options(zs, edns, at + ZB_OPT_LEN);
+	return edns->opt_len;
 }
 
 /* A response with no records: the header, the question when it parsed, the OPT when the
@@ -63,11 +59,9 @@ static size_t error_response(const struct zb_zoneset *zs, const uint8_t *query,
 	uint16_t flags = zb_hdr_flags(query);
 	size_t len = ZB_HEADER_LEN;
 
-	*facts = (struct zb_query_facts){ .qtype = q ? q->qtype : 0, .rcode = (uint16_t)rcode,
+	*facts = (struct zb_query_facts){ .qtype = q ? q->qtype : 0, .rcode = (uint8_t)rcode,
 					  .question = q != NULL, .edns = edns && edns->present,
 					  .cookie = edns ? edns->cookie_verdict : 0,
-					  .question_end = q ? q->end : ZB_HEADER_LEN,
-					  .opt_len = edns ? (uint16_t)opt_len(zs, edns) : 0,
 					  .rrl_key = ZB_RRL_KEY_ERROR };
 	memcpy(out, query, 2); /* ID */
 	/* Keep OPCODE and RD (RFC 1035 §4.1.1); AA, TC, RA, Z, AD clear; CD kept (RFC 6840). */
@@ -261,11 +255,10 @@ respond_with(const struct zb_zoneset *zs, const uint8_t *query, const struct zb_
 		memcpy(out + ZB_HEADER_LEN, query + ZB_HEADER_LEN, q->end - ZB_HEADER_LEN);
 	}
 	memcpy(out + 2, answer->header, 10);
-	size_t opt = opt_len(zs, edns);
+	size_t opt = edns->opt_len;
 	*facts = (struct zb_query_facts){
 		.qtype = q->qtype, .rcode = answer->header[1] & 0xf, .question = 1,
-		.edns = edns->present, .cookie = edns->cookie_verdict, .question_end = q->end,
-		.opt_len = (uint16_t)opt,
+		.edns = edns->present, .cookie = edns->cookie_verdict,
 		.rrl_key = (uint32_t)((uintptr_t)answer - (uintptr_t)zs->data) };
 	out[2] |= rd;
 	out[3] |= cd;
@@ -295,23 +288,43 @@ respond_signed(const struct zb_zoneset *zs, const uint8_t *query, const struct z
 	return respond_with(zs, query, q, edns, transport, answer, &encloser, out, facts);
 }
 
-/* A query's COOKIE option: ignored without cookies (RFC 7873 §5.2: as a server that knows
- * none), else the cookie to return goes into `reply` and edns->cookie points there. Returns
- * -1 when the option is malformed (FORMERR, §5.2.2). Out of line: most queries have none. */
-static __attribute__((noinline)) int take_cookie(const struct zb_client *client,
-						 struct zb_edns *edns,
-						 uint8_t reply[ZB_COOKIE_LEN])
+/* The options a query's OPT record asked for. A COOKIE option is ignored without cookies
+ * (RFC 7873 §5.2: as a server that knows none), else the cookie to return goes into `reply`
+ * and edns->cookie points there. NSID is optional (RFC 5001 §2.3): it goes when configured
+ * and when the question and the OPT with it fit in what the client takes, so that no
+ * response, an error or a bare TC included, is larger (RFC 6891 §6.2.5). Sets edns->opt_len;
+ * returns -1 when the COOKIE option is malformed (FORMERR, RFC 7873 §5.2.2). Out of line:
+ * most queries ask for neither. */
+static __attribute__((noinline)) int take_options(const struct zb_zoneset *zs,
+						  const struct zb_client *client,
+						  struct zb_edns *edns, size_t question_end,
+						  enum zb_transport transport,
+						  uint8_t reply[ZB_COOKIE_LEN])
 {
-	if (!client || !client->cookies) {
+	if (!client || !client->cookies)
 		edns->cookie_len = edns->cookie_malformed = 0;
-		return 0;
-	}
-	if (edns->cookie_malformed)
+	if (edns->cookie_malformed) {
+		edns->nsid = 0;
 		return -1;
-	edns->cookie_verdict =
-		(uint8_t)zb_cookie_answer(client, edns->cookie, edns->cookie_len, reply);
-	edns->cookie = reply;
-	edns->cookie_len = ZB_COOKIE_LEN;
+	}
+	if (edns->cookie_len) {
+		if (zb_cookie_fresh(client, edns->cookie, edns->cookie_len)) {
+			memcpy(reply, edns->cookie, ZB_COOKIE_LEN);
+			edns->cookie_verdict = ZB_COOKIE_VALID;
+		} else {
+			edns->cookie_verdict = (uint8_t)zb_cookie_answer(client, edns->cookie,
+									 edns->cookie_len, reply);
+		}
+		edns->cookie = reply;
+		edns->cookie_len = ZB_COOKIE_LEN;
+		edns->opt_len += ZB_COOKIE_OPTION_LEN;
+	}
+	if (edns->nsid && zs->identity_len &&
+	    question_end + edns->opt_len + 4 + zs->identity_len <=
+		    size_limit(zs, edns, transport))
+		edns->opt_len += 4 + zs->identity_len;
+	else
+		edns->nsid = 0;
 	return 0;
 }
 
@@ -331,22 +344,18 @@ size_t zb_respond(const struct zb_zoneset *zs, const uint8_t *query, size_t len,
 									 : ZB_RCODE_FORMERR, out, facts);
 	/* A query carries no answer or authority records; the additional section holds at most
 	 * one OPT, and nothing may follow it (Knot says FORMERR to the same). */
-	if (zb_hdr_ancount(query) || zb_hdr_nscount(query) ||
-	    (zb_hdr_arcount(query) ? zb_parse_additional(query, len, q.end, zb_hdr_arcount(query),
-							 &edns) != 0
-				   : q.end != len))
+	if (zb_hdr_ancount(query) || zb_hdr_nscount(query))
 		return error_response(zs, query, &q, NULL, ZB_RCODE_FORMERR, out, facts);
-	if (__builtin_expect(edns.cookie_len | edns.cookie_malformed, 0) &&
-	    take_cookie(client, &edns, cookie) != 0) {
-		edns.nsid = 0;
-		return error_response(zs, query, &q, &edns, ZB_RCODE_FORMERR, out, facts);
+	if (zb_hdr_arcount(query)) {
+		if (zb_parse_additional(query, len, q.end, zb_hdr_arcount(query), &edns) != 0)
+			return error_response(zs, query, &q, NULL, ZB_RCODE_FORMERR, out, facts);
+		edns.opt_len = edns.present ? ZB_OPT_LEN : 0;
+		if (__builtin_expect(edns.nsid | edns.cookie_len | edns.cookie_malformed, 0) &&
+		    take_options(zs, client, &edns, q.end, transport, cookie) != 0)
+			return error_response(zs, query, &q, &edns, ZB_RCODE_FORMERR, out, facts);
+	} else if (q.end != len) {
+		return error_response(zs, query, &q, NULL, ZB_RCODE_FORMERR, out, facts);
 	}
-	/* NSID is optional (RFC 5001 §2.3): it goes when the question and the OPT with it fit
-	 * in what the client takes, so that no response, an error or a bare TC included, is
-	 * larger (RFC 6891 §6.2.5). */
-	if (__builtin_expect(edns.nsid, 0) &&
-	    q.end + opt_len(zs, &edns) > size_limit(zs, &edns, transport))
-		edns.nsid = 0;
 	if (zb_hdr_opcode(query) != ZB_OPCODE_QUERY)
 		return error_response(zs, query, &q, &edns, ZB_RCODE_NOTIMP, out, facts);
 	if (edns.present && edns.version != 0)

@@ -38,7 +38,9 @@ int zb_rrl_init(struct zb_rrl *rrl, const struct zb_rrl_options *options)
 		rrl->seed[0] ^= (uint64_t)t.tv_nsec * 0x9e3779b97f4a7c15ull ^ (uint64_t)t.tv_sec;
 		rrl->seed[1] ^= (uint64_t)(uintptr_t)rrl;
 	}
-	rrl->table = calloc(ZB_RRL_SETS * 4, sizeof(*rrl->table));
+	rrl->seed[1] |= 1; /* multipliers that lose no bit */
+	rrl->seed[3] |= 1;
+	rrl->table = calloc((size_t)4 << ZB_RRL_SET_BITS, sizeof(*rrl->table));
 	return rrl->table ? 0 : -1;
 }
 
@@ -48,59 +50,27 @@ void zb_rrl_free(struct zb_rrl *rrl)
 	rrl->table = NULL;
 }
 
-static uint64_t mix(uint64_t a, uint64_t b)
+/* `a` spread over all 64 bits by an odd multiplier, the product's halves folded. */
+static uint64_t mix(uint64_t a, uint64_t odd)
 {
-	__uint128_t p = (__uint128_t)a * (b | 1);
+	__uint128_t p = (__uint128_t)a * odd;
 	return (uint64_t)p ^ (uint64_t)(p >> 64);
 }
 
-/* The bucket's key: the client's prefix (IPv4 also when mapped into IPv6) and the response. */
-static uint64_t bucket_key(const struct zb_rrl *rrl, const struct sockaddr_storage *peer,
-			   uint32_t key)
+uint64_t zb_rrl_key6(const struct zb_rrl *rrl, const struct sockaddr_storage *peer,
+		     uint32_t response)
 {
-	uint64_t hi = 0, lo;
-	if (peer->ss_family == AF_INET6) {
-		const uint8_t *a = ((const struct sockaddr_in6 *)peer)->sin6_addr.s6_addr;
-		hi = zb_get64(a);
-		lo = zb_get64(a + 8);
-		if (hi == 0 && lo >> 32 == 0xffff) {
-			lo = (lo & rrl->v4_mask) | 1ull << 32; /* as the IPv4 address it is */
-		} else {
-			hi = (hi & rrl->v6_mask[0]) | 1; /* tagged: no IPv4 prefix has the bit */
-			lo &= rrl->v6_mask[1];
-		}
-	} else {
-		uint32_t a = ntohl(((const struct sockaddr_in *)peer)->sin_addr.s_addr);
-		lo = (uint64_t)(a & rrl->v4_mask) | 1ull << 32;
-	}
-	return mix(mix(hi ^ rrl->seed[0], lo ^ rrl->seed[1]), key ^ rrl->seed[2]);
+	const uint8_t *a = ((const struct sockaddr_in6 *)peer)->sin6_addr.s6_addr;
+	uint64_t hi = zb_get64(a), lo = zb_get64(a + 8);
+	if (hi == 0 && lo >> 32 == 0xffff) /* IPv4-mapped: as the IPv4 address it is */
+		return (uint64_t)((uint32_t)lo & rrl->v4_mask) << 32 | response;
+	uint64_t h = mix((hi & rrl->v6_mask[0]) ^ rrl->seed[2], rrl->seed[1]);
+	h = mix(h ^ (lo & rrl->v6_mask[1]), rrl->seed[3]);
+	return mix(h ^ response, rrl->seed[1]);
 }
 
-enum zb_rrl_verdict zb_rrl_account(struct zb_rrl *rrl, const struct sockaddr_storage *peer,
-				   uint32_t key)
+enum zb_rrl_verdict zb_rrl_over(struct zb_rrl *rrl)
 {
-	uint64_t k = bucket_key(rrl, peer, key);
-	struct zb_rrl_entry *set = &rrl->table[(k & (ZB_RRL_SETS - 1)) * 4], *e = NULL;
-
-	for (int i = 0; i < 4; i++)
-		if (set[i].key == k)
-			e = &set[i];
-	if (!e) { /* a new bucket in place of the one left alone longest */
-		e = &set[0];
-		for (int i = 1; i < 4; i++)
-			if ((int32_t)(set[i].stamp - e->stamp) < 0)
-				e = &set[i];
-		*e = (struct zb_rrl_entry){ .key = k, .stamp = rrl->now,
-					    .balance = (int32_t)rrl->rate };
-	} else if (e->stamp != rrl->now) {
-		int64_t balance = e->balance + (int64_t)(rrl->now - e->stamp) * rrl->rate;
-		e->balance = balance > rrl->rate ? (int32_t)rrl->rate : (int32_t)balance;
-		e->stamp = rrl->now;
-	}
-	if (e->balance > rrl->floor)
-		e->balance--;
-	if (e->balance >= 0)
-		return ZB_RRL_SEND;
 	if (rrl->slip && ++rrl->slip_count >= rrl->slip) {
 		rrl->slip_count = 0;
 		return ZB_RRL_SLIP;
@@ -108,9 +78,36 @@ enum zb_rrl_verdict zb_rrl_account(struct zb_rrl *rrl, const struct sockaddr_sto
 	return ZB_RRL_DROP;
 }
 
+/* Where a response's records start: past its question, when it has one. */
+static size_t records_start(const uint8_t *response, size_t len)
+{
+	size_t off = ZB_HEADER_LEN;
+	if (zb_hdr_qdcount(response) && zb_skip_name(response, len, &off) == 0)
+		off += 4;
+	return off <= len ? off : len;
+}
+
+/* Where a response's last record (its OPT, when it has one: RFC 6891 §6.1.1 lets it be
+ * anywhere in the section, and zonebake always puts it last) starts; `len` when it has no
+ * record. */
+static size_t last_record(const uint8_t *response, size_t len, size_t off)
+{
+	unsigned n = zb_hdr_ancount(response) + zb_hdr_nscount(response) +
+		     zb_hdr_arcount(response);
+	size_t last = len;
+	for (unsigned i = 0; i < n; i++) {
+		last = off;
+		if (zb_skip_name(response, len, &off) != 0 || off + 10 > len)
+			return len;
+		off += 10 + (size_t)zb_get16(response + off + 8);
+	}
+	return off == len ? last : len;
+}
+
 size_t zb_rrl_slip(uint8_t *response, size_t len, const struct zb_query_facts *facts)
 {
-	size_t end = facts->question_end, opt = facts->opt_len;
+	size_t end = records_start(response, len);
+	size_t opt = facts->edns ? len - last_record(response, len, end) : 0;
 
 	memmove(response + end, response + len - opt, opt);
 	memset(response + 6, 0, 4);            /* ANCOUNT, NSCOUNT */

@@ -20,12 +20,13 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 
 #include "respond.h"
 
 #define ZB_RRL_WINDOW 15 /* seconds, BIND's default */
-#define ZB_RRL_SETS 16384 /* of 4 entries: 1 MiB a worker */
+#define ZB_RRL_SET_BITS 14 /* 16,384 sets of 4 entries: 1 MiB a worker */
 
 struct zb_rrl_options {
 	uint32_t rate;        /* responses a second per bucket; 0: off */
@@ -34,6 +35,9 @@ struct zb_rrl_options {
 	uint32_t ipv6_prefix;
 };
 
+/* A bucket: for IPv4 its key is the prefix and the response itself, for IPv6 a seeded hash
+ * of them (an attacker who could aim buckets at one another gains nothing anyway: each name
+ * it asks for has a bucket of its own). */
 struct zb_rrl_entry {
 	uint64_t key;
 	uint32_t stamp; /* the tick it was last brought up to */
@@ -48,8 +52,8 @@ struct zb_rrl {
 	int32_t floor;     /* the lowest balance: -rate × ZB_RRL_WINDOW */
 	uint32_t v4_mask;  /* host order */
 	uint64_t v6_mask[2];
-	uint64_t seed[3];  /* random: nobody can aim two prefixes at one bucket */
-	struct zb_rrl_entry *table; /* ZB_RRL_SETS × 4; NULL when off */
+	uint64_t seed[4];  /* random: where a bucket goes (0, 1), the IPv6 hash (1, 2, 3) */
+	struct zb_rrl_entry *table; /* 4 << ZB_RRL_SET_BITS; NULL when off */
 };
 
 enum zb_rrl_verdict { ZB_RRL_SEND, ZB_RRL_DROP, ZB_RRL_SLIP };
@@ -59,9 +63,56 @@ enum zb_rrl_verdict { ZB_RRL_SEND, ZB_RRL_DROP, ZB_RRL_SLIP };
 int zb_rrl_init(struct zb_rrl *rrl, const struct zb_rrl_options *options);
 void zb_rrl_free(struct zb_rrl *rrl);
 
-/* Count one response of kind `key` to `peer`: send it, drop it, or send it slipped. */
-enum zb_rrl_verdict zb_rrl_account(struct zb_rrl *rrl, const struct sockaddr_storage *peer,
-				   uint32_t key);
+/* The rare parts of zb_rrl_account, out of line: an IPv6 client's key; a response over the
+ * limit. */
+uint64_t zb_rrl_key6(const struct zb_rrl *rrl, const struct sockaddr_storage *peer,
+		     uint32_t response);
+enum zb_rrl_verdict zb_rrl_over(struct zb_rrl *rrl);
+
+static inline struct zb_rrl_entry *zb_rrl_older(struct zb_rrl_entry *a, struct zb_rrl_entry *b)
+{
+	return (int32_t)(b->stamp - a->stamp) < 0 ? b : a;
+}
+
+/* Count one response of kind `response` (respond.h's rrl_key) to `peer`: send it, drop it,
+ * or send it slipped. Inline: it runs for every response while rate limiting is on. */
+static inline enum zb_rrl_verdict zb_rrl_account(struct zb_rrl *rrl,
+						 const struct sockaddr_storage *peer,
+						 uint32_t response)
+{
+	uint64_t key;
+	if (__builtin_expect(peer->ss_family == AF_INET, 1)) {
+		uint32_t a = ntohl(((const struct sockaddr_in *)peer)->sin_addr.s_addr);
+		key = (uint64_t)(a & rrl->v4_mask) << 32 | response;
+	} else {
+		key = zb_rrl_key6(rrl, peer, response);
+	}
+	struct zb_rrl_entry *set =
+		&rrl->table[(((key ^ rrl->seed[0]) * rrl->seed[1]) >> (64 - ZB_RRL_SET_BITS)) * 4];
+	struct zb_rrl_entry *e = set[0].key == key   ? &set[0]
+				 : set[1].key == key ? &set[1]
+				 : set[2].key == key ? &set[2]
+				 : set[3].key == key ? &set[3]
+						     : NULL;
+	if (!e) { /* a new bucket, in place of the set's least recently charged, its first sent */
+		e = zb_rrl_older(zb_rrl_older(&set[0], &set[1]), zb_rrl_older(&set[2], &set[3]));
+		*e = (struct zb_rrl_entry){ .key = key, .stamp = rrl->now,
+					    .balance = (int32_t)rrl->rate - 1 };
+		return ZB_RRL_SEND;
+	}
+	if (e->stamp != rrl->now) { /* a second or more since its last: its credit grows */
+		int64_t balance = e->balance + (int64_t)(rrl->now - e->stamp) * rrl->rate;
+		e->balance = balance > rrl->rate ? (int32_t)rrl->rate : (int32_t)balance;
+		e->stamp = rrl->now;
+	}
+	if (__builtin_expect(e->balance > 0, 1)) {
+		e->balance--;
+		return ZB_RRL_SEND;
+	}
+	if (e->balance > rrl->floor)
+		e->balance--;
+	return zb_rrl_over(rrl);
+}
 
 /* Turn a response of `len` octets into its slipped form in place: the header and question
  * with TC set, or BADCOOKIE when the query had a client cookie; the OPT kept. Returns the

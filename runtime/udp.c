@@ -20,6 +20,7 @@
 
 struct zb_udp_slot {
 	struct sockaddr_storage peer;
+	struct zb_client client; /* the peer and the worker's cookies, for zb_respond */
 	struct iovec query_iov;  /* the whole buffer, for receiving */
 	struct iovec answer_iov; /* the same buffer: each query is answered in place */
 	uint8_t control[ZB_CONTROL_SIZE] __attribute__((aligned(8)));
@@ -46,6 +47,7 @@ int zb_udp_init(struct zb_udp *udp, const struct zb_zoneset *zs, struct zb_stats
 	for (unsigned i = 0; i < batch; i++) {
 		struct zb_udp_slot *slot = &udp->slots[i];
 		uint8_t *buffer = buffers + i * size;
+		slot->client = (struct zb_client){ &slot->peer, cookies };
 		slot->query_iov = (struct iovec){ buffer, ZB_UDP_QUERY_MAX };
 		slot->answer_iov = (struct iovec){ buffer, 0 };
 		udp->in[i].msg_hdr = (struct msghdr){
@@ -127,25 +129,19 @@ static void send_answers(int fd, struct mmsghdr *out, unsigned answers)
 	}
 }
 
-/* Rate limiting (rrl.h): whether the response goes (perhaps slipped, *len shortened). A
- * source proven by a cookie of ours is not limited. */
-static __attribute__((noinline)) int rate_limited(struct zb_udp *udp,
-						  const struct zb_udp_slot *slot, size_t *len,
-						  const struct zb_query_facts *facts)
+/* A response over its rate (rrl.h): whether it is dropped, or else slipped (*len
+ * shortened). */
+static __attribute__((noinline)) int limited(struct zb_udp *udp, const struct zb_udp_slot *slot,
+					    size_t *len, const struct zb_query_facts *facts,
+					    enum zb_rrl_verdict verdict)
 {
-	if (facts->cookie == ZB_COOKIE_VALID)
-		return 0;
-	switch (zb_rrl_account(&udp->rrl, &slot->peer, facts->rrl_key)) {
-	case ZB_RRL_SEND:
-		return 0;
-	case ZB_RRL_SLIP:
+	if (verdict == ZB_RRL_SLIP) {
 		*len = zb_rrl_slip(slot->answer_iov.iov_base, *len, facts);
 		zb_stat_add(&udp->stats->rrl_slipped, 1);
 		return 0;
-	default:
-		zb_stat_add(&udp->stats->rrl_dropped, 1);
-		return 1;
 	}
+	zb_stat_add(&udp->stats->rrl_dropped, 1);
+	return 1;
 }
 
 void zb_udp_drain(struct zb_udp *udp, int fd, int pktinfo)
@@ -167,23 +163,27 @@ void zb_udp_drain(struct zb_udp *udp, int fd, int pktinfo)
 		zb_stat_add(&udp->stats->queries[ZB_UDP], (unsigned)received);
 
 		unsigned answers = 0;
+		int rrl = udp->rrl.rate != 0;
 		for (int i = 0; i < received; i++) {
 			struct zb_udp_slot *slot = &udp->slots[i];
 			struct msghdr *in = &udp->in[i].msg_hdr;
 			struct zb_query_facts facts;
-			struct zb_client client = { &slot->peer, udp->cookies };
 			size_t len = 0;
 			/* Longer than any question needs (MSG_TRUNC): dropped unanswered. */
 			if (!(in->msg_flags & MSG_TRUNC) && !unanswerable_port(&slot->peer))
 				len = zb_respond(udp->zs, slot->query_iov.iov_base, udp->in[i].msg_len,
-						 slot->answer_iov.iov_base, ZB_UDP, &client, &facts);
+						 slot->answer_iov.iov_base, ZB_UDP, &slot->client, &facts);
 			if (!len) {
 				zb_stat_add(&udp->stats->dropped, 1);
 				continue;
 			}
-			if (__builtin_expect(udp->rrl.rate != 0, 0) &&
-			    rate_limited(udp, slot, &len, &facts))
-				continue;
+			/* Rate limiting, but for a source proven by a cookie of ours. */
+			if (__builtin_expect(rrl, 0) && facts.cookie != ZB_COOKIE_VALID) {
+				enum zb_rrl_verdict verdict =
+					zb_rrl_account(&udp->rrl, &slot->peer, facts.rrl_key);
+				if (verdict != ZB_RRL_SEND && limited(udp, slot, &len, &facts, verdict))
+					continue;
+			}
 			zb_stats_count_response(udp->stats, slot->answer_iov.iov_base, &facts);
 			slot->answer_iov.iov_len = len;
 			udp->out[answers].msg_hdr = (struct msghdr){

@@ -94,6 +94,11 @@ struct zb_question {
  */
 int zb_parse_question(const uint8_t *pkt, size_t len, uint64_t seed, struct zb_question *q);
 
+/* Step over the name at *off in a message of `len` octets; it may end in a compression
+ * pointer. Returns 0, or -1 when it runs past the end or has a label of another type
+ * (RFC 6891 §5). */
+int zb_skip_name(const uint8_t *pkt, size_t len, size_t *off);
+
 /* EDNS(0) (RFC 6891) as the query asked for it. */
 #define ZB_EDNS_OPTION_NSID 3 /* RFC 5001 */
 #define ZB_EDNS_OPTION_COOKIE 10 /* RFC 7873 */
@@ -109,6 +114,7 @@ struct zb_edns {
 	uint8_t cookie_malformed; /* a COOKIE option of a length RFC 7873 §5.2.2 forbids */
 	const uint8_t *cookie;    /* its octets, in the query; then the responder's reply */
 	uint8_t cookie_verdict;   /* the responder's: enum zb_cookie_verdict */
+	uint16_t opt_len;         /* the responder's: the length of the OPT record it returns */
 };
 
 /*

@@ -24,14 +24,14 @@ BURST = 40
 
 
 def burst(port: int, messages: list[dns.message.Message], source: str = "127.0.0.1",
-          quiet: float = 0.3) -> list[dns.message.Message]:
+          quiet: float = 0.3, to: str = "127.0.0.1") -> list[dns.message.Message]:
     """Send every message at once from one socket; the responses that come back."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sock = socket.socket(socket.AF_INET6 if ":" in to else socket.AF_INET, socket.SOCK_DGRAM)
     sock.bind((source, 0))
     try:
         for i, message in enumerate(messages):
             message.id = i
-            sock.sendto(message.to_wire(), ("127.0.0.1", port))
+            sock.sendto(message.to_wire(), (to, port))
         responses = []
         sock.settimeout(quiet)
         for _ in range(len(messages)):  # bounded: at most one response a query
@@ -126,6 +126,37 @@ def test_other_prefixes_and_other_answers_are_not_held_back(limited):
     # TCP proves its source: never limited.
     response = dns.query.tcp(plain(), "127.0.0.1", port=port, timeout=2, source="127.0.0.2")
     assert response.answer and not response.flags & dns.flags.TC
+
+
+def test_a_slipped_negative_answer_keeps_its_question_and_opt_alone(limited):
+    """The records after the question are stepped over to find the OPT: an NXDOMAIN's SOA."""
+    responses = burst(limited.address[1], [plain("nx.example.", edns=True)
+                                           for _ in range(BURST)])
+    whole = [r for r in responses if not r.flags & dns.flags.TC]
+    slipped = [r for r in responses if r.flags & dns.flags.TC]
+    assert whole and whole[0].rcode() == dns.rcode.NXDOMAIN and whole[0].authority
+    assert slipped
+    for response in slipped:
+        assert response.rcode() == dns.rcode.NXDOMAIN and response.edns == 0
+        assert not response.answer and not response.authority and not response.additional
+        assert str(response.question[0].name) == "nx.example."
+
+
+def test_an_ipv6_client_is_limited_by_its_prefix(testset_binary):
+    server = Server(testset_binary, "--threads", "1", "--rrl-responses-per-second", str(RATE),
+                    listen=("127.0.0.1:0", "[::1]:0"))
+    try:
+        v4_port, v6_port = server.addresses[0][1], server.addresses[1][1]
+        over6 = burst(v6_port, [plain() for _ in range(BURST)], source="::1", to="::1")
+        answered, slipped = split(over6)
+        assert RATE <= len(answered) <= 2 * RATE and slipped
+        # The same name from an IPv4 client: a bucket of its own.
+        over4 = burst(v4_port, [plain() for _ in range(RATE)])
+        assert len(split(over4)[0]) == RATE
+    finally:
+        alive = server.alive()
+        server.stop()
+    assert alive
 
 
 def test_a_valid_server_cookie_is_never_limited(limited):

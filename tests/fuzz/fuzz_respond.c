@@ -39,23 +39,33 @@ static void setup(void)
 		abort();
 }
 
-/* Rate limiting on every response: a slipped one is still a whole message with the same
- * question and ID, no longer than before. */
-static void check_slip(const uint8_t *response, size_t n, const struct zb_query_facts *facts)
+/* Rate limiting on every response: a slipped one is still a whole message with the same ID,
+ * question and OPT record (11 octets and its options), no longer than
+ * before, and nothing else. */
+static void check_slip(const uint8_t *query, size_t len, const uint8_t *response, size_t n,
+		       const struct zb_query_facts *facts)
 {
 	static uint8_t slipped[ZB_RESPONSE_MAX];
+	struct zb_question q;
 	if (n == 0 || zb_rrl_account(&rrl, &peer, facts->rrl_key) != ZB_RRL_SLIP)
 		return;
-	if (facts->question_end + facts->opt_len > n)
-		abort();
+	size_t end = facts->question && zb_parse_question(query, len, 0, &q) == 0 ? q.end
+										: ZB_HEADER_LEN;
 	memcpy(slipped, response, n);
 	size_t m = zb_rrl_slip(slipped, n, facts);
-	if (m > n || memcmp(slipped, response, 2) != 0 ||
+	if (m > n || m < end || memcmp(slipped, response, 2) != 0 ||
 	    memcmp(slipped + 4, response + 4, 2) != 0 ||
-	    memcmp(slipped + ZB_HEADER_LEN, response + ZB_HEADER_LEN,
-		   facts->question_end - ZB_HEADER_LEN) != 0 ||
+	    memcmp(slipped + ZB_HEADER_LEN, response + ZB_HEADER_LEN, end - ZB_HEADER_LEN) != 0 ||
 	    zb_get16(slipped + 6) != 0 || zb_get16(slipped + 8) != 0 ||
-	    zb_get16(slipped + 10) != (facts->opt_len ? 1 : 0))
+	    zb_get16(slipped + 10) != facts->edns)
+		abort();
+	if (facts->edns && (m < end + 11 || slipped[end] != 0 ||
+			    zb_get16(slipped + end + 1) != ZB_TYPE_OPT ||
+			    m != end + 11 + zb_get16(slipped + end + 9) ||
+			    memcmp(slipped + end, response + n - (m - end), 5) != 0 ||
+			    memcmp(slipped + end + 6, response + n - (m - end) + 6, m - end - 6) != 0))
+		abort(); /* the OPT's octet 5, the RCODE's upper bits, may say BADCOOKIE */
+	if (!facts->edns && m != end)
 		abort();
 }
 
@@ -101,7 +111,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct zb_query_facts facts, in_place_facts;
 	size_t n = zb_respond(&zb_zoneset, query, size, out, ZB_UDP, &client, &facts);
 	check(query, size, out, n, ZB_UDP, &facts);
-	check_slip(out, n, &facts);
+	check_slip(query, size, out, n, &facts);
 	/* Answered in place, as the UDP path does, the response is the same bytes. */
 	memcpy(in_place, query, size + ZB_QUERY_SLACK);
 	if (zb_respond(&zb_zoneset, in_place, size, in_place, ZB_UDP, &client, &in_place_facts) !=
