@@ -1,6 +1,7 @@
 """The `zonebake` command: `zonebake build` compiles a zone set into a static responder;
 `zonebake check` does everything but write it; `zonebake deploy` swaps a built responder in
-for the running one."""
+for the running one; `zonebake keygen` makes a DNSSEC key pair and `zonebake ds` prints the
+DS records for the parent."""
 
 from __future__ import annotations
 
@@ -8,11 +9,15 @@ import argparse
 import sys
 from pathlib import Path
 
+import dns.exception
+import dns.name
+
 from . import __version__
 from .build import build, check
 from .config import load_toml, zones_from_args
 from .deploy import DeployError, deploy
 from .errors import CompileError, UsageError
+from .keys import ALGORITHMS, ds_records, generate, load
 from .progress import Progress
 
 EXIT_OK, EXIT_ZONE_ERROR, EXIT_USAGE = 0, 1, 2
@@ -51,6 +56,18 @@ def _parser() -> argparse.ArgumentParser:
               "[-- SERVER_OPTION ...]"
     d.epilog = ("Options after -- go to the new zonebake-server, e.g. -- --threads 4 --user "
                 "zonebake; not --listen: the sockets come with the takeover.")
+    k = commands.add_parser("keygen", help="make a DNSSEC key pair for ORIGIN in BIND's format")
+    k.add_argument("origin", metavar="ORIGIN")
+    k.add_argument("-a", "--algorithm", type=str.lower, choices=sorted(ALGORITHMS),
+                   default="ed25519", help="the signing algorithm (default: ed25519)")
+    k.add_argument("--ksk", action="store_true",
+                   help="a key-signing key (the SEP flag: the parent's DS points to it)")
+    k.add_argument("-d", "--directory", type=Path, default=Path("."), metavar="DIR",
+                   help="where to write K<origin>+<alg>+<tag>.key and .private (default: .)")
+    s = commands.add_parser("ds", help="print the DS records (SHA-256) of ORIGIN's keys")
+    s.add_argument("origin", metavar="ORIGIN")
+    s.add_argument("--keys", type=Path, required=True, metavar="DIR",
+                   help="the directory of ORIGIN's key pairs")
     return parser
 
 
@@ -62,6 +79,8 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "deploy":
         return _deploy(args, server_args)
+    if args.command in ("keygen", "ds"):
+        return _keys(args)
     try:
         config = load_toml(args.config) if args.config else zones_from_args(args.zone)
         progress = Progress(out=None if args.quiet else sys.stderr)
@@ -94,4 +113,24 @@ def _deploy(args: argparse.Namespace, server_args: list[str]) -> int:
         print(f"zonebake: deploy failed: {exc}", file=sys.stderr)
         return EXIT_DEPLOY_FAILED
     print(f"zonebake: pid {new} serves in place of pid {old}", file=sys.stderr)
+    return EXIT_OK
+
+
+def _keys(args: argparse.Namespace) -> int:
+    try:
+        try:
+            origin = dns.name.from_text(args.origin)
+        except dns.exception.DNSException as exc:
+            raise UsageError(f"{args.origin}: {exc}") from None
+        if args.command == "keygen":
+            pair = generate(origin, args.algorithm, args.ksk, args.directory)
+            print(pair.path.stem)
+            return EXIT_OK
+        records = ds_records(origin, load(origin, args.keys))
+        if not records:
+            raise UsageError(f"no keys for {origin} in {args.keys}")
+    except UsageError as exc:
+        print(f"zonebake: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    print("\n".join(records))
     return EXIT_OK
