@@ -34,8 +34,7 @@ int zb_udp_init(struct zb_udp *udp, const struct zb_zoneset *zs, struct zb_stats
 	 * NSID stay below 1024), rounded up to whole cache lines. */
 	size_t size = zs->udp_size > ZB_UDP_QUERY_MAX ? zs->udp_size : ZB_UDP_QUERY_MAX;
 	size = (size + ZB_QUERY_SLACK + 63) & ~(size_t)63;
-	*udp = (struct zb_udp){ .zs = zs, .stats = stats, .cookies = cookies, .batch = batch,
-				.buffer_size = size };
+	*udp = (struct zb_udp){ .zs = zs, .stats = stats, .batch = batch, .buffer_size = size };
 	if (zb_rrl_init(&udp->rrl, rrl) != 0)
 		return -1;
 	udp->slots = calloc(batch, sizeof(*udp->slots));
@@ -47,7 +46,7 @@ int zb_udp_init(struct zb_udp *udp, const struct zb_zoneset *zs, struct zb_stats
 	for (unsigned i = 0; i < batch; i++) {
 		struct zb_udp_slot *slot = &udp->slots[i];
 		uint8_t *buffer = buffers + i * size;
-		slot->client = (struct zb_client){ &slot->peer, cookies };
+		slot->client = (struct zb_client){ &slot->peer, cookies }; /* NULL: none made */
 		slot->query_iov = (struct iovec){ buffer, ZB_UDP_QUERY_MAX };
 		slot->answer_iov = (struct iovec){ buffer, 0 };
 		udp->in[i].msg_hdr = (struct msghdr){

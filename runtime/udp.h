@@ -25,7 +25,6 @@ struct zb_udp_slot;
 struct zb_udp {
 	const struct zb_zoneset *zs;
 	struct zb_stats *stats; /* the worker's */
-	struct zb_cookies *cookies; /* the worker's; NULL: none made */
 	struct zb_rrl rrl;      /* rate limiting, when its rate is not 0 */
 	unsigned batch;
 	size_t buffer_size; /* bytes of each slot's buffer */
