@@ -55,6 +55,14 @@ def require(package: str, *tools: str) -> list[str]:
     pytest.skip(f"{missing} not installed (apt-get install {package})")
 
 
+def proc_fields(pid: int, name: str, prefix: str) -> list[str]:
+    """The fields after `prefix` on its line of /proc/PID/NAME (limits, status)."""
+    for line in open(f"/proc/{pid}/{name}"):
+        if line.startswith(prefix):
+            return line[len(prefix):].split()
+    raise AssertionError(f"no {prefix!r} in /proc/{pid}/{name}")
+
+
 def run_zonebake(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     """Run the `zonebake` command as a user would (python -m zonebake is the same entry point)."""
     return subprocess.run([sys.executable, "-m", "zonebake", *args], capture_output=True,

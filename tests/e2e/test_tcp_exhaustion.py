@@ -14,7 +14,7 @@ import time
 import dns.message
 import dns.rcode
 
-from conftest import Server
+from conftest import Server, proc_fields
 from test_tcp import LONG, connect, frame, recv_message
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
@@ -66,10 +66,7 @@ def test_out_of_descriptors_the_worker_rests_then_serves(testset_binary):
 
 
 def soft_nofile(pid: int) -> int:
-    for line in open(f"/proc/{pid}/limits"):
-        if line.startswith("Max open files"):
-            return int(line.split()[3])
-    raise AssertionError("no open files limit")
+    return int(proc_fields(pid, "limits", "Max open files")[0])
 
 
 def test_the_soft_limit_is_raised_to_what_the_connections_need(testset_binary):

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from conftest import Server
+from conftest import Server, proc_fields
 from test_tcp import LONG, closed_by_server, frame, query, recv_message
 
 
@@ -81,10 +81,7 @@ def test_one_address_cannot_push_the_others_out(one_worker, testset_binary):
 
 
 def resident_kib(pid: int) -> int:
-    for line in open(f"/proc/{pid}/status"):
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    raise AssertionError("no VmRSS")
+    return int(proc_fields(pid, "status", "VmRSS:")[0])
 
 
 def test_connections_between_queries_hold_no_buffers(one_worker, testset_binary):

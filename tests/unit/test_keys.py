@@ -7,7 +7,6 @@ from __future__ import annotations
 import re
 import stat
 import subprocess
-import sys
 from pathlib import Path
 
 import dns.dnssec
@@ -17,15 +16,11 @@ import dns.rdatatype
 import dns.rrset
 import pytest
 
+from conftest import run_zonebake as zonebake
 from zonebake.errors import UsageError
 from zonebake.keys import load
 
 ORIGIN = dns.name.from_text("example.")
-
-
-def zonebake(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "zonebake", *args], capture_output=True,
-                          text=True, cwd=cwd, timeout=60)
 
 
 def bind_ds(key_file: Path) -> str:
