@@ -14,7 +14,7 @@ from typing import Callable
 from .config import ZoneSetConfig
 from .errors import Diagnostic
 from .progress import Progress
-from . import emit
+from . import emit, signing
 from .core import run as core
 from .toolchain import cc, replacing
 
@@ -25,11 +25,11 @@ class Built:
 
 
 def _bake(config: ZoneSetConfig, data_file: Path, progress: Progress, lenient: bool,
-          cache: bool = True, on_plan: Callable[[core.Baked], None] = lambda _: None
-          ) -> core.Baked:
+          cache: bool = True, on_plan: Callable[[core.Baked], None] = lambda _: None,
+          write_signed: dict[int, Path] | None = None) -> core.Baked:
     with progress.stage("core", "records read by dnspython"):
         return core.bake(config, data_file, cache, progress.detail, on_plan, lenient,
-                           on_record=progress.tick)
+                         on_record=progress.tick, write_signed=write_signed)
 
 
 def _drop_cached(path: Path) -> None:
@@ -58,9 +58,11 @@ def check(config: ZoneSetConfig, lenient: bool = False,
 
 
 def build(config: ZoneSetConfig, outdir: Path, lenient: bool = False,
-          progress: Progress | None = None) -> Built:
-    """Compile the zone set into OUTDIR/zonedata.{bin,c} and OUTDIR/zonebake-server."""
+          progress: Progress | None = None, write_signed: Path | None = None) -> Built:
+    """Compile the zone set into OUTDIR/zonedata.{bin,c} and OUTDIR/zonebake-server; with
+    `write_signed`, the zones the build signs as zone files there too (signing.py)."""
     progress = progress or Progress(out=None)
+    signed_files = signing.signed_files(config, write_signed) if write_signed else None
     created = not outdir.exists()
     outdir.mkdir(parents=True, exist_ok=True)  # the core writes its data there
     data_file = outdir / emit.DATA_FILE
@@ -75,7 +77,7 @@ def build(config: ZoneSetConfig, outdir: Path, lenient: bool = False,
         early = cc.EarlyServer(outdir, meanwhile, runtime)
         try:
             baked = _bake(config, temporary, progress, lenient, on_plan=lambda baked: early.start(
-                emit.render(config, baked.layout, baked.max_labels)))
+                emit.render(config, baked.layout, baked.max_labels)), write_signed=signed_files)
             # The last build's data, hundreds of MiB for a large set, is freed while the
             # server compiles: freeing its pages took a quarter of a second.
             old = replacing.replace(temporary, data_file)

@@ -43,6 +43,10 @@ def _parser() -> argparse.ArgumentParser:
                               "become warnings")
     b.add_argument("-o", "--output", type=Path, required=True, metavar="OUTDIR",
                    help="where to write zonedata.c, zonedata.bin and zonebake-server")
+    b.add_argument("--write-signed", type=Path, metavar="FILE",
+                   help="also write the zone the build signs (its dnssec table) as a zone "
+                        "file, for ldns-verify-zone or dnssec-verify; a directory when "
+                        "several are signed")
     d = commands.add_parser("deploy", help="swap OUTDIR/zonebake-server in for the server "
                                            "running at the control socket; lose no query")
     d.add_argument("outdir", type=Path, metavar="OUTDIR", help="where zonebake build wrote it")
@@ -85,7 +89,8 @@ def main(argv: list[str] | None = None) -> int:
         config = load_toml(args.config) if args.config else zones_from_args(args.zone)
         progress = Progress(out=None if args.quiet else sys.stderr)
         if args.command == "build":
-            warnings = build(config, args.output, args.lenient, progress).warnings
+            warnings = build(config, args.output, args.lenient, progress,
+                             args.write_signed).warnings
         else:
             warnings = check(config, args.lenient, progress)
     except UsageError as exc:

@@ -21,6 +21,10 @@ Read from `--zone ORIGIN=FILE` arguments or from a zonebake.toml file:
     [[zone]]
     origin = "example.com."
     file = "zones/example.com.zone"    # relative to the TOML file's directory
+    # Sign it at build time (optional): the key pairs' directory (zonebake keygen), the
+    # denial of existence, and how long each signature is valid from one hour before the
+    # build (SOURCE_DATE_EPOCH, when set, is the build's time).
+    dnssec = { keys = "keys", denial = "nsec3", nsec3-opt-out = false, signature-validity = "14d" }
 """
 
 from __future__ import annotations
@@ -40,10 +44,21 @@ DEFAULT_LISTEN = ("127.0.0.1:5300",)
 
 
 @dataclass(frozen=True)
+class SigningPolicy:
+    """How the build signs a zone (issue 17): with every key pair of `keys` for its origin."""
+
+    keys: Path
+    denial: str = "nsec3"  # or "nsec"
+    nsec3_opt_out: bool = False  # insecure delegations left out of the chain (RFC 5155 §6)
+    signature_validity: int = 14 * 86400  # seconds, from the inception
+
+
+@dataclass(frozen=True)
 class ZoneSource:
     origin: dns.name.Name
     path: Path  # where to open the file
     display: str  # how to name the file in messages: as the user wrote it
+    dnssec: SigningPolicy | None = None
 
     @functools.cached_property
     def origin_text(self) -> str:
@@ -178,12 +193,15 @@ def load_toml(path: Path) -> ZoneSetConfig:
         if not isinstance(entry, dict) or not isinstance(entry.get("origin"), str) \
                 or not isinstance(entry.get("file"), str):
             raise UsageError(f"{where}: needs origin = \"...\" and file = \"...\"")
-        extra = set(entry) - {"origin", "file"}
+        extra = set(entry) - {"origin", "file", "dnssec"}
         if extra:
             raise UsageError(f"{where}: unknown key(s): {', '.join(sorted(extra))}")
         file = Path(entry["file"])
         zone_path = file if file.is_absolute() else base / file
-        zones.append(ZoneSource(parse_origin(entry["origin"], where), zone_path, str(zone_path)))
+        policy = (parse_signing(entry["dnssec"], base, f"{where}: dnssec")
+                  if "dnssec" in entry else None)
+        zones.append(ZoneSource(parse_origin(entry["origin"], where), zone_path, str(zone_path),
+                                policy))
 
     server = doc.get("server", {})
     if not isinstance(server, dict):
@@ -230,6 +248,35 @@ def load_toml(path: Path) -> ZoneSetConfig:
             raise UsageError(f"{path}: [server] {key} is longer than 255 octets")
     defaults = ServerDefaults(**settings)
     return _checked(ZoneSetConfig(tuple(zones), defaults), str(path))
+
+
+# Signatures valid for less than this would need a rebuild more often than CI runs.
+MIN_VALIDITY = 86400
+
+
+def parse_signing(table: object, base: Path, where: str) -> SigningPolicy:
+    """A zone's `dnssec = { keys = "DIR", denial = "nsec" | "nsec3", nsec3-opt-out = false,
+    signature-validity = "14d" }`; the directory relative to the TOML file's."""
+    if not isinstance(table, dict) or not isinstance(table.get("keys"), str):
+        raise UsageError(f"{where}: expected a table with keys = \"DIRECTORY\"")
+    extra = set(table) - {"keys", "denial", "nsec3-opt-out", "signature-validity"}
+    if extra:
+        raise UsageError(f"{where}: unknown key(s): {', '.join(sorted(extra))}")
+    denial = table.get("denial", "nsec3")
+    if denial not in ("nsec", "nsec3"):
+        raise UsageError(f"{where}: denial must be \"nsec\" or \"nsec3\", not {denial!r}")
+    opt_out = table.get("nsec3-opt-out", False)
+    if not isinstance(opt_out, bool):
+        raise UsageError(f"{where}: nsec3-opt-out must be true or false")
+    if opt_out and denial != "nsec3":
+        raise UsageError(f"{where}: nsec3-opt-out needs denial = \"nsec3\"")
+    validity = parse_duration(table.get("signature-validity", "14d"),
+                              f"{where}: signature-validity")
+    if validity < MIN_VALIDITY:
+        raise UsageError(f"{where}: signature-validity must be at least a day ({MIN_VALIDITY} "
+                         f"seconds)")
+    keys = Path(table["keys"])
+    return SigningPolicy(keys if keys.is_absolute() else base / keys, denial, opt_out, validity)
 
 
 def parse_cookie_secret(value, where: str) -> bytes:

@@ -14,7 +14,8 @@ import base64
 import binascii
 import os
 import time
-from dataclasses import dataclass
+import calendar
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import dns.dnssec
@@ -32,6 +33,8 @@ from .errors import UsageError
 ALGORITHMS = {"ed25519": 15, "ecdsap256sha256": 13}
 MNEMONICS = {15: "ED25519", 13: "ECDSAP256SHA256"}
 ZONE_KEY, SEP = 0x0100, 0x0001  # DNSKEY flags (RFC 4034 §2.1.1)
+MAX_TIME = 2 ** 63
+TIMES = ("Publish", "Activate", "Inactive", "Delete")
 
 
 @dataclass(frozen=True)
@@ -40,6 +43,18 @@ class KeyPair:
     dnskey: dns.rdata.Rdata
     private: object  # a `cryptography` private key
     path: Path  # the .key file
+    # BIND's timing metadata (dnssec-keygen -P -A -I -D, dnssec-settime), seconds since 1970:
+    # when the key enters the DNSKEY RRset, starts and stops signing, leaves the RRset.
+    timing: dict[str, int] = field(default_factory=dict)
+
+    def published(self, at: int) -> bool:
+        return (self.timing.get("Publish", 0) <= at
+                and at < self.timing.get("Delete", MAX_TIME))
+
+    def signing(self, at: int) -> bool:
+        """Whether it signs at `at` (a key with no Activate time signs while published)."""
+        return (self.published(at) and self.timing.get("Activate", 0) <= at
+                and at < self.timing.get("Inactive", MAX_TIME))
 
     @property
     def tag(self) -> int:
@@ -78,7 +93,10 @@ def generate(origin: dns.name.Name, algorithm: str, ksk: bool, directory: Path,
     private_text = (f"Private-key-format: v1.3\n"
                     f"Algorithm: {number} ({MNEMONICS[number]})\n"
                     f"PrivateKey: {base64.b64encode(_private_octets(private)).decode()}\n"
-                    f"Created: {_stamp(now)}\nPublish: {_stamp(now)}\nActivate: {_stamp(now)}\n")
+                    # No Publish or Activate time: the key is in use from the first build
+                    # that finds it, whatever SOURCE_DATE_EPOCH says (a rollover sets them,
+                    # with dnssec-settime or by hand: README, "Key rollovers").
+                    f"Created: {_stamp(now)}\n")
     _write_new(pair.path.with_suffix(".private"), private_text, 0o600)
     _write_new(pair.path, public_text, 0o644)
     return pair
@@ -110,13 +128,14 @@ def load(origin: dns.name.Name, directory: Path) -> list[KeyPair]:
         raise UsageError(f"{directory}: not a directory of keys")
     pairs = []
     for path in sorted(directory.glob("K*.key")):
-        owner, dnskey = _read_public(path)
+        owner, dnskey = read_public(path)
         if owner == origin:
-            pairs.append(KeyPair(origin, dnskey, _read_private(path, dnskey), path))
+            private, timing = read_private(path, dnskey)
+            pairs.append(KeyPair(origin, dnskey, private, path, timing))
     return sorted(pairs, key=lambda p: (p.tag, p.dnskey.algorithm))
 
 
-def _read_public(path: Path) -> tuple[dns.name.Name, dns.rdata.Rdata]:
+def read_public(path: Path) -> tuple[dns.name.Name, dns.rdata.Rdata]:
     """The DNSKEY record of a .key file: comment lines, then OWNER [TTL] [IN] DNSKEY RDATA."""
     try:
         lines = [line.split(";", 1)[0].strip() for line in path.read_text().splitlines()]
@@ -142,7 +161,7 @@ def _read_public(path: Path) -> tuple[dns.name.Name, dns.rdata.Rdata]:
     return owner, dnskey
 
 
-def _read_private(key_path: Path, dnskey: dns.rdata.Rdata):
+def read_private(key_path: Path, dnskey: dns.rdata.Rdata) -> tuple[object, dict[str, int]]:
     path = key_path.with_suffix(".private")
     try:
         fields = dict(line.split(":", 1) for line in path.read_text().splitlines()
@@ -167,7 +186,22 @@ def _read_private(key_path: Path, dnskey: dns.rdata.Rdata):
     if dns.dnssec.make_dnskey(private.public_key(), dnskey.algorithm,
                               flags=dnskey.flags).key != dnskey.key:
         raise UsageError(f"{path}: its private key is not the one of {key_path.name}")
-    return private
+    return private, _timing(path, fields)
+
+
+def _timing(path: Path, fields: dict[str, str]) -> dict[str, int]:
+    """BIND's timing fields, YYYYMMDDHHMMSS in UTC; 0 (dnssec-settime's "none") is unset."""
+    timing = {}
+    for name in TIMES:
+        text = fields.get(name, "0")
+        if text == "0":
+            continue
+        try:
+            timing[name] = calendar.timegm(time.strptime(text, "%Y%m%d%H%M%S"))
+        except ValueError:
+            raise UsageError(f"{path}: {name}: {text!r} is not a time as YYYYMMDDHHMMSS") \
+                from None
+    return timing
 
 
 def _ecdsa_private(path: Path, octets: bytes):

@@ -12,14 +12,12 @@ cache, so that a rebuild verifies only the signatures that changed.
 from __future__ import annotations
 
 import hashlib
-import multiprocessing
-import os
 import struct
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import Diagnostic, Position
+from . import workers
 from .toolchain import objcache
 
 MAGIC = b"ZBSIG1\0\0"
@@ -162,17 +160,9 @@ def verify(path: Path, count: int) -> dict[int, list[Diagnostic]]:
     """The errors of the signatures the core wrote to `path` (`count` of them), by the zone's
     number in the manifest."""
     contents = _scan(path.read_bytes())
-    ranges = list(zip(contents.bounds, contents.bounds[1:]))
-    if count < INLINE or (os.cpu_count() or 1) == 1:
-        failures = [f for r in ranges for f in _verify_range(str(path), contents.keys, *r)]
-    else:
-        # forkserver: the driver has threads, which fork must not copy.
-        context = multiprocessing.get_context("forkserver")
-        with ProcessPoolExecutor(os.cpu_count(), mp_context=context) as pool:
-            failures = [f for part in pool.map(_verify_range, *zip(*[
-                (str(path), contents.keys, start, end) for start, end in ranges]),
-                chunksize=1)
-                for f in part]
+    failures = workers.map_chunks(_verify_range, [
+        (str(path), contents.keys, start, end)
+        for start, end in zip(contents.bounds, contents.bounds[1:])], count < INLINE)
     return _diagnostics(failures, contents.files)
 
 

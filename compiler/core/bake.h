@@ -15,6 +15,8 @@
  *   readzone.c  reading zone files: the lexer, on a thread of its own for a large one, and
  *               the names interned and the records filed in file order
  *   records.c   records dnspython read, handed over in wire form
+ *   chainmake.c a zone signed at build time: its keys, CDS, CDNSKEY, and its denial chain
+ *   signer.c    ...and its signatures, made by the driver, cached across builds
  *   types.c     type numbers and mnemonics
  *   zones.c     records into RRsets, and the checks
  *   views.c     what a zone holds at a name, a parent's records in its child's namespace too
@@ -216,6 +218,26 @@ struct rrset {
 /* The types a zone holds, ascending: a handful, so a sorted array. */
 typedef VEC(uint16_t) types_t;
 
+/* A zone the build signs (the manifest's `sign` and `key` lines; compiler/signing.py). */
+struct signing_key {
+	uint32_t index;          /* the driver's number for it: its `key` line's, from 0 */
+	const uint8_t *rdata;    /* the DNSKEY's */
+	uint16_t len, tag;
+	uint8_t algorithm;
+	uint8_t ksk;             /* the SEP flag (RFC 4034 §2.1.1) */
+	uint8_t signs;           /* else published only (a key rollover's next or last key) */
+};
+
+struct zone_signing {
+	uint16_t denial;         /* T_NSEC or T_NSEC3 */
+	uint8_t opt_out;
+	uint8_t exact;           /* the times are SOURCE_DATE_EPOCH's: cached signatures must
+				  * have them exactly */
+	uint32_t inception, expiration;
+	VEC(struct signing_key) keys;
+	const char *write_to;    /* the signed zone's records (records.c), or NULL */
+};
+
 struct zone {
 	name_t origin;
 	const char *origin_text;  /* as the manifest gives it: the fast reader's origin */
@@ -227,6 +249,7 @@ struct zone {
 	uint16_t unused_qtype;  /* a type it does not hold: its answer is every absent type's */
 	types_t types;
 	uint32_t rrsets_begin, rrsets_end;  /* its RRsets, made while its file was read */
+	struct zone_signing *sign;          /* NULL: the build does not sign it */
 };
 
 extern VEC(struct rdata) rdatas;
@@ -269,6 +292,19 @@ void read_zone_file(uint32_t zone);
 /* ---- records.c ---- */
 
 void read_records(uint32_t zone, const char *path);
+void write_records(uint32_t zone, const char *path);  /* the zone's, in the same form */
+
+/* ---- chainmake.c, signer.c ---- */
+
+struct signer_files {
+	const char *requests, *signed_path;  /* to the driver and back (signing.py) */
+	const char *cache;                   /* of earlier builds' signatures, or NULL */
+};
+
+void add_denial(uint32_t zone);  /* DNSKEY, CDS, CDNSKEY, NSEC3PARAM, the chain */
+/* After the zone's checks: everything signing adds, the signatures last. */
+void sign_zone(uint32_t zone, const struct signer_files *f);
+void signer_finish(const struct signer_files *f);  /* this build's cache, for the driver */
 
 /* ---- denial.c ---- */
 
@@ -304,6 +340,9 @@ void sha256(const uint8_t *data, size_t len, uint8_t out[SHA256_LEN]);
  * take the portable one. */
 int sha256_uses_extensions(void);
 void sha256_portable_only(void);
+/* A record's RDATA uncompressed, appended to `out`: as spelled, or in canonical form (RFC
+ * 4034 §6.2). */
+void rdata_wire(uint16_t type, const struct rdata *rd, bytes_t *out, int canonical);
 /* Append what an RRSIG (its RDATA) signs over `set` (RFC 4034 §3.1.8.1); the length of its
  * fields before the signature, or 0 (nothing appended) when its labels exceed the owner's. */
 size_t signed_data(const struct rrset *set, const uint8_t *rrsig, size_t rrsig_len,
@@ -317,6 +356,9 @@ struct signature_check {
 	const char *out;      /* where the signatures to verify go (signatures.c) */
 	const char *cache;    /* the digests of those verified before, or NULL */
 };
+uint16_t dnskey_tag(const uint8_t *rdata, size_t len);  /* RFC 4034 Appendix B */
+/* The zone signs it: every RRset at its authoritative names but a cut's NS (RFC 4035 §2.2). */
+int signable(uint32_t zone, const struct rrset *set);
 /* The earliest expiration of each zone's signatures (seconds since 1970; 0: unsigned). */
 extern int64_t *zone_expiry;
 void check_signatures(const struct signature_check *c);

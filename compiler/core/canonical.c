@@ -59,31 +59,32 @@ static void lower_raw_names(uint16_t type, uint8_t *p, size_t len)
 	}
 }
 
-/* A record's RDATA in canonical form, appended to `out`. */
-static void canonical_rdata(uint16_t type, const struct rdata *rd, bytes_t *out)
+void rdata_wire(uint16_t type, const struct rdata *rd, bytes_t *out, int canonical)
 {
 	const uint8_t *raw = rdata_raw.v + rd->raw;
-	uint8_t key[256];
+	size_t (*name)(name_t, uint8_t *) = canonical ? name_key : name_wire;
+	uint8_t wire[256];
 	switch (type) {
 	case T_NS:
 	case T_CNAME:
 	case T_PTR:
 	case T_DNAME:
-		bytes_put(out, key, name_key(rd->name, key));
+		bytes_put(out, wire, name(rd->name, wire));
 		return;
 	case T_MX:
 	case T_SRV:
 		bytes_put(out, raw, type == T_MX ? 2 : 6);
-		bytes_put(out, key, name_key(rd->name, key));
+		bytes_put(out, wire, name(rd->name, wire));
 		return;
 	case T_SOA:
-		bytes_put(out, key, name_key(rd->name, key));
-		bytes_put(out, key, name_key(rd->name2, key));
+		bytes_put(out, wire, name(rd->name, wire));
+		bytes_put(out, wire, name(rd->name2, wire));
 		bytes_put(out, raw, 20);
 		return;
 	default:
 		bytes_put(out, raw, rd->raw_len);
-		lower_raw_names(type, out->v + out->n - rd->raw_len, rd->raw_len);
+		if (canonical)
+			lower_raw_names(type, out->v + out->n - rd->raw_len, rd->raw_len);
 	}
 }
 
@@ -139,7 +140,7 @@ size_t signed_data(const struct rrset *set, const uint8_t *rrsig, size_t rrsig_l
 	VEC(struct canonical_record) records = {0};
 	for (uint32_t i = set->first; i != NONE; i = rdatas.v[i].next) {
 		struct canonical_record r = {rdata.n, 0};
-		canonical_rdata(set->type, &rdatas.v[i], &rdata);
+		rdata_wire(set->type, &rdatas.v[i], &rdata, 1);
 		r.len = rdata.n - r.at;
 		PUSH(records, r);
 	}

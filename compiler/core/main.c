@@ -13,6 +13,11 @@
  * signatures to verify go and the cache of those verified (empty: none); then per zone `zone`, its origin, its file's
  * path, the path to show, and when dnspython read it, `records PATH` (records.c); then per
  * CH answer `chaos`, the name's wire length and the text in hex (read_chaos).
+ * `signing` then three lines: where requests for signatures go, where they come back, and
+ * the cache of earlier builds' (signer.c; empty: none). A zone the build signs has after its
+ * `zone` lines `sign nsec|nsec3 OPT_OUT INCEPTION EXPIRATION EXACT` and a line `key
+ * sign|publish DNSKEY_RDATA_HEX` per key (compiler/signing.py), and `write-signed PATH`
+ * when its records, signed, are to be written out (records.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,6 +110,38 @@ static void *hash_names(void *arg)
 	return NULL;
 }
 
+static void read_sign(const char *line, struct zone *z)
+{
+	char denial[8];
+	unsigned opt_out, exact;
+	struct zone_signing *s = xcalloc(1, sizeof *s);
+	if (sscanf(line, "sign %7s %u %u %u %u", denial, &opt_out, &s->inception,
+		   &s->expiration, &exact) != 5)
+		fail("manifest: bad line %s", line);
+	s->denial = strcmp(denial, "nsec3") == 0 ? T_NSEC3 : T_NSEC;
+	s->opt_out = opt_out;
+	s->exact = exact;
+	z->sign = s;
+}
+
+static void read_key(const char *line, struct zone *z, uint32_t index)
+{
+	struct signing_key key = {.index = index};
+	if (!z->sign || (strncmp(line, "key sign ", 9) != 0 && strncmp(line, "key publish ", 12) != 0))
+		fail("manifest: bad line %s", line);
+	key.signs = line[4] == 's';
+	const char *hex = line + (key.signs ? 9 : 12);
+	uint8_t *rdata = xmalloc(strlen(hex) / 2 + 1);
+	key.len = unhex(hex, rdata, 4096);
+	if (key.len < 4)
+		fail("manifest: a short DNSKEY");
+	key.rdata = rdata;
+	key.tag = dnskey_tag(rdata, key.len);
+	key.algorithm = rdata[3];
+	key.ksk = rdata[1] & 1;
+	PUSH(z->sign->keys, key);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 3) {
@@ -120,6 +157,8 @@ int main(int argc, char **argv)
 	body_table_init(&bodies);
 	int minimal = 0, lenient = 0;
 	struct signature_check signatures = {.now = time(NULL), .warning = 7 * 86400};
+	struct signer_files signer = {0};
+	uint32_t signing_keys = 0;  /* `key` lines so far */
 	VEC(struct chaos) chaos = {0};
 	char *line;
 	while (!feof(f) && (line = next_line(f)) != NULL) {
@@ -136,6 +175,19 @@ int main(int argc, char **argv)
 			signatures.cache = next_line(f);
 			if (!*signatures.cache)
 				signatures.cache = NULL;
+		} else if (strcmp(line, "signing") == 0) {
+			signer.requests = next_line(f);
+			signer.signed_path = next_line(f);
+			signer.cache = next_line(f);
+			if (!*signer.cache)
+				signer.cache = NULL;
+		} else if (strncmp(line, "sign ", 5) == 0 && zones.n > 0) {
+			read_sign(line, &zones.v[zones.n - 1]);
+		} else if (strncmp(line, "write-signed ", 13) == 0 && zones.n > 0 &&
+			   zones.v[zones.n - 1].sign) {
+			zones.v[zones.n - 1].sign->write_to = strdup(line + 13);
+		} else if (strncmp(line, "key ", 4) == 0 && zones.n > 0) {
+			read_key(line, &zones.v[zones.n - 1], signing_keys++);
 		} else if (strcmp(line, "zone") == 0) {
 			char *origin = next_line(f), *path = next_line(f), *display = next_line(f);
 			add_zone(origin, path, display);
@@ -155,6 +207,7 @@ int main(int argc, char **argv)
 	fclose(f);
 
 	assign_zones();
+	size_t read = 0;  /* records, up to the last phase's end */
 	for (size_t z = 0; z < zones.n; z++) {
 		zones.v[z].rrsets_begin = rrsets.n;
 		reading_zone = z;
@@ -165,8 +218,22 @@ int main(int argc, char **argv)
 		reading_zone = NONE;
 		zones.v[z].rrsets_end = rrsets.n;
 		check_zone(z, lenient);
+		if (zones.v[z].sign) {
+			if (!signer.requests)
+				fail("manifest: a zone to sign, but no `signing` files");
+			size_t before = rdatas.n;
+			phase("read", before - read, "records");
+			sign_zone(z, &signer);
+			zones.v[z].rrsets_end = rrsets.n;
+			if (zones.v[z].sign->write_to && diagnostics_errors() == 0)
+				write_records(z, zones.v[z].sign->write_to);
+			phase("sign", rdatas.n - before, "records");
+			read = rdatas.n;
+		}
 	}
-	phase("read", rdatas.n, "records");
+	signer_finish(&signer);
+	if (rdatas.n > read || read == 0)
+		phase("read", rdatas.n - read, "records");
 	if (diagnostics_errors() > 0) {
 		print_diagnostics();
 		return EXIT_ERRORS;

@@ -1,7 +1,8 @@
 /*
  * records.c - a zone's records handed over in wire form: what dnspython read of a zone file
  * the fast reader does not read (compiler/read/handover.py writes them). From here on such a
- * record is like any other: names interned, the record filed (zones.c).
+ * record is like any other: names interned, the record filed (zones.c). The other way, a
+ * zone the build signed goes back in the same form, for `zonebake build --write-signed`.
  *
  * The file, little-endian: the octets `ZBREC1\0\0`, then entries, each a kind octet:
  *   'F' u16 length, that many octets: a file's name as messages give it; the files are
@@ -153,4 +154,53 @@ void read_records(uint32_t zone, const char *path)
 	}
 	free(local.v);
 	free(text.v);
+}
+
+static void put_le(bytes_t *out, uint32_t x, size_t octets)
+{
+	for (size_t i = 0; i < octets; i++)
+		bytes_put(out, (uint8_t[]){x >> (8 * i)}, 1);
+}
+
+void write_records(uint32_t zone, const char *path)
+{
+	const struct zone *z = &zones.v[zone];
+	bytes_t out = {0}, rdata = {0};
+	bytes_put(&out, "ZBREC1\0\0", 8);
+	VEC(uint32_t) local = {0};  /* `files` numbers, by this file's */
+	for (uint32_t s = z->rrsets_begin; s < z->rrsets_end; s++) {
+		const struct rrset *set = &rrsets.v[s];
+		uint32_t file = 0;
+		while (file < local.n && local.v[file] != set->pos.file)
+			file++;
+		if (file == local.n) {
+			PUSH(local, set->pos.file);
+			size_t len = strlen(files.v[set->pos.file]);
+			bytes_put(&out, "F", 1);
+			put_le(&out, len, 2);
+			bytes_put(&out, files.v[set->pos.file], len);
+		}
+		uint8_t owner[256];
+		size_t owner_len = name_wire(set->owner, owner);
+		for (uint32_t r = set->first; r != NONE; r = rdatas.v[r].next) {
+			rdata.n = 0;
+			rdata_wire(set->type, &rdatas.v[r], &rdata, 0);
+			bytes_put(&out, "R", 1);
+			put_le(&out, file, 2);
+			put_le(&out, set->pos.line, 4);
+			put_le(&out, set->type, 2);
+			put_le(&out, CLASS_IN, 2);
+			put_le(&out, set->ttl, 4);
+			put_le(&out, owner_len, 1);
+			bytes_put(&out, owner, owner_len);
+			put_le(&out, rdata.n, 2);
+			bytes_put(&out, rdata.v, rdata.n);
+		}
+	}
+	FILE *f = fopen(path, "wb");
+	if (!f || fwrite(out.v, 1, out.n, f) != out.n || fclose(f) != 0)
+		fail("cannot write %s", path);
+	free(local.v);
+	free(rdata.v);
+	free(out.v);
 }

@@ -9,6 +9,7 @@ code.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import struct
 import subprocess
@@ -23,7 +24,7 @@ from ..config import ServerDefaults, ZoneSetConfig
 from ..emit import Layout
 from ..errors import CompileError, Diagnostic, Position, UsageError
 from ..read import handover
-from .. import signatures
+from .. import signatures, signing
 from .program import Failed, executable
 
 EXIT_ERRORS = 1
@@ -34,17 +35,37 @@ class Unsupported(UsageError):
     """The set is beyond what the core compiles (a limit, an origin it cannot take)."""
 
 
+@dataclass
+class Signer:
+    """What the build signs with: the key files in the core's numbering, the build's time."""
+
+    requests: Path
+    signed: Path
+    cache: Path | None
+    at: int
+    exact: bool
+    key_files: list[Path]
+    write_signed: dict[int, Path] = dataclasses.field(default_factory=dict)  # zone: text file
+
+    def records(self, zone: int) -> Path:
+        """Where the core writes a zone's signed records for `write_signed`."""
+        return self.requests.with_name(f"{zone}.signed-records")
+
+
 def _manifest(config: ZoneSetConfig, lenient: bool, zones: list[int],
-              records: dict[int, Path], verify: Path, cache: Path | None) -> str:
+              records: dict[int, Path], verify: Path, cache: Path | None,
+              signer: Signer) -> str:
     """The core's input: the zones numbered in `zones`, with their records file where
     dnspython read them; where the signatures to verify go, and the cache of those verified
-    (signatures.py)."""
+    (signatures.py); for zones the build signs, the keys and times (signing.py)."""
     lines = [f"minimal {int(config.server.minimal_responses)}", f"lenient {int(lenient)}",
              f"now {int(time.time())}",
              f"signature-warning {config.server.signature_warning}",
-             "signatures", str(verify), str(cache or "")]
-    if any("\n" in str(path) for path in (verify, cache or "")):
+             "signatures", str(verify), str(cache or ""),
+             "signing", str(signer.requests), str(signer.signed), str(signer.cache or "")]
+    if any("\n" in str(path) for path in (verify, cache or "", signer.cache or "")):
         raise Unsupported("a cache or temporary directory with a newline in its path")
+    signer.key_files.clear()
     for index in zones:
         zone = config.zones[index]
         # abspath, not resolve(): the same file for the core, without resolve's system call
@@ -55,6 +76,10 @@ def _manifest(config: ZoneSetConfig, lenient: bool, zones: list[int],
         lines += ["zone", *fields]
         if index in records:
             lines.append(f"records {records[index]}")
+        if zone.dnssec is not None:
+            lines += signing.manifest_lines(zone, signer.at, signer.exact, signer.key_files)
+            if index in signer.write_signed:
+                lines.append(f"write-signed {signer.records(index)}")
     for name, text in chaos_names(config.server):
         lines += ["chaos", str(len(name)), text.encode().hex()]
     return "\n".join(lines + ["end", ""])
@@ -111,7 +136,8 @@ def bake(config: ZoneSetConfig, data_file: Path, cache: bool = True,
          on_phase: Phase = lambda *_: None,
          on_plan: Callable[[Baked], None] = lambda _: None, lenient: bool = False,
          hand_over: bool = True, dnspython_reads: bool = False,
-         on_record: Callable[[], None] = lambda: None) -> Baked:
+         on_record: Callable[[], None] = lambda: None,
+         write_signed: dict[int, Path] | None = None) -> Baked:
     """Write the set's blob to data_file; raise CompileError when the zones have errors (with
     every diagnostic), Unsupported when the core cannot compile the set. `cache`: keep the
     core's executable in the cache if it has to be compiled. `on_phase` hears of each of the
@@ -123,7 +149,8 @@ def bake(config: ZoneSetConfig, data_file: Path, cache: bool = True,
     (handover.py), and the core runs again; one dnspython cannot read is reported with the
     other zones' errors, as the zones are checked without it. For tests of the readers: with
     `hand_over` false, the fast reader's decline is raised as it is (Unreadable); with
-    `dnspython_reads`, dnspython reads every zone file."""
+    `dnspython_reads`, dnspython reads every zone file. `write_signed`: where to write the
+    zones the build signs as zone files, by their number in the set (signing.py)."""
     records: dict[int, Path] = {}
     unreadable: dict[int, list[Diagnostic]] = {}
     with executable(cache) as program, \
@@ -134,18 +161,25 @@ def bake(config: ZoneSetConfig, data_file: Path, cache: bool = True,
                 handover.write_records(config.zones[index], records[index], on_record)
             except CompileError as unread:
                 unreadable[index] = unread.diagnostics
+        at, exact = signing.build_time()
         while True:
             zones = [i for i in range(len(config.zones)) if i not in unreadable]
-            cache = signatures.cache_path([config.zones[i].origin_text for i in zones])
+            origins = [config.zones[i].origin_text for i in zones]
+            cache = signatures.cache_path(origins)
             verify = Path(scratch) / "signatures"
-            manifest = _manifest(config, lenient, zones, records, verify, cache)
+            signer = Signer(Path(scratch) / "sign-requests", Path(scratch) / "signed",
+                            signing.cache_path(origins), at, exact, [], write_signed or {})
+            manifest = _manifest(config, lenient, zones, records, verify, cache, signer)
             try:
                 if not unreadable:
-                    return _run_once(program, manifest, config, data_file, on_phase, on_plan,
-                                     (verify, cache))
+                    baked = _run_once(program, manifest, config, data_file, on_phase, on_plan,
+                                      (verify, cache), signer)
+                    _write_signed(config, signer, on_phase)
+                    return baked
                 if zones:  # the other zones' errors are reported too
                     _run_once(program, manifest, config, Path(scratch) / "checked.bin",
-                         on_phase, lambda _: None, (verify, None))
+                              on_phase, lambda _: None, (verify, None),
+                              dataclasses.replace(signer, cache=None))
                 raise _ZoneErrors({})
             except Unreadable as exc:
                 if not hand_over:
@@ -178,23 +212,39 @@ def _verify(path: Path, count: int, on_phase: Phase) -> dict[int, list[Diagnosti
     return failed
 
 
-def _keep_verified(verify: Path, cache: Path | None) -> None:
-    """This build's digests become the cache (signatures.py), once every signature verified."""
-    digests = verify.with_name(verify.name + ".digests")
-    if cache is None or not digests.exists():
+def _keep(new: Path, cache: Path | None) -> None:
+    """This build's file becomes the cache, once every signature verified: the digests of
+    those verified (signatures.py), the signatures made (signing.py)."""
+    if cache is None or not new.exists():
         return
     try:
         cache.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(digests, cache)
+        os.replace(new, cache)
     except OSError:
-        pass  # a cache, no more: the next build verifies again
+        pass  # a cache, no more: the next build verifies or signs again
+
+
+def _write_signed(config: ZoneSetConfig, signer: Signer, on_phase: Phase) -> None:
+    started = time.monotonic()
+    for index, out in signer.write_signed.items():
+        signing.write_text(signer.records(index), config.zones[index].origin, out)
+    if signer.write_signed:
+        on_phase("write-signed", time.monotonic() - started, len(signer.write_signed), "zones")
+
+
+def _sign(signer: Signer, count: int) -> None:
+    """The core's phase `sign` includes this time."""
+    try:
+        signing.sign(signer.requests, signer.signed, signer.key_files, count)
+    except (OSError, ValueError, struct.error) as exc:  # the core's file: a bug of ours
+        raise Failed(f"cannot sign what the core asked for: {exc}") from None
 
 
 def _run_once(program: Path, manifest: str, config: ZoneSetConfig, data_file: Path,
-         on_phase: Phase, on_plan: Callable[[Baked], None],
-         verified: tuple[Path, Path | None]) -> Baked:
-    """One run of the core's program; the signatures it writes out are verified meanwhile
-    (signatures.py)."""
+              on_phase: Phase, on_plan: Callable[[Baked], None],
+              verified: tuple[Path, Path | None], signer: Signer) -> Baked:
+    """One run of the core's program; the signatures it asks for are made (signing.py), and
+    those it writes out to check are verified meanwhile (signatures.py)."""
     baked = None
     diagnostics: list[tuple[int, Diagnostic]] = []
     verifier = ThreadPoolExecutor(1)
@@ -203,7 +253,8 @@ def _run_once(program: Path, manifest: str, config: ZoneSetConfig, data_file: Pa
         m.write(manifest)
         m.flush()
         process = subprocess.Popen([str(program), m.name, str(data_file)], text=True,
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE)
         said = []
         try:
             for line in process.stderr:
@@ -212,6 +263,10 @@ def _run_once(program: Path, manifest: str, config: ZoneSetConfig, data_file: Pa
                     on_phase(name, float(seconds), int(count), unit)
                 elif line.startswith("diag "):
                     diagnostics.append(_diagnostic(line))
+                elif line.startswith("sign "):  # the core waits for the signatures
+                    _sign(signer, int(line.split()[1]))
+                    process.stdin.write("signed\n")
+                    process.stdin.flush()
                 elif line.startswith("signatures "):
                     count = int(line.split()[1])
                     if count:
@@ -230,6 +285,7 @@ def _run_once(program: Path, manifest: str, config: ZoneSetConfig, data_file: Pa
             raise
         returncode = process.wait()
         process.stdout.close()
+        process.stdin.close()
     failed = verifying.result() if verifying is not None else {}
     verifier.shutdown()
     message = "".join(said).strip()
@@ -243,7 +299,9 @@ def _run_once(program: Path, manifest: str, config: ZoneSetConfig, data_file: Pa
             by_zone[zone] = errors + by_zone.get(zone, [])
         raise _ZoneErrors(by_zone)
     if verifying is not None and returncode == 0:
-        _keep_verified(*verified)
+        _keep(verified[0].with_name(verified[0].name + ".digests"), verified[1])
+    if returncode == 0:
+        _keep(signer.signed.with_name(signer.signed.name + ".cache"), signer.cache)
     if returncode == EXIT_DECLINED:
         reason = message.removeprefix("declined: ")
         if reason.startswith("zone "):

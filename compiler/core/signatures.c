@@ -36,7 +36,7 @@ struct key {
 };
 
 /* RFC 4034 Appendix B (algorithm 1's exception aside: RSAMD5 is not verified). */
-static uint16_t key_tag(const uint8_t *p, size_t len)
+uint16_t dnskey_tag(const uint8_t *p, size_t len)
 {
 	uint32_t ac = 0;
 	for (size_t i = 0; i < len; i++)
@@ -95,7 +95,7 @@ static void note(struct tally *t, int64_t when, const struct rrset *sig, uint16_
 
 /* RRsets the zone signs: every one at its authoritative names but the NS of a cut and the
  * glue (RFC 4035 §2.2). */
-static int signable(uint32_t zone, const struct rrset *set)
+int signable(uint32_t zone, const struct rrset *set)
 {
 	if (set->type == T_RRSIG || (set->type != T_NSEC3 && occluded(zone, set->owner)))
 		return 0;
@@ -119,7 +119,7 @@ static void collect_keys(uint32_t zone, struct zone_keys *k)
 		uint16_t len = rdatas.v[i].raw_len;
 		if (len < 4 || p[2] != 3 || !(u16_at(p) & DNSKEY_ZONE))
 			continue;  /* not a DNSSEC zone key (RFC 4034 §2.1.1-2) */
-		struct key key = {key_tag(p, len), p[3], p, len};
+		struct key key = {dnskey_tag(p, len), p[3], p, len};
 		PUSH(k->keys, key);
 		if (!(u16_at(p) & DNSKEY_REVOKE))
 			k->algorithms[p[3] / 8] |= 1 << (p[3] % 8);

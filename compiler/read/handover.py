@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import struct
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 from ..config import ZoneSource
 from .zonefile import parse_zone
@@ -39,3 +39,23 @@ def write_records(source: ZoneSource, path: Path,
                                       len(owner)))
         out.append(owner + struct.pack("<H", len(rdata)) + rdata)
     path.write_bytes(b"".join(out))
+
+
+def read_records(path: Path) -> Iterator[tuple[bytes, int, int, bytes]]:
+    """The records of a file in the same form, as the core writes a zone it signed: owner (wire
+    format), type, TTL, RDATA (wire format)."""
+    data = path.read_bytes()
+    if data[:8] != MAGIC:
+        raise ValueError(f"{path}: not a records file")
+    at = 8
+    while at < len(data):
+        if data[at:at + 1] == b"F":
+            at += 3 + struct.unpack_from("<H", data, at + 1)[0]
+            continue
+        _, _, rdtype, _, ttl, owner_len = struct.unpack_from("<HIHHIB", data, at + 1)
+        at += 16
+        owner = data[at:at + owner_len]
+        at += owner_len
+        rdata_len = struct.unpack_from("<H", data, at)[0]
+        yield owner, rdtype, ttl, data[at + 2:at + 2 + rdata_len]
+        at += 2 + rdata_len

@@ -14,7 +14,11 @@ machine:
 - the zone signed with NSEC3 (dnssec-signzone, Ed25519; made once per WORKDIR, about seven
   minutes for a million names): the build with every signature verified against Knot's load
   with `dnssec-validation: on`, which checks every signature and the chain too; the build
-  with the verification cache warm against Knot's load without validation; the sizes.
+  with the verification cache warm against Knot's load without validation; the sizes;
+- the zone signed by the build (a `dnssec` table: Ed25519 KSK and ZSK, NSEC3 without salt or
+  iterations) against Knot's `kzonesign` signing the same file with the same keys and policy
+  (both on every core, both deterministic at a fixed time), peak memory of each, and a
+  rebuild after one changed record against the full build.
 
     .venv/bin/python tests/scale/report.py WORKDIR [--names N] [--zones N] [--only SECTION]
 
@@ -268,7 +272,86 @@ def measure_signed(zone: Path, workdir: Path, zonebake: str) -> None:
           f"{warm[1] / knot['validation off'][1]:.2f}", flush=True)
 
 
-SECTIONS = ("plain", "hand-kept", "zone-set", "signed")
+SIGNING_POLICY = """policy:
+  - id: zonebake
+    algorithm: ed25519
+    manual: on
+    nsec3: on
+    nsec3-iterations: 0
+    nsec3-salt-length: 0
+    rrsig-lifetime: 14d
+    rrsig-refresh: 7d
+    reproducible-signing: on
+    signing-threads: {threads}
+"""
+
+
+def measure_signing(zone: Path, workdir: Path, zonebake: str) -> None:
+    """The zone signed by the build against kzonesign with the same keys and policy; the
+    rebuild after one changed record."""
+    print("== signing at build time: Ed25519, NSEC3", flush=True)
+    workdir.mkdir(parents=True, exist_ok=True)
+    keys = workdir / "keys"
+    if not keys.exists():
+        keys.mkdir()
+        for kind in (["--ksk"], []):
+            subprocess.run([zonebake, "keygen", ORIGIN, "-d", str(keys), *kind], check=True,
+                           capture_output=True)
+    unsigned = workdir / "zone"
+    unsigned.write_bytes(zone.read_bytes())
+    toml = workdir / "zonebake.toml"
+    toml.write_text(f'[[zone]]\norigin = "{ORIGIN}"\nfile = "{unsigned}"\n'
+                    f'dnssec = {{ keys = "{keys}", denial = "nsec3" }}\n')
+    at = int(time.time())
+    os.environ["SOURCE_DATE_EPOCH"] = str(at)
+    outdir, cache = workdir / "out", workdir / "cache"
+    # The core and the runtime's objects compiled by a build of the unsigned zone first.
+    build(zonebake, ["--zone", f"{ORIGIN}={unsigned}"], outdir, cache)
+    subprocess.run(["rm", "-rf", str(cache / "zonebake" / "signatures"), str(outdir)],
+                   check=True)
+    subprocess.run(["sync"], check=True)
+    summary, full, rss = build(zonebake, ["-c", str(toml)], outdir, cache)
+    print(f"build, signing everything: {full:.1f} s wall, peak RSS {rss} MiB; {summary}",
+          flush=True)
+    text = unsigned.read_text()
+    unsigned.write_text(text.replace("site5 A 10.0.0.5\n", "site5 A 10.0.0.55\n", 1))
+    subprocess.run(["sync"], check=True)
+    summary, again, again_rss = build(zonebake, ["-c", str(toml)], outdir, cache)
+    unsigned.write_text(text)
+    print(f"rebuild after one changed record: {again:.1f} s wall, peak RSS {again_rss} MiB; "
+          f"{summary}", flush=True)
+    print(f"sizes: zone file {zone.stat().st_size / 2**20:.1f} MiB, zonedata.bin "
+          f"{(outdir / 'zonedata.bin').stat().st_size / 2**20:.1f} MiB, binary "
+          f"{(outdir / 'zonebake-server').stat().st_size / 2**20:.1f} MiB", flush=True)
+
+    kdir = workdir / "kzonesign"
+    subprocess.run(["rm", "-rf", str(kdir)], check=True)
+    (kdir / "out").mkdir(parents=True)
+    conf = kdir / "knot.conf"
+    conf.write_text(knot_config(kdir, free_port(), [(ORIGIN, unsigned)],
+                                template_extra="    dnssec-signing: on\n"
+                                               "    dnssec-policy: zonebake\n")
+                    .replace("template:", SIGNING_POLICY.format(threads=os.cpu_count()) +
+                             "template:"))
+    for key in sorted(keys.glob("*.private")):
+        subprocess.run(["keymgr", "-c", str(conf), ORIGIN, "import-bind", str(key)],
+                       check=True, capture_output=True)
+    started = time.monotonic()
+    process = subprocess.run([sys.executable, "-c", LAUNCHER, "kzonesign", "-c", str(conf),
+                              "-o", str(kdir / "out"), "-t", str(at), ORIGIN],
+                             stderr=subprocess.PIPE, text=True)
+    knot = time.monotonic() - started
+    if process.returncode != 0:
+        raise SystemExit(f"kzonesign failed:\n{process.stderr[-3000:]}")
+    knot_rss = [int(line.split()[1]) for line in process.stderr.splitlines()
+                if line.startswith("peak-rss ")][-1] // 1024
+    print(f"kzonesign: {knot:.1f} s wall, peak RSS {knot_rss} MiB", flush=True)
+    print(f"build / kzonesign: time {full / knot:.2f}, memory {rss / knot_rss:.2f}; "
+          f"rebuild / build: {again / full:.2f}", flush=True)
+    del os.environ["SOURCE_DATE_EPOCH"]
+
+
+SECTIONS = ("plain", "hand-kept", "zone-set", "signed", "signing")
 
 
 def main() -> None:
@@ -300,6 +383,8 @@ def main() -> None:
         print(f"hand-kept / plain build: {kept / plain:.2f}", flush=True)
     if "signed" in only:
         measure_signed(zone, args.workdir / f"signed-{args.names}", zonebake)
+    if "signing" in only:
+        measure_signing(zone, args.workdir / f"signing-{args.names}", zonebake)
     if "zone-set" not in only:
         return
 

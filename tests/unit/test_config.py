@@ -1,7 +1,10 @@
 """Zone set configuration (compiler/config.py): the quick reading of plain origins gives
-what dnspython's from_text gives, and a bad origin is refused with the same reason."""
+what dnspython's from_text gives, and a bad origin is refused with the same reason; the
+server's settings and a zone's dnssec table are read, or refused clearly."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import dns.name
 import pytest
@@ -68,3 +71,39 @@ def test_bad_settings_are_refused_clearly(tmp_path, line, message):
     with pytest.raises(UsageError) as error:
         load_config(config_with(tmp_path, line))
     assert message in str(error.value) and "[server]" in str(error.value)
+
+
+def signed_config(tmp_path, table: str):
+    path = config_with(tmp_path, "")
+    path.write_text(path.read_text() + f"dnssec = {table}\n")
+    return path
+
+
+def test_a_dnssec_table_is_read_with_the_defaults_of_the_issue(tmp_path):
+    [zone] = load_config(signed_config(tmp_path, '{ keys = "k" }')).zones
+    policy = zone.dnssec
+    assert (policy.keys, policy.denial, policy.nsec3_opt_out, policy.signature_validity) == \
+        (tmp_path / "k", "nsec3", False, 14 * 86400)
+    [zone] = load_config(signed_config(tmp_path, '{ keys = "/k", denial = "nsec", '
+                                                 'signature-validity = "30d" }')).zones
+    assert (zone.dnssec.keys, zone.dnssec.denial, zone.dnssec.signature_validity) == \
+        (Path("/k"), "nsec", 30 * 86400)
+    [zone] = load_config(config_with(tmp_path, "")).zones
+    assert zone.dnssec is None
+
+
+@pytest.mark.parametrize("table,message", [
+    ('"k"', 'expected a table with keys = "DIRECTORY"'),
+    ('{ denial = "nsec" }', 'expected a table with keys = "DIRECTORY"'),
+    ('{ keys = "k", algorithm = "ed25519" }', "unknown key(s): algorithm"),
+    ('{ keys = "k", denial = "nsec5" }', "denial must be \"nsec\" or \"nsec3\", not 'nsec5'"),
+    ('{ keys = "k", nsec3-opt-out = "yes" }', "nsec3-opt-out must be true or false"),
+    ('{ keys = "k", denial = "nsec", nsec3-opt-out = true }',
+     'nsec3-opt-out needs denial = "nsec3"'),
+    ('{ keys = "k", signature-validity = "12h" }', "signature-validity must be at least a day"),
+    ('{ keys = "k", signature-validity = "two weeks" }', "signature-validity: expected seconds or a duration"),
+])
+def test_a_bad_dnssec_table_is_refused_clearly(tmp_path, table, message):
+    with pytest.raises(UsageError) as error:
+        load_config(signed_config(tmp_path, table))
+    assert f"zone #1: dnssec: {message}" in str(error.value)

@@ -1,0 +1,27 @@
+"""Work spread over every processor: the signatures verified (signatures.py) and made
+(signing.py), a chunk of a file to each process."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any, Callable, Iterable
+
+
+def map_chunks(fn: Callable[..., list], chunks: Iterable[tuple], inline: bool,
+               initializer: Callable[..., None] | None = None, initargs: tuple = ()) -> list:
+    """fn(*chunk) for each chunk, the results in order, concatenated: in this process when
+    `inline` (small jobs: starting processes costs more) or there is one processor, else on
+    every processor."""
+    chunks = list(chunks)
+    if inline or (os.cpu_count() or 1) == 1 or len(chunks) < 2:
+        if initializer is not None:
+            initializer(*initargs)
+        return [item for chunk in chunks for item in fn(*chunk)]
+    # forkserver: the driver has threads, which fork must not copy.
+    context = multiprocessing.get_context("forkserver")
+    with ProcessPoolExecutor(os.cpu_count(), mp_context=context, initializer=initializer,
+                             initargs=initargs) as pool:
+        parts: list[Any] = list(pool.map(fn, *zip(*chunks), chunksize=1))
+    return [item for part in parts for item in part]
