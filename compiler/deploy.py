@@ -36,7 +36,8 @@ def _read_line(conn: socket.socket) -> str:
 
 
 def control_status(path: Path, timeout: float = 2.0) -> dict[str, int]:
-    """Ask the server at control socket `path` for its status: pid, workers, sockets."""
+    """Ask the server at control socket `path` for its status: pid, workers, sockets, zones
+    (how many: a line for each follows, not read here)."""
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
         conn.settimeout(timeout)
         conn.connect(str(path))

@@ -29,6 +29,8 @@ class Layout:
     # Signed zones, each its number in the set and its signatures' earliest expiration
     # (seconds since 1970).
     expiries: tuple[tuple[int, int], ...] = ()
+    # Every zone: its number in the set and its SOA serial.
+    serials: tuple[tuple[int, int], ...] = ()
 
 
 def _c_escape_table() -> list[str]:

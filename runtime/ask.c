@@ -1,10 +1,12 @@
 /*
  * ask.c - the client side of the control socket for people and scripts (see ask.h): one
- * command, its answer on stdout without the leading "ok ".
+ * command, its answer on stdout without the leading "ok " (status: and the line of each of
+ * the `zones=N` zones after it).
  */
 #include "ask.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -34,8 +36,21 @@ int zb_ask(int argc, char **argv)
 	FILE *out = failed ? stderr : stdout;
 	if (failed)
 		fprintf(stderr, "zonebake-server: %s: %s%s", command, reply, got < 3 ? "\n" : "");
-	for (char c = 0; c != '\n' && read(conn, &c, 1) == 1;)
+	char line[ZB_CONTROL_LINE_MAX];  /* the first line's start: status's zones=N */
+	size_t kept = 0;
+	for (char c = 0; c != '\n' && read(conn, &c, 1) == 1;) {
 		fputc(c, out);
+		if (kept < sizeof(line) - 1)
+			line[kept++] = c;
+	}
+	line[kept] = 0;
+	const char *zones = strstr(line, " zones=");
+	unsigned long more = !failed && strcmp(command, "status") == 0 && zones ?
+		strtoul(zones + 7, NULL, 10) : 0;
+	for (char c = 0; more > 0 && read(conn, &c, 1) == 1;) {
+		fputc(c, out);
+		more -= c == '\n';
+	}
 	close(conn);
 	return failed;
 }

@@ -148,10 +148,14 @@ struct conversation {
 
 enum { ZB_GO_ON, ZB_HANG_UP };
 
+/* The process, then a line per zone served: `zone ORIGIN serial N`. */
 static int command_status(struct zb_control *c, struct conversation *v)
 {
-	zb_ctl_sendf(v->conn, "ok pid=%d workers=%u sockets=%u", (int)getpid(),
-		     c->server->nworkers, c->server->nsockets);
+	zb_ctl_sendf(v->conn, "ok pid=%d workers=%u sockets=%u zones=%u", (int)getpid(),
+		     c->server->nworkers, c->server->nsockets, (unsigned)zb_zoneset.nzones);
+	for (uint32_t z = 0; z < zb_zoneset.nzones; z++)
+		zb_ctl_sendf(v->conn, "zone %s serial %u", zb_zoneset.zones[z].origin,
+			     (unsigned)zb_zoneset.zones[z].serial);
 	return ZB_GO_ON;
 }
 

@@ -44,6 +44,7 @@ static void usage(FILE *to)
 		    "  --user NAME|UID:GID         after binding, run as this user\n"
 		    "  --chroot DIR                after binding, chroot to DIR\n"
 		    "  --allow-root                go on as root (refused without it)\n"
+		    "  --version                   print the version and each zone's serial\n"
 		    "Sockets passed by systemd (LISTEN_FDS) are served instead of --listen.\n"
 		    "serves: %s\n",
 		zb_zoneset.tcp_idle_timeout, zb_zoneset.tcp_max_connections,
@@ -146,6 +147,13 @@ int zb_options_parse(struct zb_options *o, int argc, char **argv)
 			o->listen_given = 1;
 		} else if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
 			usage(stdout);
+			return 0;
+		} else if (strcmp(arg, "--version") == 0) {
+			/* What is served, for a fleet's convergence to be checked on the host. */
+			printf("zonebake-server %s\n", zb_zoneset.version);
+			for (uint32_t z = 0; z < zb_zoneset.nzones; z++)
+				printf("%s serial %u\n", zb_zoneset.zones[z].origin,
+				       (unsigned)zb_zoneset.zones[z].serial);
 			return 0;
 		} else {
 			fprintf(stderr, "zonebake-server: unknown or incomplete option '%s'\n", arg);

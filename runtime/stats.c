@@ -186,6 +186,21 @@ static void signature_expiry(struct zb_text *t)
 	}
 }
 
+/* Which build serves, and each zone's serial: a fleet's convergence in one query per node. */
+static void zones_served(struct zb_text *t)
+{
+	put(t, "# HELP zonebake_build_info The zonebake version that built this server.\n"
+	       "# TYPE zonebake_build_info gauge\nzonebake_build_info{version=\"");
+	put_label(t, zb_zoneset.version);
+	put(t, "\"} 1\n# HELP zonebake_zone_serial The SOA serial of the zone served.\n"
+	       "# TYPE zonebake_zone_serial gauge\n");
+	for (uint32_t i = 0; i < zb_zoneset.nzones; i++) {
+		put(t, "zonebake_zone_serial{zone=\"");
+		put_label(t, zb_zoneset.zones[i].origin);
+		put(t, "\"} %u\n", (unsigned)zb_zoneset.zones[i].serial);
+	}
+}
+
 size_t zb_stats_prometheus(const struct zb_server *server, char *buf, size_t cap)
 {
 	struct zb_text t = { buf, cap, 0 };
@@ -208,5 +223,6 @@ size_t zb_stats_prometheus(const struct zb_server *server, char *buf, size_t cap
 	put(&t, "# HELP zonebake_workers Workers serving queries.\n"
 		"# TYPE zonebake_workers gauge\nzonebake_workers %u\n", server->nworkers);
 	signature_expiry(&t);
+	zones_served(&t);
 	return t.len;
 }

@@ -159,6 +159,12 @@ struct zb_signed_zone {
 	int64_t expires;  /* seconds since 1970 */
 };
 
+/* A zone of the set and the serial of the SOA it was built from. */
+struct zb_zone_info {
+	const char *origin;
+	uint32_t serial;
+};
+
 struct zb_zoneset {
 	const uint8_t *data;
 	const struct zb_node *nodes; /* one per perfect hash slot */
@@ -172,6 +178,9 @@ struct zb_zoneset {
 	uint32_t signed_nodes;   /* a node's DO twin is nodes[i + signed_nodes]; 0: none */
 	const struct zb_signed_zone *signed_zones;
 	uint32_t nsigned_zones;
+	const struct zb_zone_info *zones;
+	uint32_t nzones;
+	const char *version;     /* zonebake's, which built it */
 	const char *description; /* the zones, for start-up messages */
 	/* From the [server] table of zonebake.toml. */
 	const char *const *default_listen;

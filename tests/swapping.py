@@ -21,7 +21,7 @@ from zonebake.deploy import control_status
 SWAP_ZONE = """\
 $ORIGIN swap.test.
 $TTL 300
-@   IN SOA ns.swap.test. admin.swap.test. 1 3600 600 86400 300
+@   IN SOA ns.swap.test. admin.swap.test. {octet} 3600 600 86400 300
 @   IN NS  ns
 ns  IN A   192.0.2.53
 v   IN A   192.0.2.{octet}

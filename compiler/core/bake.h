@@ -250,6 +250,7 @@ struct zone {
 	types_t types;
 	uint32_t rrsets_begin, rrsets_end;  /* its RRsets, made while its file was read */
 	struct zone_signing *sign;          /* NULL: the build does not sign it */
+	uint32_t serial;                    /* its SOA's */
 };
 
 extern VEC(struct rdata) rdatas;

@@ -218,6 +218,12 @@ int main(int argc, char **argv)
 		reading_zone = NONE;
 		zones.v[z].rrsets_end = rrsets.n;
 		check_zone(z, lenient);
+		if (zones.v[z].soa != NONE) {
+			/* The SOA's numbers follow its two names, the serial first (RFC 1035
+			 * §3.3.13): for --version, status and /metrics. */
+			const uint8_t *soa = rdata_raw.v + rdatas.v[rrsets.v[zones.v[z].soa].first].raw;
+			zones.v[z].serial = (uint32_t)soa[0] << 24 | soa[1] << 16 | soa[2] << 8 | soa[3];
+		}
 		if (zones.v[z].sign) {
 			if (!signer.requests)
 				fail("manifest: a zone to sign, but no `signing` files");
@@ -294,6 +300,8 @@ int main(int argc, char **argv)
 	for (size_t z = 0; z < zones.n && zone_expiry; z++)
 		if (zone_expiry[z])
 			printf("expires %zu %lld\n", z, (long long)zone_expiry[z]);
+	for (size_t z = 0; z < zones.n; z++)
+		printf("serial %zu %u\n", z, (unsigned)zones.v[z].serial);
 	printf("end\n");
 	if (fflush(stdout) != 0)
 		fail("cannot write the layout's numbers");

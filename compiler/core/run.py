@@ -319,6 +319,7 @@ def _baked(config: ZoneSetConfig, lines: Iterator[str],
     numbers: dict[str, int] = {}
     chaos_offsets = []
     expiries: dict[int, int] = {}
+    serials: dict[int, int] = {}
     for line in lines:
         if not line:
             raise Failed("the core's numbers end early")
@@ -328,11 +329,15 @@ def _baked(config: ZoneSetConfig, lines: Iterator[str],
         elif key == "expires":
             zone, seconds = value.split()
             expiries[int(zone)] = int(seconds)
+        elif key == "serial":
+            zone, serial = value.split()
+            serials[int(zone)] = int(serial)
         else:
             numbers[key] = int(value)
     keys = [key for key, _ in chaos_names(config.server)]
     layout = Layout(numbers["nodes_off"], numbers["types_off"], numbers["pilots_off"],
                     numbers["nnodes"], numbers["nanswers"], numbers["nbuckets"],
                     numbers["seed"], tuple(zip(keys, chaos_offsets)), numbers["size"],
-                    numbers.get("signed_nodes", 0), tuple(sorted(expiries.items())))
+                    numbers.get("signed_nodes", 0), tuple(sorted(expiries.items())),
+                    tuple(sorted(serials.items())))
     return Baked(layout, numbers["max_labels"], warnings)

@@ -9,6 +9,7 @@ import re
 import signal
 import socket
 import struct
+import subprocess
 import time
 
 import dns.message
@@ -16,8 +17,13 @@ import dns.rcode
 import pytest
 
 from conftest import AS_ROOT, ZONES, Server, build_set
+from zonebake import __version__
 
 LONG = 5.0  # seconds to wait for something that must happen (bounds every loop here)
+# What the test set's server says it serves: the version that built it, each zone's serial.
+SERVED = {f'zonebake_build_info{{version="{__version__}"}}': 1,
+          'zonebake_zone_serial{zone="example."}': 42,
+          'zonebake_zone_serial{zone="example.net."}': 7}
 METRICS = re.compile(r"statistics on http://([\d.]+):(\d+)/metrics")
 
 
@@ -205,7 +211,8 @@ def sum_workers(workers: list[dict]) -> dict:
 def test_exact_counts_of_a_known_mix(testset_binary, threads):
     server = StatsServer(testset_binary, "--threads", str(threads))
     try:
-        assert all(v == 0 for k, v in prometheus(server).items() if k != "zonebake_workers")
+        assert all(v == 0 for k, v in prometheus(server).items()
+                   if k != "zonebake_workers" and k not in SERVED)
         send_the_mix(server)
         # The server closes its side of the TCP connection once it has read the client's FIN.
         stats = wait_until(lambda: (s := stats_json(server))["tcp_closed"]["other"] == 1 and s,
@@ -216,7 +223,7 @@ def test_exact_counts_of_a_known_mix(testset_binary, threads):
         assert sum_workers(stats["workers"]) == EXPECTED
         samples = prometheus(server)
         assert samples == {**as_samples(EXPECTED), "zonebake_swaps_total": 0,
-                           "zonebake_workers": threads}
+                           "zonebake_workers": threads, **SERVED}
     finally:
         server.stop()
 
@@ -340,6 +347,16 @@ def test_a_signed_zones_first_expiry_is_logged_and_exported(tmp_path):
     finally:
         server.stop()
 
+
+
+def test_version_names_the_build_and_each_zones_serial(testset_binary):
+    """`--version` and /metrics say what a node serves: a fleet's convergence is checked
+    without a query per zone (zonebake_zone_serial also in test_exact_counts_of_a_known_mix)."""
+    shown = subprocess.run([str(testset_binary), "--version"], capture_output=True, text=True,
+                           timeout=10)
+    assert (shown.returncode, shown.stderr) == (0, "")
+    assert shown.stdout == (f"zonebake-server {__version__}\nexample. serial 42\n"
+                            f"example.net. serial 7\n")
 
 
 def test_a_trickling_http_client_holds_the_thread_a_second_at_most(stats_server):

@@ -117,7 +117,7 @@ def test_swaps_chain_and_the_new_server_serves_the_control_socket(sets, paths):
     server = ControlledServer(sets[0], control, log, threads=3)
     try:
         assert control_status(control) == {"pid": server.process.pid, "workers": 3,
-                                           "sockets": 6}
+                                           "sockets": 6, "zones": 1}
         assert answer_octet(server.port) == OLD_OCTET
         previous = server.process.pid
         for outdir, octet, threads in ((sets[1], NEW_OCTET, 2), (sets[0], OLD_OCTET, 5)):
@@ -129,7 +129,8 @@ def test_swaps_chain_and_the_new_server_serves_the_control_socket(sets, paths):
             # Three sockets of each kind came from the first server: the new one reads them
             # all with its own number of workers (two share one, or five share three), and
             # binds none of its own.
-            assert status == {"pid": status["pid"], "workers": threads, "sockets": 6}
+            assert status == {"pid": status["pid"], "workers": threads, "sockets": 6,
+                              "zones": 1}
             assert answer_octet(server.port) == octet
             assert f"pid {status['pid']} serves in place of pid {previous}" in result.stderr
             previous = status["pid"]
@@ -148,7 +149,7 @@ def test_swap_of_two_addresses_ipv6_too(sets, paths):
     try:
         assert deploy(sets[1], control, log).returncode == 0
         new = server.serving_pid()
-        assert control_status(control) == {"pid": new, "workers": 2, "sockets": 8}
+        assert control_status(control) == {"pid": new, "workers": 2, "sockets": 8, "zones": 1}
         assert wait_for_log(log, new, r"on \[::1\]:(\d+) \(udp, tcp\)").group(1) == \
             str(v6_port)
         for host, port in (("127.0.0.1", server.port), ("::1", v6_port)):
@@ -253,7 +254,9 @@ def test_stats_over_the_control_socket_and_metrics_survive_a_swap(sets, paths):
             while chunk := http.recv(65536):
                 body += chunk
         assert json.loads(body.partition(b"\r\n\r\n")[2])["swaps"] == 1
-        assert ask(sets[1], "status", control).stdout == f"pid={new} workers=2 sockets=4\n"
+        # The zones served and their serials follow (the new set's serial is its octet).
+        assert ask(sets[1], "status", control).stdout == (
+            f"pid={new} workers=2 sockets=4 zones=1\nzone swap.test. serial {NEW_OCTET}\n")
     finally:
         server.stop_all()
     result = ask(sets[1], "stats", control)
@@ -311,7 +314,8 @@ def test_control_protocol_version_and_errors(sets, paths):
         client.say("stop-reading")
         assert client.line() == "error stop-reading comes after takeover"
         client.say("status")
-        assert client.line() == f"ok pid={server.process.pid} workers=2 sockets=4"
+        assert client.line() == f"ok pid={server.process.pid} workers=2 sockets=4 zones=1"
+        assert client.line() == f"zone swap.test. serial {OLD_OCTET}"
         client.close()
         assert answer_octet(server.port) == OLD_OCTET
     finally:
