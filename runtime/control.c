@@ -22,6 +22,7 @@
 #include "ctlio.h"
 #include "descriptors.h"
 #include "log.h"
+#include "notify.h"
 #include "stats.h"
 #include "threads.h"
 
@@ -228,13 +229,27 @@ static int command_stop_reading(struct zb_control *c, struct conversation *v)
 	close(c->listen_fd);
 	c->listen_fd = -1;
 	c->successor = v->peer;
+	zb_notify("MAINPID=%d", (int)v->peer); /* systemd follows the successor */
 	zb_log("pid %d reads every socket; stopping reading", (int)v->peer);
 	count_swap(c->server);
 	zb_server_stop(c->server);
 	zb_ctl_sendf(v->conn, "ok stopping");
-	if (read(c->finished_fd, &finished, sizeof(finished)) == sizeof(finished))
-		zb_ctl_sendf(v->conn, "done");
-	return ZB_HANG_UP;
+	if (read(c->finished_fd, &finished, sizeof(finished)) != sizeof(finished))
+		return ZB_HANG_UP;
+	zb_ctl_sendf(v->conn, "done");
+	return ZB_GO_ON; /* the successor asks for the totals it carries on from */
+}
+
+/* Every counter summed and the swaps (stats.h): final once `done` is said, and what a
+ * successor's counters continue from. */
+static int command_totals(struct zb_control *c, struct conversation *v)
+{
+	char line[sizeof(c->takeover.totals)];
+	if (zb_stats_totals(c->server, line, sizeof(line)) >= sizeof(line))
+		zb_ctl_sendf(v->conn, "error totals: too long");
+	else
+		zb_ctl_send(v->conn, line, -1);
+	return ZB_GO_ON;
 }
 
 /* The cookie secret, for a successor about to take over: the cookies clients hold stay good
@@ -258,6 +273,7 @@ static const struct command {
 	{ "cookie-secret", command_cookie_secret },
 	{ "takeover", command_takeover },
 	{ "stop-reading", command_stop_reading },
+	{ "totals", command_totals },
 };
 
 /* Only root and the user the server runs as may control it: the socket's mode says as
@@ -365,13 +381,17 @@ static int complete_takeover(struct zb_control *c)
 	}
 	switch (zb_takeover_complete(&c->takeover, err, sizeof(err))) {
 	case ZB_TAKEOVER_DONE:
-		count_swap(c->server);
+		zb_notify("READY=1");
+		/* The predecessor's totals hold this swap already. */
+		if (zb_stats_carry(c->server, c->takeover.totals) != 0)
+			count_swap(c->server);
 		if (*err)
 			zb_log("pid %d stopped reading, but %s", (int)old, err);
 		else
 			zb_log("pid %d has stopped; the swap is complete", (int)old);
 		return 0;
 	case ZB_TAKEOVER_ORPHAN:
+		zb_notify("READY=1");
 		count_swap(c->server);
 		zb_log("pid %d is gone (%s); serving its sockets alone", (int)old, err);
 		return 0;

@@ -17,7 +17,9 @@
 #include "descriptors.h"
 #include "log.h"
 #include "metrics.h"
+#include "notify.h"
 #include "options.h"
+#include "reload.h"
 #include "server.h"
 #include "takeover.h"
 #include "zonedata.h"
@@ -108,6 +110,7 @@ int main(int argc, char **argv)
 	struct zb_server server = { 0 };
 	struct zb_control control;
 	struct zb_metrics metrics = { .listen_fd = -1 };
+	struct zb_reload reload = { .argv = argv, .argc = argc };
 	char err[300];
 
 	if (argc > 1 && argv[1][0] != '-')
@@ -115,6 +118,10 @@ int main(int argc, char **argv)
 	int status = zb_options_parse(&o, argc, argv);
 	if (status >= 0)
 		return status;
+	reload.release = o.release;
+	reload.control = o.control;
+	zb_reload_prepare(&reload); /* before any thread: SIGHUP is the reload thread's */
+	zb_notify_open();           /* before a chroot could hide systemd's socket */
 	if (zb_privileges_resolve(&o.privileges, err, sizeof(err)) != 0) {
 		zb_log("%s", err);
 		return 2;
@@ -160,7 +167,9 @@ int main(int argc, char **argv)
 		zb_log("statistics on http://%s/metrics", addr);
 	}
 	log_signature_expiry();
-	if (zb_control_start(&control, &server) != 0)
+	if (!o.takeover)
+		zb_notify("READY=1"); /* a successor says it once it has taken over (control.c) */
+	if (zb_control_start(&control, &server) != 0 || zb_reload_start(&reload, &server) != 0)
 		return 1;
 	if (zb_server_run_first(&server) != 0)
 		return 1;

@@ -41,6 +41,8 @@ static void usage(FILE *to)
 		    "  --control PATH              serve the control socket (swaps) at PATH\n"
 		    "  --takeover PATH             take the listening sockets over from the server\n"
 		    "                              at control socket PATH (not with --listen)\n"
+		    "  --release PATH              on SIGHUP, start PATH to take the sockets over\n"
+		    "                              and serve in this server's place (needs --control)\n"
 		    "  --user NAME|UID:GID         after binding, run as this user\n"
 		    "  --chroot DIR                after binding, chroot to DIR\n"
 		    "  --allow-root                go on as root (refused without it)\n"
@@ -97,6 +99,7 @@ static const struct text {
 	{ "--control", offsetof(struct zb_options, control) },
 	{ "--takeover", offsetof(struct zb_options, takeover) },
 	{ "--metrics", offsetof(struct zb_options, metrics) },
+	{ "--release", offsetof(struct zb_options, release) },
 	{ "--user", offsetof(struct zb_options, privileges.user) },
 	{ "--chroot", offsetof(struct zb_options, privileges.chroot_dir) },
 };
@@ -160,6 +163,16 @@ int zb_options_parse(struct zb_options *o, int argc, char **argv)
 			usage(stderr);
 			return 2;
 		}
+	}
+	if (o->release && !o->control) {
+		fprintf(stderr, "zonebake-server: --release needs --control: the successor takes "
+				"the sockets over through it\n");
+		return 2;
+	}
+	if (o->release && o->privileges.chroot_dir) {
+		fprintf(stderr, "zonebake-server: --release and --chroot exclude each other: the "
+				"successor could not start from inside the chroot\n");
+		return 2;
 	}
 	if (o->takeover && o->listen_given) {
 		/* The addresses come with the sockets; a different list could only be wrong. */

@@ -14,6 +14,7 @@ struct zb_options {
 	const char *control;     /* --control PATH */
 	const char *takeover;    /* --takeover PATH */
 	const char *metrics;     /* --metrics ADDRESS:PORT */
+	const char *release;     /* --release PATH: started in this server's place on SIGHUP */
 	struct zb_privileges privileges;
 	struct zb_server_options server;
 };

@@ -7,6 +7,7 @@
 
 #include <stdint.h>
 
+#include "stats.h"
 #include "worker.h"
 
 struct zb_server {
@@ -21,6 +22,9 @@ struct zb_server {
 	/* Binary swaps this server took part in: bumped with an atomic add by the swap, outside
 	 * the query path; read with a relaxed load (stats.c). */
 	uint64_t swaps;
+	/* The totals of the servers this one took over from (a swap or a reload): the sums of
+	 * the statistics start from them (stats.c). Written once, by the takeover. */
+	struct zb_stats carried;
 };
 
 /* Bind the listen addresses for each of options.threads workers. Returns 0, or -1 with a

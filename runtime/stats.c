@@ -7,6 +7,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "server.h"
@@ -122,9 +123,45 @@ static void load(struct zb_stats *into, const struct zb_stats *from, int add)
 
 void zb_stats_sum(const struct zb_server *server, struct zb_stats *total)
 {
-	memset(total, 0, sizeof(*total));
+	load(total, &server->carried, 0);
 	for (unsigned w = 0; w < server->nworkers; w++)
 		load(total, &server->workers[w].stats, 1);
+}
+
+size_t zb_stats_totals(const struct zb_server *server, char *buf, size_t cap)
+{
+	struct zb_text t = { buf, cap, 0 };
+	struct zb_stats s;
+
+	zb_stats_sum(server, &s);
+	put(&t, "ok %zu", (size_t)ZB_STAT_COUNTERS);
+	for (size_t i = 0; i < ZB_STAT_COUNTERS; i++)
+		put(&t, " %llu", (unsigned long long)((const uint64_t *)&s)[i]);
+	put(&t, " %llu\n", (unsigned long long)__atomic_load_n(&server->swaps, __ATOMIC_RELAXED));
+	return t.len;
+}
+
+int zb_stats_carry(struct zb_server *server, const char *line)
+{
+	uint64_t values[ZB_STAT_COUNTERS + 1];
+	char *end;
+	if (strncmp(line, "ok ", 3) != 0 || strtoull(line + 3, &end, 10) != ZB_STAT_COUNTERS)
+		return -1;
+	for (size_t i = 0; i <= ZB_STAT_COUNTERS; i++) {
+		const char *at = end;
+		if (*at != ' ')
+			return -1;
+		values[i] = strtoull(at + 1, &end, 10);
+		if (end == at + 1)
+			return -1;
+	}
+	if (*end != 0)
+		return -1;
+	/* Readers load these with relaxed atomics, from other threads, as they are written. */
+	for (size_t i = 0; i < ZB_STAT_COUNTERS; i++)
+		__atomic_store_n(&((uint64_t *)&server->carried)[i], values[i], __ATOMIC_RELAXED);
+	__atomic_store_n(&server->swaps, values[ZB_STAT_COUNTERS], __ATOMIC_RELAXED);
+	return 0;
 }
 
 static void json_counters(struct zb_text *t, const struct zb_stats *s)

@@ -99,4 +99,18 @@ void zb_stats_sum(const struct zb_server *server, struct zb_stats *total);
 size_t zb_stats_json(const struct zb_server *server, char *buf, size_t cap);
 size_t zb_stats_prometheus(const struct zb_server *server, char *buf, size_t cap);
 
+/* The counters a swap carries over: struct zb_stats's, up to its padding. */
+#define ZB_STAT_COUNTERS (offsetof(struct zb_stats, rrl_slipped) / sizeof(uint64_t) + 1)
+
+struct zb_server;
+
+/* The totals (every counter summed, then the swaps) as the control socket's `totals` answer:
+ * "ok N C1 ... CN SWAPS", N = ZB_STAT_COUNTERS. Returns the length, as snprintf. */
+size_t zb_stats_totals(const struct zb_server *server, char *buf, size_t cap);
+
+/* A predecessor's `totals` answer: carried over into this server's sums, its swaps
+ * replacing this server's count. Returns 0, or -1 (the line is not one this version reads:
+ * the counters start from 0). */
+int zb_stats_carry(struct zb_server *server, const char *line);
+
 #endif

@@ -174,6 +174,10 @@ enum zb_takeover_result zb_takeover_complete(struct zb_takeover *takeover, char 
 		    strcmp(line, "done") != 0)
 			snprintf(err, err_len, "no 'done' after stop-reading: %s",
 				 zb_ctl_why());
+		else if (zb_ctl_sendf(takeover->conn, "totals") != 0 ||
+			 zb_ctl_read_line(takeover->conn, takeover->totals,
+					  sizeof(takeover->totals), NULL) != 0)
+			takeover->totals[0] = 0; /* its counters end with it */
 	}
 	close(takeover->conn);
 	takeover->conn = -1;

@@ -19,6 +19,8 @@ struct zb_takeover {
 	int metrics_fd; /* the old process's --metrics listener, if it had one; else -1 */
 	int has_cookie_secret; /* the old process told its cookie secret (an older one may not) */
 	uint8_t cookie_secret[16];
+	/* Its `totals` once it is done (stats.h), or "": an older server, counters from 0. */
+	char totals[1024];
 };
 
 /* Connect to the control socket at `path`, learn the cookie secret, and take the listening

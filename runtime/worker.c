@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "reload.h"
 #include "tcp.h"
 #include "udp.h"
 
@@ -62,6 +63,31 @@ static void resume_listeners(const struct zb_worker *w, int epfd, uint8_t *pause
 		if (paused[i] && watch(epfd, w->sockets[i].fd, ZB_EVENT_LISTEN, i,
 				       socket_flags(&w->sockets[i])) == 0)
 			paused[i] = 0;
+}
+
+/* Stopping (SIGTERM, or a successor that reads the sockets now): the connections this worker
+ * holds are served until each client has closed it or it has been quiet for DRAIN_QUIET_MS,
+ * DRAIN_MS at most, so that a query that came on a connection accepted just before the stop
+ * is answered, not reset; the listeners and UDP sockets are not read any more (RFC 7766
+ * §6.2.3: the server closes connections, after what they hold). */
+#define DRAIN_QUIET_MS 200
+#define DRAIN_MS 2000
+
+static void drain_connections(const struct zb_worker *w, int epfd, int timer, struct zb_tcp *tcp)
+{
+	for (unsigned i = 0; i < w->nsockets; i++)
+		epoll_ctl(epfd, EPOLL_CTL_DEL, w->sockets[i].fd, NULL);
+	epoll_ctl(epfd, EPOLL_CTL_DEL, w->stop_fd, NULL);
+	epoll_ctl(epfd, EPOLL_CTL_DEL, timer, NULL);
+	for (int waited = 0; tcp->nconns > 0 && waited < DRAIN_MS; waited += DRAIN_QUIET_MS) {
+		struct epoll_event events[64];
+		int ready = epoll_wait(epfd, events, 64, DRAIN_QUIET_MS);
+		if (ready == 0)
+			return; /* every connection quiet: nothing more is coming */
+		for (int i = 0; i < ready; i++)
+			if ((uint32_t)(events[i].data.u64 >> 32) == ZB_EVENT_CONN)
+				zb_tcp_event(tcp, (uint32_t)events[i].data.u64, events[i].events);
+	}
 }
 
 static void *fail(const struct zb_worker *w, const char *what)
@@ -135,6 +161,7 @@ void *zb_worker_run(void *arg)
 					zb_tcp_tick(&tcp, (uint32_t)expirations);
 					udp.rrl.now += (uint32_t)expirations;
 					zb_cookies_tick(cookies);
+					zb_reload_tick();
 				}
 				resume_listeners(w, epfd, paused);
 				break;
@@ -142,6 +169,7 @@ void *zb_worker_run(void *arg)
 			}
 		}
 	}
+	drain_connections(w, epfd, timer, &tcp);
 	zb_tcp_finish(&tcp);
 	zb_udp_free(&udp);
 	free(cookies);

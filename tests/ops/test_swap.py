@@ -247,7 +247,10 @@ def test_stats_over_the_control_socket_and_metrics_survive_a_swap(sets, paths):
         for _ in range(2):
             answer_octet(server.port)
         stats = json.loads(ask(sets[1], "stats", control).stdout)
-        assert (stats["queries"]["udp"], stats["swaps"], len(stats["workers"])) == (2, 1, 2)
+        # The totals carry on from the old server's (3 queries, and the swap); each worker's
+        # counters are its own.
+        assert (stats["queries"]["udp"], stats["swaps"], len(stats["workers"])) == (5, 1, 2)
+        assert sum(worker["queries"]["udp"] for worker in stats["workers"]) == 2
         with socket.create_connection(("127.0.0.1", int(port)), timeout=5) as http:
             http.sendall(b"GET /stats.json HTTP/1.0\r\n\r\n")
             body = b""
