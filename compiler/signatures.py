@@ -39,11 +39,7 @@ class Contents:
 
 def cache_path(origins: list[str]) -> Path | None:
     """The cache of a zone set: a file of sorted SHA-256 digests, one per verified signature."""
-    objects = objcache.cache_dir()
-    if objects is None:
-        return None
-    key = hashlib.sha256("\n".join(sorted(origins)).encode()).hexdigest()[:24]
-    return objects.parent / "signatures" / f"{key}.digests"
+    return objcache.signatures_file(origins, ".digests")
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,6 @@ request in order u8 length and the signature.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import struct
 import time
@@ -53,11 +52,7 @@ def build_time() -> tuple[int, bool]:
 
 def cache_path(origins: list[str]) -> Path | None:
     """The signatures a set's earlier builds made (the core's file: see signer.c)."""
-    objects = objcache.cache_dir()
-    if objects is None:
-        return None
-    key = hashlib.sha256("\n".join(sorted(origins)).encode()).hexdigest()[:24]
-    return objects.parent / "signatures" / f"{key}.signed"
+    return objcache.signatures_file(origins, ".signed")
 
 
 def _date(at: int) -> str:

@@ -37,6 +37,16 @@ def cache_dir() -> Path | None:
     return Path(base) / "zonebake" / "objs"
 
 
+def signatures_file(origins: list[str], suffix: str) -> Path | None:
+    """A zone set's file beside the objects, in signatures/, named by its origins: the
+    digests of the signatures verified (signatures.py), the signatures made (signing.py)."""
+    objects = cache_dir()
+    if objects is None:
+        return None
+    name = hashlib.sha256("\n".join(sorted(origins)).encode()).hexdigest()[:24]
+    return objects.parent / "signatures" / f"{name}{suffix}"
+
+
 def key(parts: Iterable[bytes]) -> str:
     """A hash of everything that goes into the objects; each part length-prefixed, so that
     moving bytes from one part to the next changes it."""
