@@ -21,6 +21,7 @@ from .keys import ALGORITHMS, ds_records, generate, load
 from .progress import Progress
 
 EXIT_OK, EXIT_ZONE_ERROR, EXIT_USAGE = 0, 1, 2
+DEFAULT_CONFIG = Path("/etc/zonebake/zonebake.toml")  # as /etc/nsd/nsd.conf, /etc/knot/knot.conf
 EXIT_DEPLOY_FAILED = 1  # the old server still serves
 
 
@@ -31,9 +32,10 @@ def _parser() -> argparse.ArgumentParser:
     b = commands.add_parser("build", help="compile zones into OUTDIR/zonebake-server")
     c = commands.add_parser("check", help="check that zones compile; write nothing")
     for sub in (b, c):
-        source = sub.add_mutually_exclusive_group(required=True)
+        source = sub.add_mutually_exclusive_group()
         source.add_argument("-c", "--config", type=Path, metavar="TOML",
-                            help="zonebake.toml listing the zones and the server's defaults")
+                            help="zonebake.toml listing the zones and the server's defaults "
+                                 f"(default: {DEFAULT_CONFIG})")
         source.add_argument("--zone", action="append", metavar="ORIGIN=FILE",
                             help="a zone to serve (repeat for several)")
         sub.add_argument("-q", "--quiet", action="store_true",
@@ -86,6 +88,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.command in ("keygen", "ds"):
         return _keys(args)
     try:
+        if not args.config and not args.zone:
+            if not DEFAULT_CONFIG.exists():
+                raise UsageError(f"no zones: give -c TOML or --zone ORIGIN=FILE ({DEFAULT_CONFIG}, "
+                                 f"read when neither is given, does not exist)")
+            args.config = DEFAULT_CONFIG
         config = load_toml(args.config) if args.config else zones_from_args(args.zone)
         progress = Progress(out=None if args.quiet else sys.stderr)
         if args.command == "build":

@@ -3,7 +3,7 @@
 Read from `--zone ORIGIN=FILE` arguments or from a zonebake.toml file:
 
     [server]
-    listen = ["127.0.0.1:5300"]
+    listen = ["127.0.0.1:5300"]        # an address without a port: 53
     minimal-responses = false          # true: no additional addresses in answers
     udp-size = 1232                    # EDNS payload size advertised and used
     identity = "ns1.example"           # NSID (RFC 5001), CH TXT id.server and hostname.bind
@@ -17,6 +17,10 @@ Read from `--zone ORIGIN=FILE` arguments or from a zonebake.toml file:
     rrl-ipv6-prefix = 56
     cookie-secret = "0123456789abcdef0123456789abcdef"  # DNS cookies (random if unset)
     signature-warning = "7d"           # warn of signatures expiring sooner (s, m, h, d, w)
+    threads = 4                        # the server's --threads, --user, --control and
+    user = "zonebake"                  # --metrics when its command line gives none
+    control = "/run/zonebake/control"
+    metrics = "127.0.0.1:9153"
 
     [[zone]]
     origin = "example.com."
@@ -99,6 +103,12 @@ class ServerDefaults:
     # The SipHash key of DNS server cookies (RFC 9018), 16 octets; empty: random at start-up
     # (and handed on at a swap). Servers behind one anycast address share one.
     cookie_secret: bytes = b""
+    # The server's --user, --control, --metrics and --threads when it is given none; empty
+    # (0): none (one worker per CPU).
+    user: str = ""
+    control: str = ""
+    metrics: str = ""
+    threads: int = 0
     # Seconds: a signature of a pre-signed zone expiring sooner is worth a warning at build
     # time (one that has expired is an error).
     signature_warning: int = 7 * 86400
@@ -126,8 +136,19 @@ def parse_origin(text: str, where: str) -> dns.name.Name:
     return origin
 
 
+DNS_PORT = 53  # RFC 1035 §4.2: where an address names no port
+
+
 def parse_listen(text: str, where: str) -> str:
-    """Check an `ADDRESS:PORT` or `[IPV6]:PORT` listen address; return it unchanged."""
+    """Check an `ADDRESS:PORT` or `[IPV6]:PORT` listen address, or one without a port (53,
+    as NSD and Knot take it); return it with its port."""
+    try:
+        bare = ipaddress.ip_address(text.removeprefix("[").removesuffix("]"))
+    except ValueError:
+        bare = None
+    # IPv6 only in brackets: in "::1:53" the port could not be told from the address.
+    if bare is not None and (bare.version == 4) != text.startswith("["):
+        return f"{bare}:{DNS_PORT}" if bare.version == 4 else f"[{bare}]:{DNS_PORT}"
     if text.startswith("["):
         host, sep, port = text[1:].partition("]:")
     else:
@@ -216,7 +237,9 @@ def load_toml(path: Path) -> ZoneSetConfig:
              "rrl-responses-per-second": ("rrl_responses_per_second", int, (0, 1000000)),
              "rrl-slip": ("rrl_slip", int, (0, 10)),
              "rrl-ipv4-prefix": ("rrl_ipv4_prefix", int, (1, 32)),
-             "rrl-ipv6-prefix": ("rrl_ipv6_prefix", int, (1, 128))}
+             "rrl-ipv6-prefix": ("rrl_ipv6_prefix", int, (1, 128)),
+             "user": ("user", str, None), "control": ("control", str, None),
+             "metrics": ("metrics", str, None), "threads": ("threads", int, (1, 1024))}
     extra = set(server) - set(known) - {"signature-warning", "cookie-secret"}
     if extra:
         raise UsageError(f"{path}: [server]: unknown key(s): {', '.join(sorted(extra))}")
@@ -242,6 +265,8 @@ def load_toml(path: Path) -> ZoneSetConfig:
         if bounds and not bounds[0] <= value <= bounds[1]:
             raise UsageError(f"{path}: [server] {key} must be from {bounds[0]} to {bounds[1]}")
         settings[field_name] = value
+    if settings.get("metrics"):
+        settings["metrics"] = parse_listen(settings["metrics"], f"{path}: [server] metrics")
     # Each is sent as one TXT character-string (and NSID option): at most 255 octets.
     for key in ("identity", "version"):
         if len(settings.get(key, "").encode()) > 255:

@@ -115,9 +115,14 @@ int zb_options_parse(struct zb_options *o, int argc, char **argv)
 		.rrl = { .rate = zb_zoneset.rrl_responses_per_second, .slip = zb_zoneset.rrl_slip,
 			 .ipv4_prefix = zb_zoneset.rrl_ipv4_prefix,
 			 .ipv6_prefix = zb_zoneset.rrl_ipv6_prefix },
-		.threads = cpus > 0 ? (unsigned)cpus : 1,
+		.threads = zb_zoneset.default_threads ? zb_zoneset.default_threads
+			   : cpus > 0 ? (unsigned)cpus : 1,
 		.batch = 64,
 	} };
+	/* zonebake.toml's [server] table; options given here override it. */
+	o->control = zb_zoneset.default_control;
+	o->metrics = zb_zoneset.default_metrics;
+	o->privileges.user = zb_zoneset.default_user;
 	for (int i = 1; i < argc; i++) {
 		const char *arg = argv[i], *value = i + 1 < argc ? argv[i + 1] : NULL;
 		int known = 0;

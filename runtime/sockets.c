@@ -28,36 +28,50 @@ static int parse_port(const char *text, in_port_t *port)
 	return 0;
 }
 
+/* An address given without a port is DNS's own (RFC 1035 §4.2), as NSD and Knot take it:
+ * the port, or NULL for 53. */
+static int port_or_dns(const char *port, in_port_t *out)
+{
+	if (!port) {
+		*out = htons(53);
+		return 0;
+	}
+	return parse_port(port, out);
+}
+
 int zb_parse_addr(const char *spec, struct sockaddr_storage *ss, socklen_t *len)
 {
 	char host[64];
 	const char *port;
+	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
+	struct sockaddr_in *sin = (struct sockaddr_in *)ss;
 
 	memset(ss, 0, sizeof(*ss));
 	if (spec[0] == '[') {
 		const char *close = strchr(spec, ']');
-		if (!close || close[1] != ':' || (size_t)(close - spec - 1) >= sizeof(host))
+		if (!close || (close[1] != ':' && close[1] != 0) ||
+		    (size_t)(close - spec - 1) >= sizeof(host))
 			return -1;
 		memcpy(host, spec + 1, (size_t)(close - spec - 1));
 		host[close - spec - 1] = 0;
-		port = close + 2;
-		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
-		sin6->sin6_family = AF_INET6;
-		*len = sizeof(*sin6);
-		return inet_pton(AF_INET6, host, &sin6->sin6_addr) == 1 &&
-			       parse_port(port, &sin6->sin6_port) == 0 ? 0 : -1;
+		port = close[1] ? close + 2 : NULL;
+	} else {
+		const char *colon = strrchr(spec, ':');
+		size_t host_len = colon ? (size_t)(colon - spec) : strlen(spec);
+		if (host_len >= sizeof(host))
+			return -1;
+		memcpy(host, spec, host_len);
+		host[host_len] = 0;
+		port = colon ? colon + 1 : NULL;
+		sin->sin_family = AF_INET;
+		*len = sizeof(*sin);
+		return inet_pton(AF_INET, host, &sin->sin_addr) == 1 &&
+			       port_or_dns(port, &sin->sin_port) == 0 ? 0 : -1;
 	}
-	const char *colon = strrchr(spec, ':');
-	if (!colon || (size_t)(colon - spec) >= sizeof(host))
-		return -1;
-	memcpy(host, spec, (size_t)(colon - spec));
-	host[colon - spec] = 0;
-	port = colon + 1;
-	struct sockaddr_in *sin = (struct sockaddr_in *)ss;
-	sin->sin_family = AF_INET;
-	*len = sizeof(*sin);
-	return inet_pton(AF_INET, host, &sin->sin_addr) == 1 &&
-		       parse_port(port, &sin->sin_port) == 0 ? 0 : -1;
+	sin6->sin6_family = AF_INET6;
+	*len = sizeof(*sin6);
+	return inet_pton(AF_INET6, host, &sin6->sin6_addr) == 1 &&
+		       port_or_dns(port, &sin6->sin6_port) == 0 ? 0 : -1;
 }
 
 static int is_wildcard(const struct sockaddr_storage *addr)

@@ -185,6 +185,10 @@ struct zb_zoneset {
 	/* From the [server] table of zonebake.toml. */
 	const char *const *default_listen;
 	uint32_t ndefault_listen;
+	const char *default_user;     /* --user, --control, --metrics when not given; NULL: none */
+	const char *default_control;
+	const char *default_metrics;
+	uint32_t default_threads;     /* 0: one worker per CPU */
 	uint16_t udp_size;       /* EDNS payload size we advertise and cap responses to */
 	uint16_t identity_len;
 	const uint8_t *identity; /* NSID (RFC 5001), when identity_len is not 0 */

@@ -66,6 +66,9 @@ def test_the_defaults_are_the_peers(tmp_path):
     ("rrl-ipv6-prefix = 129", "rrl-ipv6-prefix must be from 1 to 128"),
     ("rrl-responses-per-second = -1", "rrl-responses-per-second must be from 0 to 1000000"),
     ("tcp-max-connections-per-source = 0", "tcp-max-connections-per-source must be from 1"),
+    ("threads = 0", "[server] threads must be from 1 to 1024"),
+    ('metrics = "localhost:9153"', "[server] metrics: bad listen address 'localhost:9153'"),
+    ("user = 5", "[server] user must be a str"),
 ])
 def test_bad_settings_are_refused_clearly(tmp_path, line, message):
     with pytest.raises(UsageError) as error:
@@ -107,3 +110,21 @@ def test_a_bad_dnssec_table_is_refused_clearly(tmp_path, table, message):
     with pytest.raises(UsageError) as error:
         load_config(signed_config(tmp_path, table))
     assert f"zone #1: dnssec: {message}" in str(error.value)
+
+
+def test_a_listen_address_without_a_port_is_port_53(tmp_path):
+    config = load_config(config_with(tmp_path, 'listen = ["127.0.0.1", "[::1]", "[2001:db8::1]", '
+                                                '"192.0.2.1:5300", "[::1]:0"]'))
+    assert config.server.listen == ("127.0.0.1:53", "[::1]:53", "[2001:db8::1]:53",
+                                    "192.0.2.1:5300", "[::1]:0")
+    with pytest.raises(UsageError, match="IPv6 addresses are written in brackets"):
+        load_config(config_with(tmp_path, 'listen = ["::1:53"]'))
+
+
+def test_the_servers_own_defaults_are_read(tmp_path):
+    config = load_config(config_with(tmp_path, 'user = "zonebake"\ncontrol = "/run/zonebake/c"\n'
+                                                'metrics = "127.0.0.1:9153"\nthreads = 4'))
+    server = config.server
+    assert (server.user, server.control, server.metrics, server.threads) == \
+        ("zonebake", "/run/zonebake/c", "127.0.0.1:9153", 4)
+
