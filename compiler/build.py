@@ -7,14 +7,14 @@ import os
 import shutil
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
 from .config import ZoneSetConfig
 from .errors import Diagnostic
 from .progress import Progress
-from . import emit, signing
+from . import emit, keepgoing, signing
 from .core import run as core
 from .toolchain import cc, replacing
 
@@ -22,14 +22,18 @@ from .toolchain import cc, replacing
 @dataclass
 class Built:
     warnings: list[Diagnostic]
+    # --keep-going: the broken zones' errors, and what became of each (keepgoing.py).
+    broken: list[Diagnostic] = field(default_factory=list)
 
 
 def _bake(config: ZoneSetConfig, data_file: Path, progress: Progress, lenient: bool,
           cache: bool = True, on_plan: Callable[[core.Baked], None] = lambda _: None,
-          write_signed: dict[int, Path] | None = None) -> core.Baked:
+          write_signed: dict[int, Path] | None = None, last_good: dict[int, Path] | None = None,
+          keep: dict[int, Path] | None = None) -> core.Baked:
     with progress.stage("core", "records read by dnspython"):
         return core.bake(config, data_file, cache, progress.detail, on_plan, lenient,
-                         on_record=progress.tick, write_signed=write_signed)
+                         on_record=progress.tick, write_signed=write_signed,
+                         last_good=last_good, keep=keep)
 
 
 def _drop_cached(path: Path) -> None:
@@ -58,11 +62,14 @@ def check(config: ZoneSetConfig, lenient: bool = False,
 
 
 def build(config: ZoneSetConfig, outdir: Path, lenient: bool = False,
-          progress: Progress | None = None, write_signed: Path | None = None) -> Built:
+          progress: Progress | None = None, write_signed: Path | None = None,
+          keep_going: bool = False) -> Built:
     """Compile the zone set into OUTDIR/zonedata.{bin,c} and OUTDIR/zonebake-server; with
-    `write_signed`, the zones the build signs as zone files there too (signing.py)."""
+    `write_signed`, the zones the build signs as zone files there too (signing.py); with
+    `keep_going`, without its broken zones or with their last good copies (keepgoing.py)."""
     progress = progress or Progress(out=None)
-    signed_files = signing.signed_files(config, write_signed) if write_signed else None
+    if write_signed:
+        signing.signed_files(config, write_signed)  # a usage error before anything is built
     created = not outdir.exists()
     outdir.mkdir(parents=True, exist_ok=True)  # the core writes its data there
     data_file = outdir / emit.DATA_FILE
@@ -75,9 +82,20 @@ def build(config: ZoneSetConfig, outdir: Path, lenient: bool = False,
         runtime = meanwhile.submit(cc.prepare_runtime)
         meanwhile.submit(_drop_cached, data_file)
         early = cc.EarlyServer(outdir, meanwhile, runtime)
+        def bake(current: ZoneSetConfig, last_good: dict[int, Path],
+                 keep: dict[int, Path]) -> core.Baked:
+            return _bake(current, temporary, progress, lenient,
+                         on_plan=lambda baked: early.start(
+                             emit.render(current, baked.layout, baked.max_labels)),
+                         write_signed=signing.signed_files(current, write_signed)
+                         if write_signed else None, last_good=last_good, keep=keep)
+
+        broken: list[Diagnostic] = []
         try:
-            baked = _bake(config, temporary, progress, lenient, on_plan=lambda baked: early.start(
-                emit.render(config, baked.layout, baked.max_labels)), write_signed=signed_files)
+            if keep_going:
+                baked, config, broken = keepgoing.build(config, outdir, bake)
+            else:
+                baked = bake(config, {}, {})
             # The last build's data, hundreds of MiB for a large set, is freed while the
             # server compiles: freeing its pages took a quarter of a second.
             old = replacing.replace(temporary, data_file)
@@ -98,4 +116,4 @@ def build(config: ZoneSetConfig, outdir: Path, lenient: bool = False,
             else:
                 runtime.result()
                 cc.compile_server(zonedata, outdir / "zonebake-server")
-    return Built(list(baked.warnings))
+    return Built(list(baked.warnings), broken)

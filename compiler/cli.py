@@ -21,6 +21,7 @@ from .keys import ALGORITHMS, ds_records, generate, load
 from .progress import Progress
 
 EXIT_OK, EXIT_ZONE_ERROR, EXIT_USAGE = 0, 1, 2
+EXIT_BUILT_WITHOUT_BROKEN = 3  # --keep-going: built, but without some zones as they are
 DEFAULT_CONFIG = Path("/etc/zonebake/zonebake.toml")  # as /etc/nsd/nsd.conf, /etc/knot/knot.conf
 EXIT_DEPLOY_FAILED = 1  # the old server still serves
 
@@ -45,6 +46,10 @@ def _parser() -> argparse.ArgumentParser:
                               "become warnings")
     b.add_argument("-o", "--output", type=Path, required=True, metavar="OUTDIR",
                    help="where to write zonedata.c, zonedata.bin and zonebake-server")
+    b.add_argument("--keep-going", action="store_true",
+                   help="build the set without its broken zones (or with the last good copy "
+                        "of each, kept in OUTDIR by earlier --keep-going builds); exit status "
+                        "3 when any was broken")
     b.add_argument("--write-signed", type=Path, metavar="FILE",
                    help="also write the zone the build signs (its dnssec table) as a zone "
                         "file, for ldns-verify-zone or dnssec-verify; a directory when "
@@ -95,9 +100,11 @@ def main(argv: list[str] | None = None) -> int:
             args.config = DEFAULT_CONFIG
         config = load_toml(args.config) if args.config else zones_from_args(args.zone)
         progress = Progress(out=None if args.quiet else sys.stderr)
+        broken = []
         if args.command == "build":
-            warnings = build(config, args.output, args.lenient, progress,
-                             args.write_signed).warnings
+            built = build(config, args.output, args.lenient, progress, args.write_signed,
+                          args.keep_going)
+            warnings, broken = built.warnings, built.broken
         else:
             warnings = check(config, args.lenient, progress)
     except UsageError as exc:
@@ -109,9 +116,14 @@ def main(argv: list[str] | None = None) -> int:
         errors = sum(d.severity == "error" for d in exc.diagnostics)
         print(f"zonebake: {errors} error(s); nothing written", file=sys.stderr)
         return EXIT_ZONE_ERROR
-    for warning in warnings:
-        print(warning, file=sys.stderr)
+    for diagnostic in broken + list(warnings):
+        print(diagnostic, file=sys.stderr)
     progress.finish()
+    if broken:
+        left = sum(d.severity == "warning" for d in broken)
+        print(f"zonebake: {left} zone(s) with errors, left out or compiled from their last good "
+              f"copy; the rest built", file=sys.stderr)
+        return EXIT_BUILT_WITHOUT_BROKEN
     return EXIT_OK
 
 

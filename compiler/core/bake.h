@@ -243,6 +243,7 @@ struct zone {
 	const char *origin_text;  /* as the manifest gives it: the fast reader's origin */
 	const char *path, *display;
 	const char *records;  /* its records in wire form (records.c), or NULL: read `path` */
+	const char *keep_records;  /* where its records go when it has no error, or NULL */
 	uint32_t soa;        /* the apex SOA RRset */
 	uint32_t neg_ttl;    /* min(SOA TTL, MINIMUM): RFC 2308 §3 */
 	uint32_t file;       /* its zone file, in `files` */

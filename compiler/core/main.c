@@ -17,7 +17,8 @@
  * the cache of earlier builds' (signer.c; empty: none). A zone the build signs has after its
  * `zone` lines `sign nsec|nsec3 OPT_OUT INCEPTION EXPIRATION EXACT` and a line `key
  * sign|publish DNSKEY_RDATA_HEX` per key (compiler/signing.py), and `write-signed PATH`
- * when its records, signed, are to be written out (records.c).
+ * when its records, signed, are to be written out (records.c). `keep-records PATH`: where a
+ * zone's records go when it has no error, as its last good copy (compiler/keepgoing.py).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -193,6 +194,8 @@ int main(int argc, char **argv)
 			add_zone(origin, path, display);
 		} else if (strncmp(line, "records ", 8) == 0 && zones.n > 0) {
 			zones.v[zones.n - 1].records = strdup(line + 8);
+		} else if (strncmp(line, "keep-records ", 13) == 0 && zones.n > 0) {
+			zones.v[zones.n - 1].keep_records = strdup(line + 13);
 		} else if (strcmp(line, "chaos") == 0) {
 			RESERVE(chaos, 1);
 			read_chaos(f, &chaos.v[chaos.n++]);
@@ -209,6 +212,7 @@ int main(int argc, char **argv)
 	assign_zones();
 	size_t read = 0;  /* records, up to the last phase's end */
 	for (size_t z = 0; z < zones.n; z++) {
+		size_t errors = diagnostics_errors();
 		zones.v[z].rrsets_begin = rrsets.n;
 		reading_zone = z;
 		if (zones.v[z].records)
@@ -218,6 +222,9 @@ int main(int argc, char **argv)
 		reading_zone = NONE;
 		zones.v[z].rrsets_end = rrsets.n;
 		check_zone(z, lenient);
+		/* Its last good copy, as read and before any signing (compiler/keepgoing.py). */
+		if (zones.v[z].keep_records && diagnostics_errors() == errors)
+			write_records(z, zones.v[z].keep_records);
 		if (zones.v[z].soa != NONE) {
 			/* The SOA's numbers follow its two names, the serial first (RFC 1035
 			 * §3.3.13): for --version, status and /metrics. */

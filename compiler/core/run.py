@@ -54,7 +54,7 @@ class Signer:
 
 def _manifest(config: ZoneSetConfig, lenient: bool, zones: list[int],
               records: dict[int, Path], verify: Path, cache: Path | None,
-              signer: Signer) -> str:
+              signer: Signer, keep: dict[int, Path]) -> str:
     """The core's input: the zones numbered in `zones`, with their records file where
     dnspython read them; where the signatures to verify go, and the cache of those verified
     (signatures.py); for zones the build signs, the keys and times (signing.py)."""
@@ -76,6 +76,8 @@ def _manifest(config: ZoneSetConfig, lenient: bool, zones: list[int],
         lines += ["zone", *fields]
         if index in records:
             lines.append(f"records {records[index]}")
+        if index in keep:
+            lines.append(f"keep-records {_partial(keep[index])}")
         if zone.dnssec is not None:
             lines += signing.manifest_lines(zone, signer.at, signer.exact, signer.key_files)
             if index in signer.write_signed:
@@ -137,7 +139,8 @@ def bake(config: ZoneSetConfig, data_file: Path, cache: bool = True,
          on_plan: Callable[[Baked], None] = lambda _: None, lenient: bool = False,
          hand_over: bool = True, dnspython_reads: bool = False,
          on_record: Callable[[], None] = lambda: None,
-         write_signed: dict[int, Path] | None = None) -> Baked:
+         write_signed: dict[int, Path] | None = None,
+         last_good: dict[int, Path] | None = None, keep: dict[int, Path] | None = None) -> Baked:
     """Write the set's blob to data_file; raise CompileError when the zones have errors (with
     every diagnostic), Unsupported when the core cannot compile the set. `cache`: keep the
     core's executable in the cache if it has to be compiled. `on_phase` hears of each of the
@@ -150,8 +153,12 @@ def bake(config: ZoneSetConfig, data_file: Path, cache: bool = True,
     other zones' errors, as the zones are checked without it. For tests of the readers: with
     `hand_over` false, the fast reader's decline is raised as it is (Unreadable); with
     `dnspython_reads`, dnspython reads every zone file. `write_signed`: where to write the
-    zones the build signs as zone files, by their number in the set (signing.py)."""
-    records: dict[int, Path] = {}
+    zones the build signs as zone files, by their number in the set (signing.py).
+    `last_good`: zones to compile from their last good copy's records instead of their files;
+    `keep`: where to keep the records of zones without errors, as their last good copy
+    (keepgoing.py)."""
+    records: dict[int, Path] = dict(last_good or {})
+    keep = keep or {}
     unreadable: dict[int, list[Diagnostic]] = {}
     with executable(cache) as program, \
             tempfile.TemporaryDirectory(prefix="zonebake-records-") as scratch:
@@ -169,12 +176,14 @@ def bake(config: ZoneSetConfig, data_file: Path, cache: bool = True,
             verify = Path(scratch) / "signatures"
             signer = Signer(Path(scratch) / "sign-requests", Path(scratch) / "signed",
                             signing.cache_path(origins), at, exact, [], write_signed or {})
-            manifest = _manifest(config, lenient, zones, records, verify, cache, signer)
+            manifest = _manifest(config, lenient, zones, records, verify, cache, signer, keep)
             try:
                 if not unreadable:
                     baked = _run_once(program, manifest, config, data_file, on_phase, on_plan,
                                       (verify, cache), signer)
                     _write_signed(config, signer, on_phase)
+                    for path in keep.values():
+                        _keep(_partial(path), path)
                     return baked
                 if zones:  # the other zones' errors are reported too
                     _run_once(program, manifest, config, Path(scratch) / "checked.bin",
@@ -212,9 +221,14 @@ def _verify(path: Path, count: int, on_phase: Phase) -> dict[int, list[Diagnosti
     return failed
 
 
+def _partial(path: Path) -> Path:
+    return path.with_name(path.name + ".partial")
+
+
 def _keep(new: Path, cache: Path | None) -> None:
-    """This build's file becomes the cache, once every signature verified: the digests of
-    those verified (signatures.py), the signatures made (signing.py)."""
+    """This build's file becomes the kept one, once the build succeeded: the digests of the
+    signatures verified (signatures.py), the signatures made (signing.py), a zone's last good
+    copy (keepgoing.py)."""
     if cache is None or not new.exists():
         return
     try:
