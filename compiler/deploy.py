@@ -6,6 +6,9 @@ until that process answers on the control socket PATH. It does so only once the 
 has handed over every listening socket, stopped reading and finished: the swap is complete.
 If the new server exits first, or does not get there in time, the old one is still serving
 (a takeover that breaks leaves it so) and deploy says why and exits 1.
+
+A server started with --release PATH is reloaded instead (releases.py): the build becomes a
+new release, PATH's `current` symlink is repointed, and the server starts it itself.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import subprocess
 import time
 from pathlib import Path
 
+from . import releases
 from .errors import UsageError
 
 PROTOCOL = "zonebake-control 1"
@@ -71,6 +75,12 @@ def deploy(outdir: Path, control: Path, server_args: list[str], log: Path | None
         old = control_status(control)["pid"]
     except (OSError, KeyError, ValueError) as exc:
         raise DeployError(f"no server answers at {control}: {exc}") from None
+    release = releases.release_path(old)
+    if release is not None:
+        if server_args:
+            raise UsageError(f"pid {old} was started with --release {release}: it reloads "
+                             f"with its own options, so options after -- are not used")
+        return old, _reload(binary, release, old, control, timeout)
     output = open(log, "ab") if log else None
     try:
         process = subprocess.Popen(
@@ -101,6 +111,29 @@ def deploy(outdir: Path, control: Path, server_args: list[str], log: Path | None
     process.wait()
     raise DeployError(f"the new server (pid {process.pid}) had not taken over after {timeout} s; "
                       f"stopped it; pid {old} still serves{_tail(log)}")
+
+
+def _reload(binary: Path, release: Path, old: int, control: Path, timeout: float) -> int:
+    """Install the build as the current release and reload the server; the new pid."""
+    current, before = releases.install(binary, release)
+    try:
+        how = releases.reload(old)
+    except (OSError, subprocess.SubprocessError) as exc:
+        releases.roll_back(current, before)
+        raise DeployError(f"cannot reload pid {old}: {exc}; {current} points to {before} "
+                          f"again") from None
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            new = control_status(control, timeout=0.5)["pid"]
+            if new != old and _gone(old):
+                return new
+        except (OSError, KeyError, ValueError):
+            pass  # between the two servers' control sockets
+        time.sleep(0.02)
+    releases.roll_back(current, before)
+    raise DeployError(f"no new server took over from pid {old} within {timeout} s of {how} "
+                      f"(see its log); {current} points to {before} again")
 
 
 def _gone(pid: int) -> bool:

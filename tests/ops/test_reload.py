@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import struct
@@ -21,9 +22,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import AS_ROOT, LISTENING
+from conftest import AS_ROOT, LISTENING, run_zonebake
 from swapping import (answer_octet, build_loadgen, build_swap_set, gone, log_lines, stop_pid,
                       wait_for_log, wait_gone)
+from zonebake.deploy import control_status
 
 OLD_OCTET, NEW_OCTET = 1, 2
 RELOADS, RATE, SECONDS = 10, 4000, 8
@@ -209,3 +211,58 @@ def test_release_needs_a_control_socket(releases, tmp_path):
     assert result.returncode == 2
     assert "--release needs --control: the successor takes the sockets over through it" in \
         result.stderr
+
+
+def test_deploy_to_a_released_server_installs_the_build_and_reloads(releases, tmp_path):
+    """`zonebake deploy` to a server started with --release: the build becomes a release of
+    its own, `current` points to it and `previous` to the one before, and the server reloads;
+    a release that does not take over is rolled back."""
+    root = tmp_path / "zonebake"
+    first = root / "releases" / "first"
+    first.mkdir(parents=True)
+    shutil.copy2(releases[0] / "zonebake-server", first / "zonebake-server")
+    (root / "current").symlink_to("releases/first")
+    release = root / "current" / "zonebake-server"
+    control, log = tmp_path / "control", tmp_path / "server.log"
+    with open(log, "ab") as output:
+        process = subprocess.Popen([str(release), "--listen", "127.0.0.1:0", "--control",
+                                    str(control), "--release", str(release), *AS_ROOT],
+                                   stderr=output)
+    port = int(wait_for_log(log, process.pid, LISTENING.pattern).group(2))
+    serving = process.pid
+    try:
+        deployed = run_zonebake("deploy", str(releases[1]), "--control", str(control))
+        assert deployed.returncode == 0, deployed.stderr
+        serving = control_status(control)["pid"]
+        assert deployed.stderr == f"zonebake: pid {serving} serves in place of pid " \
+                                  f"{process.pid}\n"
+        assert answer_octet(port) == NEW_OCTET and wait_gone(process.pid)
+        installed = os.readlink(root / "current")
+        assert installed.startswith("releases/") and installed != "releases/first"
+        assert (root / installed / "zonebake-server").read_bytes() == \
+            (releases[1] / "zonebake-server").read_bytes()
+        assert os.readlink(root / "previous") == "releases/first"
+
+        broken = tmp_path / "broken"
+        broken.mkdir()
+        (broken / "zonebake-server").write_text("#!/bin/sh\nexit 3\n")
+        (broken / "zonebake-server").chmod(0o755)
+        failed = run_zonebake("deploy", str(broken), "--control", str(control), "--timeout", "3")
+        assert failed.returncode == 1
+        assert failed.stderr.startswith(f"zonebake: deploy failed: no new server took over "
+                                        f"from pid {serving} within 3.0 s of SIGHUP to pid "
+                                        f"{serving} (see its log); ")
+        assert os.readlink(root / "current") == installed
+        assert control_status(control)["pid"] == serving
+        assert answer_octet(port) == NEW_OCTET
+
+        refused = run_zonebake("deploy", str(releases[0]), "--control", str(control), "--",
+                               "--threads", "2")
+        assert refused.returncode == 2
+        assert "reloads with its own options, so options after -- are not used" in \
+            refused.stderr
+    finally:
+        stop_pid(serving)
+        if process.poll() is None:
+            process.terminate()
+        process.wait(timeout=10)
