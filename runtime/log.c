@@ -5,22 +5,43 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
-void zb_log(const char *format, ...)
+#define LOG_ERR 3 /* syslog priorities (RFC 5424 §6.2.1) */
+#define LOG_WARNING 4
+#define LOG_INFO 6
+
+static int journal; /* stderr is the journal: syslog priority prefixes, no time stamp */
+
+void zb_log_init(void)
+{
+	const char *stream = getenv("JOURNAL_STREAM");
+	unsigned long long dev, ino;
+	struct stat st;
+
+	journal = stream && sscanf(stream, "%llu:%llu", &dev, &ino) == 2 &&
+		  fstat(STDERR_FILENO, &st) == 0 && (unsigned long long)st.st_dev == dev &&
+		  (unsigned long long)st.st_ino == ino;
+}
+
+static void vlog(int priority, const char *format, va_list args)
 {
 	char line[512];
-	struct tm utc;
-	time_t now = time(NULL);
-	size_t len = strftime(line, sizeof(line), "%Y-%m-%dT%H:%M:%SZ ", gmtime_r(&now, &utc));
-	len += (size_t)snprintf(line + len, sizeof(line) - len, "zonebake-server[%d]: ",
-				(int)getpid());
-	va_list args;
-
-	va_start(args, format);
+	size_t len;
+	if (journal) {
+		len = (size_t)snprintf(line, sizeof(line), "<%d>", priority);
+	} else {
+		struct tm utc;
+		time_t now = time(NULL);
+		len = strftime(line, sizeof(line), "%Y-%m-%dT%H:%M:%SZ ", gmtime_r(&now, &utc));
+		len += (size_t)snprintf(line + len, sizeof(line) - len, "zonebake-server[%d]: ",
+					(int)getpid());
+	}
 	int n = vsnprintf(line + len, sizeof(line) - len - 1, format, args);
-	va_end(args);
 	if (n < 0)
 		return;
 	len += (size_t)n < sizeof(line) - len - 1 ? (size_t)n : sizeof(line) - len - 2;
@@ -28,4 +49,22 @@ void zb_log(const char *format, ...)
 	/* Nothing to do if stderr is gone: the line is lost, the server goes on. */
 	if (write(STDERR_FILENO, line, len) < 0)
 		return;
+}
+
+void zb_log(const char *format, ...)
+{
+	va_list args;
+
+	va_start(args, format);
+	vlog(strncmp(format, "warning: ", 9) == 0 ? LOG_WARNING : LOG_INFO, format, args);
+	va_end(args);
+}
+
+void zb_log_error(const char *format, ...)
+{
+	va_list args;
+
+	va_start(args, format);
+	vlog(LOG_ERR, format, args);
+	va_end(args);
 }

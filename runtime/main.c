@@ -115,6 +115,7 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && argv[1][0] != '-')
 		return zb_ask(argc, argv); /* zonebake-server stats --control PATH */
+	zb_log_init();
 	int status = zb_options_parse(&o, argc, argv);
 	if (status >= 0)
 		return status;
@@ -123,13 +124,13 @@ int main(int argc, char **argv)
 	zb_reload_prepare(&reload); /* before any thread: SIGHUP is the reload thread's */
 	zb_notify_open();           /* before a chroot could hide systemd's socket */
 	if (zb_privileges_resolve(&o.privileges, err, sizeof(err)) != 0) {
-		zb_log("%s", err);
+		zb_log_error("%s", err);
 		return 2;
 	}
 	server.options = o.server;
 	zb_control_init(&control);
 	if (take_sockets(&o, &server, &control.takeover, err, sizeof(err)) != 0) {
-		zb_log("%s%s", o.takeover ? "cannot take over: " : "", err);
+		zb_log_error("%s%s", o.takeover ? "cannot take over: " : "", err);
 		return 1;
 	}
 	choose_cookie_secret(server.options.cookie_secret, &control.takeover);
@@ -144,7 +145,7 @@ int main(int argc, char **argv)
 					  o.privileges.gid, err, sizeof(err)) != 0) ||
 	    (o.metrics && bind_metrics(&metrics, o.metrics, &control, err, sizeof(err)) != 0) ||
 	    zb_privileges_drop(&o.privileges, err, sizeof(err)) != 0) {
-		zb_log("%s", err);
+		zb_log_error("%s", err);
 		zb_control_finish(&control); /* removes its temporary socket, if it had one */
 		return 1;
 	}
