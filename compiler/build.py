@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Callable
 
 from .config import ZoneSetConfig
-from .errors import Diagnostic
+from .errors import CompileError, Diagnostic
 from .progress import Progress
-from . import emit, keepgoing, signing
+from . import emit, keepgoing, signing, transfer
 from .core import run as core
 from .toolchain import cc, replacing
 
@@ -24,6 +24,8 @@ class Built:
     warnings: list[Diagnostic]
     # --keep-going: the broken zones' errors, and what became of each (keepgoing.py).
     broken: list[Diagnostic] = field(default_factory=list)
+    # The SOA timers of the zones whose primaries were asked (transfer.py; None: it failed).
+    timers: dict = field(default_factory=dict)
 
 
 def _bake(config: ZoneSetConfig, data_file: Path, progress: Progress, lenient: bool,
@@ -57,19 +59,33 @@ def check(config: ZoneSetConfig, lenient: bool = False,
     temporary file."""
     progress = progress or Progress(out=None)
     with tempfile.TemporaryDirectory(prefix="zonebake-check-") as scratch:
-        baked = _bake(config, Path(scratch) / emit.DATA_FILE, progress, lenient, cache=False)
-    return list(baked.warnings)
+        fetched = _refresh(config, progress, None, Path(scratch))
+        baked = _bake(fetched.config, Path(scratch) / emit.DATA_FILE, progress, lenient,
+                      cache=False)
+    return fetched.warnings + list(baked.warnings)
+
+
+def _refresh(config: ZoneSetConfig, progress: Progress, only, staging: Path | None
+             ) -> transfer.Refreshed:
+    if not any(zone.primary for zone in config.zones):
+        return transfer.Refreshed(config)
+    with progress.stage("transfer", "zones asked of their primaries"):
+        return transfer.refresh(config, only, staging)
 
 
 def build(config: ZoneSetConfig, outdir: Path, lenient: bool = False,
           progress: Progress | None = None, write_signed: Path | None = None,
-          keep_going: bool = False) -> Built:
+          keep_going: bool = False, fetched: transfer.Refreshed | None = None) -> Built:
     """Compile the zone set into OUTDIR/zonedata.{bin,c} and OUTDIR/zonebake-server; with
     `write_signed`, the zones the build signs as zone files there too (signing.py); with
-    `keep_going`, without its broken zones or with their last good copies (keepgoing.py)."""
+    `keep_going`, without its broken zones or with their last good copies (keepgoing.py).
+    Zones with a primary are first transferred when it has a newer serial (transfer.py),
+    unless `fetched` says what came of asking the primaries already."""
     progress = progress or Progress(out=None)
     if write_signed:
         signing.signed_files(config, write_signed)  # a usage error before anything is built
+    fetched = fetched or _refresh(config, progress, None, None)
+    config = fetched.config
     created = not outdir.exists()
     outdir.mkdir(parents=True, exist_ok=True)  # the core writes its data there
     data_file = outdir / emit.DATA_FILE
@@ -91,9 +107,10 @@ def build(config: ZoneSetConfig, outdir: Path, lenient: bool = False,
                          if write_signed else None, last_good=last_good, keep=keep)
 
         broken: list[Diagnostic] = []
+        broken_zones: set[str] = set()
         try:
             if keep_going:
-                baked, config, broken = keepgoing.build(config, outdir, bake)
+                baked, config, broken, broken_zones = keepgoing.build(config, outdir, bake)
             else:
                 baked = bake(config, {}, {})
             # The last build's data, hundreds of MiB for a large set, is freed while the
@@ -102,7 +119,9 @@ def build(config: ZoneSetConfig, outdir: Path, lenient: bool = False,
             if old is not None:
                 meanwhile.submit(os.close, old)
             early.data_written()
-        except BaseException:
+        except BaseException as exc:
+            if isinstance(exc, CompileError):  # why a zone is compiled from its last file
+                exc.diagnostics[:0] = fetched.warnings
             early.abandon()
             if created:  # a set that does not compile leaves nothing behind
                 shutil.rmtree(outdir, ignore_errors=True)
@@ -116,4 +135,5 @@ def build(config: ZoneSetConfig, outdir: Path, lenient: bool = False,
             else:
                 runtime.result()
                 cc.compile_server(zonedata, outdir / "zonebake-server")
-    return Built(list(baked.warnings), broken)
+    fetched.commit(broken_zones)
+    return Built(fetched.warnings + list(baked.warnings), broken, fetched.timers)

@@ -1,6 +1,7 @@
 """The `zonebake` command: `zonebake build` compiles a zone set into a static responder;
 `zonebake check` does everything but write it; `zonebake deploy` swaps a built responder in
-for the running one; `zonebake keygen` makes a DNSSEC key pair and `zonebake ds` prints the
+for the running one; `zonebake follow` builds (and deploys) whenever a primary's zone changes;
+`zonebake keygen` makes a DNSSEC key pair and `zonebake ds` prints the
 DS records for the parent."""
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from . import __version__
 from .build import build, check
 from .config import load_toml, zones_from_args
 from .deploy import DeployError, deploy
+from .follow import Deploying, follow
 from .errors import CompileError, UsageError
 from .keys import ALGORITHMS, ds_records, generate, load
 from .progress import Progress
@@ -67,6 +69,27 @@ def _parser() -> argparse.ArgumentParser:
               "[-- SERVER_OPTION ...]"
     d.epilog = ("Options after -- go to the new zonebake-server, e.g. -- --threads 4 --user "
                 "zonebake; not --listen: the sockets come with the takeover.")
+    f = commands.add_parser("follow", help="listen for NOTIFY from the zones' primaries; "
+                                           "transfer, build (and deploy) what changes")
+    f.add_argument("-c", "--config", type=Path, metavar="TOML",
+                   help=f"zonebake.toml listing the zones (default: {DEFAULT_CONFIG})")
+    f.add_argument("-o", "--output", type=Path, required=True, metavar="OUTDIR",
+                   help="where to build, as zonebake build -o")
+    f.add_argument("--listen", action="append", required=True, metavar="ADDRESS:PORT",
+                   help="where the primaries send NOTIFY (UDP and TCP; repeat for several)")
+    f.add_argument("--deploy", action="store_true",
+                   help="deploy each build to the server at the control socket, as zonebake "
+                        "deploy, when it serves other serials")
+    f.add_argument("--control", type=Path, metavar="PATH",
+                   help="the server's control socket (default: [server] control in the TOML)")
+    f.add_argument("--log", type=Path, metavar="FILE",
+                   help="append a new server's stderr to FILE (default: this stderr)")
+    f.add_argument("--timeout", type=float, default=30, metavar="SECONDS",
+                   help="give up a deploy after this long (default: 30)")
+    f.add_argument("--lenient", action="store_true", help="as zonebake build --lenient")
+    f.add_argument("--keep-going", action="store_true", help="as zonebake build --keep-going")
+    f.usage = "zonebake follow [-c TOML] -o OUTDIR --listen ADDRESS:PORT [--deploy] " \
+              "[--control PATH] [...] [-- SERVER_OPTION ...]"
     k = commands.add_parser("keygen", help="make a DNSSEC key pair for ORIGIN in BIND's format")
     k.add_argument("origin", metavar="ORIGIN")
     k.add_argument("-a", "--algorithm", type=str.lower, choices=sorted(ALGORITHMS),
@@ -92,6 +115,8 @@ def main(argv: list[str] | None = None) -> int:
         return _deploy(args, server_args)
     if args.command in ("keygen", "ds"):
         return _keys(args)
+    if args.command == "follow":
+        return _follow(args, server_args)
     try:
         if not args.config and not args.zone:
             if not DEFAULT_CONFIG.exists():
@@ -137,6 +162,22 @@ def _deploy(args: argparse.Namespace, server_args: list[str]) -> int:
         print(f"zonebake: deploy failed: {exc}", file=sys.stderr)
         return EXIT_DEPLOY_FAILED
     print(f"zonebake: pid {new} serves in place of pid {old}", file=sys.stderr)
+    return EXIT_OK
+
+
+def _follow(args: argparse.Namespace, server_args: list[str]) -> int:
+    try:
+        config = load_toml(args.config or DEFAULT_CONFIG)
+        control = args.control or (Path(config.server.control) if config.server.control
+                                   else None)
+        if args.deploy and control is None:
+            raise UsageError("--deploy needs --control PATH or [server] control in the TOML")
+        deploying = Deploying(control, server_args, args.log, args.timeout) \
+            if args.deploy else None
+        follow(config, args.output, args.listen, args.lenient, args.keep_going, deploying)
+    except UsageError as exc:
+        print(f"zonebake: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     return EXIT_OK
 
 

@@ -29,10 +29,16 @@ Read from `--zone ORIGIN=FILE` arguments or from a zonebake.toml file:
     # denial of existence, and how long each signature is valid from one hour before the
     # build (SOURCE_DATE_EPOCH, when set, is the build's time).
     dnssec = { keys = "keys", denial = "nsec3", nsec3-opt-out = false, signature-validity = "14d" }
+    # Or transferred from a primary (optional) into `file` when the primary has a newer
+    # serial (transfer.py), with a TSIG key (RFC 8945) as BIND and Knot write them.
+    primary = "192.0.2.1:53"
+    tsig = "hmac-sha256:xfr-key.:c2VjcmV0IHNlY3JldCBzZWNyZXQ="
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import functools
 import ipaddress
 import re
@@ -57,12 +63,38 @@ class SigningPolicy:
     signature_validity: int = 14 * 86400  # seconds, from the inception
 
 
+# RFC 8945 §6 (and RFC 4635): the HMAC algorithms a TSIG key may name; hmac-md5 left out.
+TSIG_ALGORITHMS = ("hmac-sha1", "hmac-sha224", "hmac-sha256", "hmac-sha384", "hmac-sha512")
+
+
+@dataclass(frozen=True)
+class TsigKey:
+    algorithm: str  # one of TSIG_ALGORITHMS
+    name: dns.name.Name
+    secret: bytes
+
+
+@dataclass(frozen=True)
+class Primary:
+    """Where a zone is transferred from (issue 18), and the key its transfers and NOTIFY
+    messages are signed with."""
+
+    address: str  # as ipaddress writes it
+    port: int
+    tsig: TsigKey | None = None
+
+    def __str__(self) -> str:
+        return f"[{self.address}]:{self.port}" if ":" in self.address \
+            else f"{self.address}:{self.port}"
+
+
 @dataclass(frozen=True)
 class ZoneSource:
     origin: dns.name.Name
     path: Path  # where to open the file
     display: str  # how to name the file in messages: as the user wrote it
     dnssec: SigningPolicy | None = None
+    primary: Primary | None = None
 
     @functools.cached_property
     def origin_text(self) -> str:
@@ -214,15 +246,16 @@ def load_toml(path: Path) -> ZoneSetConfig:
         if not isinstance(entry, dict) or not isinstance(entry.get("origin"), str) \
                 or not isinstance(entry.get("file"), str):
             raise UsageError(f"{where}: needs origin = \"...\" and file = \"...\"")
-        extra = set(entry) - {"origin", "file", "dnssec"}
+        extra = set(entry) - {"origin", "file", "dnssec", "primary", "tsig"}
         if extra:
             raise UsageError(f"{where}: unknown key(s): {', '.join(sorted(extra))}")
         file = Path(entry["file"])
         zone_path = file if file.is_absolute() else base / file
         policy = (parse_signing(entry["dnssec"], base, f"{where}: dnssec")
                   if "dnssec" in entry else None)
+        primary = parse_primary(entry, where) if "primary" in entry or "tsig" in entry else None
         zones.append(ZoneSource(parse_origin(entry["origin"], where), zone_path, str(zone_path),
-                                policy))
+                                policy, primary))
 
     server = doc.get("server", {})
     if not isinstance(server, dict):
@@ -304,6 +337,35 @@ def parse_signing(table: object, base: Path, where: str) -> SigningPolicy:
     return SigningPolicy(keys if keys.is_absolute() else base / keys, denial, opt_out, validity)
 
 
+def parse_primary(entry: dict, where: str) -> Primary:
+    """A zone's `primary = "ADDRESS:PORT"` (53 when no port is given) and optional
+    `tsig = "ALGORITHM:KEYNAME:BASE64SECRET"`."""
+    if not isinstance(entry.get("primary"), str):
+        raise UsageError(f"{where}: tsig needs primary = \"ADDRESS:PORT\"" if "primary" not in
+                         entry else f"{where}: primary must be a string, \"ADDRESS:PORT\"")
+    text = parse_listen(entry["primary"], f"{where}: primary")
+    host, _, port = text.rpartition(":")
+    tsig = entry.get("tsig")
+    if tsig is None:
+        return Primary(host.strip("[]"), int(port))
+    algorithm, _, rest = tsig.partition(":") if isinstance(tsig, str) else ("", "", "")
+    name, _, secret = rest.rpartition(":")
+    if algorithm.lower() not in TSIG_ALGORITHMS or not name or not secret:
+        raise UsageError(f"{where}: tsig must be \"ALGORITHM:KEYNAME:BASE64SECRET\" with an "
+                         f"ALGORITHM of {', '.join(TSIG_ALGORITHMS)}")
+    try:
+        key = base64.b64decode(secret, validate=True)
+    except binascii.Error:
+        raise UsageError(f"{where}: tsig: the secret is not base64") from None
+    if not key:
+        raise UsageError(f"{where}: tsig: the secret is empty")
+    try:
+        keyname = dns.name.from_text(name)
+    except Exception as exc:  # dnspython raises several types for bad names
+        raise UsageError(f"{where}: tsig: bad key name {name!r}: {exc}") from None
+    return Primary(host.strip("[]"), int(port), TsigKey(algorithm.lower(), keyname, key))
+
+
 def parse_cookie_secret(value, where: str) -> bytes:
     """16 octets in 32 hexadecimal digits, as BIND's cookie-secret for SipHash-2-4."""
     if isinstance(value, str) and re.fullmatch(r"[0-9A-Fa-f]{32}", value):
@@ -320,4 +382,11 @@ def _checked(config: ZoneSetConfig, where: str) -> ZoneSetConfig:
         if zone.origin in seen:
             raise UsageError(f"{where}: zone {zone.origin} is given twice")
         seen.add(zone.origin)
+    # A NOTIFY names its key, not its zone's (follow.py): one name, one secret.
+    keys: dict[dns.name.Name, TsigKey] = {}
+    for zone in config.zones:
+        key = zone.primary.tsig if zone.primary else None
+        if key is not None and keys.setdefault(key.name, key) != key:
+            raise UsageError(f"{where}: TSIG key {key.name} is given with two secrets or "
+                             f"algorithms")
     return config

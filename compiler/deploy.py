@@ -39,9 +39,10 @@ def _read_line(conn: socket.socket) -> str:
     return data[:-1].decode()
 
 
-def control_status(path: Path, timeout: float = 2.0) -> dict[str, int]:
+def control_status(path: Path, timeout: float = 2.0, zones: dict[str, int] | None = None
+                   ) -> dict[str, int]:
     """Ask the server at control socket `path` for its status: pid, workers, sockets, zones
-    (how many: a line for each follows, not read here)."""
+    (how many); with `zones`, fill it with the serial of each zone served, by origin."""
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
         conn.settimeout(timeout)
         conn.connect(str(path))
@@ -52,7 +53,11 @@ def control_status(path: Path, timeout: float = 2.0) -> dict[str, int]:
         reply = _read_line(conn).split()
         if reply[:1] != ["ok"]:
             raise OSError(f"it answers {' '.join(reply)!r} to status")
-        return {key: int(value) for key, value in (field.split("=") for field in reply[1:])}
+        status = {key: int(value) for key, value in (field.split("=") for field in reply[1:])}
+        for _ in range(status["zones"] if zones is not None else 0):
+            word, origin, _, serial = _read_line(conn).split()  # zone ORIGIN serial N
+            zones[origin.lower()] = int(serial)
+        return status
 
 
 def _tail(log: Path | None, lines: int = 5) -> str:

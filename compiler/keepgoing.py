@@ -37,10 +37,11 @@ def _warning(zone: ZoneSource, message: str) -> Diagnostic:
 
 
 def build(config: ZoneSetConfig, outdir: Path, bake: Bake
-          ) -> tuple[object, ZoneSetConfig, list[Diagnostic]]:
+          ) -> tuple[object, ZoneSetConfig, list[Diagnostic], set[str]]:
     """Bake the set, its broken zones left out or taken from their last good copy: the
-    result, the set as compiled, and what was reported of the broken zones (their errors, and
-    a warning each saying what became of it). CompileError when no zone is left."""
+    result, the set as compiled, what was reported of the broken zones (their errors, and
+    a warning each saying what became of it) and their origins. CompileError when no zone is
+    left."""
     (outdir / LAST_GOOD).mkdir(parents=True, exist_ok=True)
     from_copy: dict[str, Path] = {}  # by origin
     left_out: set[str] = set()
@@ -54,7 +55,7 @@ def build(config: ZoneSetConfig, outdir: Path, bake: Bake
                   if z.origin_text in from_copy}
         keep = {i: last_good_path(outdir, z) for i, z in enumerate(zones) if i not in copies}
         try:
-            return bake(current, copies, keep), current, reported
+            return bake(current, copies, keep), current, reported, set(from_copy) | left_out
         except CompileError as exc:
             by_zone = getattr(exc, "by_zone", {})
             broken = [i for i in sorted(by_zone)

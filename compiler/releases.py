@@ -6,7 +6,7 @@ PATH is ROOT/current/zonebake-server, `current` a symlink to ROOT/releases/<id> 
 contrib/systemd/zonebake.service). The deploy copies the new build's server in as
 releases/<id>, points `previous` at the release `current` pointed to (for a rollback), repoints
 `current`, and reloads the server: `systemctl reload UNIT` when the server is its unit's
-main process, else SIGHUP. If no new server takes over, `current` goes back to the old
+main process (and deploy runs as root), else SIGHUP. If no new server takes over, `current` goes back to the old
 release, so that a restart does not start the one that failed.
 """
 
@@ -84,8 +84,10 @@ def _unit(pid: int) -> str | None:
 
 
 def reload(pid: int) -> str:
-    """Reload the server; how it was done, for messages."""
-    unit = _unit(pid)
+    """Reload the server; how it was done, for messages. Through systemd when the server is
+    a unit's main process and we are root (systemctl would ask anyone else for a password);
+    else SIGHUP, which is what the unit's ExecReload sends."""
+    unit = _unit(pid) if os.geteuid() == 0 else None
     if unit is not None:
         subprocess.run(["systemctl", "reload", unit], check=True, capture_output=True,
                        timeout=30)

@@ -17,7 +17,7 @@ import dns.query
 import dns.rcode
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the shared helpers
-from knotconf import knot_config  # noqa: E402
+from knotd import knot_config  # noqa: E402
 
 ORIGIN = "bench.example."
 

@@ -15,7 +15,7 @@ from allowed import explain
 from compare import differences, normalize, show
 from conftest import Server, build_set
 from generated import write_generated_zone
-from knot import Knot, require_knotd
+from knotd import Knot, require_knotd
 from probes import Probe, zone_probes
 
 ZONES = Path(__file__).parent / "zones"

@@ -45,7 +45,7 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent), str(HERE.parent / "differential")]
 from compare import differences, normalize, show  # noqa: E402
 from gen import ORIGIN, write_handkept, write_zone, write_zoneset  # noqa: E402
-from knotconf import knot_config  # noqa: E402
+from knotd import knot_config  # noqa: E402
 from signzone import sign  # noqa: E402
 
 AS_ROOT = ["--allow-root"] if os.geteuid() == 0 else []

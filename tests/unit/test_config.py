@@ -128,3 +128,51 @@ def test_the_servers_own_defaults_are_read(tmp_path):
     assert (server.user, server.control, server.metrics, server.threads) == \
         ("zonebake", "/run/zonebake/c", "127.0.0.1:9153", 4)
 
+
+
+def primary_config(tmp_path, *zones: str) -> Path:
+    """A set of zones with these extra lines each (primary, tsig)."""
+    text = "".join(f'[[zone]]\norigin = "z{i}.example."\nfile = "z{i}.zone"\n{lines}\n'
+                   for i, lines in enumerate(zones))
+    path = tmp_path / "zonebake.toml"
+    path.write_text(text)
+    return path
+
+
+def test_a_primary_and_its_tsig_key_are_read(tmp_path):
+    first, second, third = load_config(primary_config(
+        tmp_path, 'primary = "192.0.2.1:5353"\ntsig = "HMAC-SHA256:xfr.:c2VjcmV0"',
+        'primary = "[2001:db8::1]"', "")).zones
+    assert (first.primary.address, first.primary.port, str(first.primary)) == \
+        ("192.0.2.1", 5353, "192.0.2.1:5353")
+    key = first.primary.tsig
+    assert (key.algorithm, key.name, key.secret) == \
+        ("hmac-sha256", dns.name.from_text("xfr."), b"secret")
+    assert (second.primary.address, second.primary.port, second.primary.tsig) == \
+        ("2001:db8::1", 53, None)
+    assert str(second.primary) == "[2001:db8::1]:53"
+    assert third.primary is None
+
+
+@pytest.mark.parametrize("lines,message", [
+    ('tsig = "hmac-sha256:k.:c2VjcmV0"', 'tsig needs primary = "ADDRESS:PORT"'),
+    ("primary = 53", 'primary must be a string, "ADDRESS:PORT"'),
+    ('primary = "ns1.example:53"', "primary: bad listen address 'ns1.example:53'"),
+    ('primary = "192.0.2.1:53"\ntsig = "hmac-md5:k.:c2VjcmV0"',
+     'tsig must be "ALGORITHM:KEYNAME:BASE64SECRET" with an ALGORITHM of hmac-sha1, '
+     'hmac-sha224, hmac-sha256, hmac-sha384, hmac-sha512'),
+    ('primary = "192.0.2.1:53"\ntsig = "hmac-sha256:c2VjcmV0"', 'tsig must be "ALGORITHM:'),
+    ('primary = "192.0.2.1:53"\ntsig = "hmac-sha256:k.:not base64!"',
+     "tsig: the secret is not base64"),
+    ('primary = "192.0.2.1:53"\ntsig = "hmac-sha256:a..b:c2VjcmV0"', "tsig: bad key name 'a..b'"),
+])
+def test_a_bad_primary_is_refused_clearly(tmp_path, lines, message):
+    with pytest.raises(UsageError) as error:
+        load_config(primary_config(tmp_path, lines))
+    assert f"zonebake.toml: zone #1: {message}" in str(error.value)
+
+
+def test_one_key_name_has_one_secret(tmp_path):
+    with pytest.raises(UsageError, match="TSIG key k. is given with two secrets or algorithms"):
+        load_config(primary_config(tmp_path, 'primary = "192.0.2.1"\ntsig = "hmac-sha256:k.:YQ=="',
+                                   'primary = "192.0.2.1"\ntsig = "hmac-sha256:k.:Yg=="'))
