@@ -45,7 +45,7 @@ void zb_control_init(struct zb_control *c)
 static int publish(struct zb_control *c)
 {
 	if (renameat(c->dir_fd, c->temp_name, c->dir_fd, c->name) != 0) {
-		zb_log("cannot put the control socket at %s: %s (it stays at %s)", c->name,
+		zb_log_warning("cannot put the control socket at %s: %s (it stays at %s)", c->name,
 		       strerror(errno), c->temp_name);
 		return -1;
 	}
@@ -204,7 +204,7 @@ static int command_takeover(struct zb_control *c, struct conversation *v)
 		snprintf(line, sizeof(line), "socket %s %s\n", zb_kind_name(server->sockets[i].kind),
 			 addr);
 		if (zb_ctl_send(v->conn, line, server->sockets[i].fd) != 0) {
-			zb_log("handing sockets to pid %d failed: %s; still serving", (int)v->peer,
+			zb_log_warning("handing sockets to pid %d failed: %s; still serving", (int)v->peer,
 			       zb_ctl_why());
 			return ZB_HANG_UP;
 		}
@@ -287,7 +287,7 @@ static int may_control(int conn, pid_t *pid)
 	*pid = peer.pid;
 	if (peer.uid == 0 || peer.uid == geteuid())
 		return 1;
-	zb_log("control socket: refused pid %d of uid %u (only root and uid %u)", (int)peer.pid,
+	zb_log_warning("control socket: refused pid %d of uid %u (only root and uid %u)", (int)peer.pid,
 	       (unsigned)peer.uid, (unsigned)geteuid());
 	return 0;
 }
@@ -325,7 +325,7 @@ static void converse(struct zb_control *c, int conn)
 	for (;;) {
 		if (read_before(conn, line, sizeof(line), deadline) != 0) {
 			if (v.handed_sockets)
-				zb_log("pid %d took the sockets but did not ask to stop reading (%s); "
+				zb_log_warning("pid %d took the sockets but did not ask to stop reading (%s); "
 				       "still serving", (int)v.peer, zb_ctl_why());
 			return;
 		}
@@ -346,7 +346,7 @@ static void serve(struct zb_control *c)
 		struct pollfd fds[2] = { { .fd = c->listen_fd, .events = POLLIN },
 					 { .fd = c->finished_fd, .events = POLLIN } };
 		if (poll(fds, 2, -1) < 0 && errno != EINTR) {
-			zb_log("control socket: %s", strerror(errno));
+			zb_log_warning("control socket: %s", strerror(errno));
 			return;
 		}
 		if (fds[1].revents)
@@ -370,12 +370,12 @@ static int complete_takeover(struct zb_control *c)
 	char err[256];
 
 	if (zb_server_wait_ready(c->server, ZB_CONTROL_TIMEOUT * 1000) != 0) {
-		zb_log("the workers did not start in %d s; pid %d keeps serving",
+		zb_log_error("the workers did not start in %d s; pid %d keeps serving",
 		       ZB_CONTROL_TIMEOUT, (int)old);
 		goto give_up;
 	}
 	if (zb_server_stopping(c->server)) {
-		zb_log("told to stop before the takeover completed; pid %d keeps serving", (int)old);
+		zb_log_warning("told to stop before the takeover completed; pid %d keeps serving", (int)old);
 		zb_takeover_abandon(&c->takeover);
 		return -1;
 	}
@@ -386,17 +386,17 @@ static int complete_takeover(struct zb_control *c)
 		if (zb_stats_carry(c->server, c->takeover.totals) != 0)
 			count_swap(c->server);
 		if (*err)
-			zb_log("pid %d stopped reading, but %s", (int)old, err);
+			zb_log_warning("pid %d stopped reading, but %s", (int)old, err);
 		else
 			zb_log("pid %d has stopped; the swap is complete", (int)old);
 		return 0;
 	case ZB_TAKEOVER_ORPHAN:
 		zb_notify("READY=1");
 		count_swap(c->server);
-		zb_log("pid %d is gone (%s); serving its sockets alone", (int)old, err);
+		zb_log_warning("pid %d is gone (%s); serving its sockets alone", (int)old, err);
 		return 0;
 	case ZB_TAKEOVER_BROKEN:
-		zb_log("the takeover broke (%s); stopping, pid %d keeps serving", err, (int)old);
+		zb_log_error("the takeover broke (%s); stopping, pid %d keeps serving", err, (int)old);
 		goto give_up;
 	}
 give_up:
@@ -424,12 +424,12 @@ int zb_control_start(struct zb_control *c, struct zb_server *server)
 		return 0;
 	c->finished_fd = eventfd(0, EFD_CLOEXEC);
 	if (c->finished_fd < 0) {
-		zb_log("control thread: %s", strerror(errno));
+		zb_log_error("control thread: %s", strerror(errno));
 		return -1;
 	}
 	int failed = zb_start_helper_thread(&c->thread, control_thread, c);
 	if (failed) {
-		zb_log("cannot start the control thread: %s", strerror(failed));
+		zb_log_error("cannot start the control thread: %s", strerror(failed));
 		return -1;
 	}
 	c->running = 1;
@@ -442,7 +442,7 @@ void zb_control_finish(struct zb_control *c)
 
 	if (c->running) {
 		if (write(c->finished_fd, &one, sizeof(one)) != sizeof(one))
-			zb_log("control thread: %s", strerror(errno));
+			zb_log_warning("control thread: %s", strerror(errno));
 		pthread_join(c->thread, NULL);
 		c->running = 0;
 	}

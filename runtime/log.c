@@ -6,7 +6,6 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -28,6 +27,9 @@ void zb_log_init(void)
 		  (unsigned long long)st.st_ino == ino;
 }
 
+static const char *const severity[] = {[LOG_ERR] = "error", [LOG_WARNING] = "warning",
+				       [LOG_INFO] = "info"};
+
 static void vlog(int priority, const char *format, va_list args)
 {
 	char line[512];
@@ -41,6 +43,7 @@ static void vlog(int priority, const char *format, va_list args)
 		len += (size_t)snprintf(line + len, sizeof(line) - len, "zonebake-server[%d]: ",
 					(int)getpid());
 	}
+	len += (size_t)snprintf(line + len, sizeof(line) - len, "%s: ", severity[priority]);
 	int n = vsnprintf(line + len, sizeof(line) - len - 1, format, args);
 	if (n < 0)
 		return;
@@ -56,7 +59,16 @@ void zb_log(const char *format, ...)
 	va_list args;
 
 	va_start(args, format);
-	vlog(strncmp(format, "warning: ", 9) == 0 ? LOG_WARNING : LOG_INFO, format, args);
+	vlog(LOG_INFO, format, args);
+	va_end(args);
+}
+
+void zb_log_warning(const char *format, ...)
+{
+	va_list args;
+
+	va_start(args, format);
+	vlog(LOG_WARNING, format, args);
 	va_end(args);
 }
 

@@ -6,14 +6,17 @@
 #ifndef ZB_LOG_H
 #define ZB_LOG_H
 
-/* Write "YYYY-MM-DDTHH:MM:SSZ zonebake-server[PID]: <message>\n" to stderr in one write(2),
- * so that lines of threads and of the two processes of a swap (which may share a log, and
- * are told apart by their pid) never interleave. A message that starts "warning: " is a
- * warning, the rest information. When stderr is the journal, the line is "<N><message>\n"
- * instead: the syslog priority journald reads (sd-daemon(3)); it adds the time and pid. */
+/* Write "YYYY-MM-DDTHH:MM:SSZ zonebake-server[PID]: info: <message>\n" to stderr in one
+ * write(2), so that lines of threads and of the two processes of a swap (which may share a
+ * log, and are told apart by their pid) never interleave. When stderr is the journal, the
+ * line is "<6>info: <message>\n" instead: the syslog priority journald reads (sd-daemon(3));
+ * it adds the time and pid. */
 void zb_log(const char *format, ...) __attribute__((format(printf, 1, 2)));
 
-/* The same, an error: the server cannot go on (priority 3 in the journal). */
+/* The same, a warning: the server goes on, but not as asked ("warning: ", priority 4). */
+void zb_log_warning(const char *format, ...) __attribute__((format(printf, 1, 2)));
+
+/* The same, an error: the server cannot go on ("error: ", priority 3). */
 void zb_log_error(const char *format, ...) __attribute__((format(printf, 1, 2)));
 
 /* Whether stderr is the journal: $JOURNAL_STREAM names its device and inode (systemd.exec(5)).

@@ -41,7 +41,7 @@ static void log_signature_expiry(void)
 	strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &tm);
 	long long left = (long long)first->expires - (long long)time(NULL);
 	if (left <= 0)
-		zb_log("warning: signatures of %s expired at %s: validating resolvers reject its "
+		zb_log_warning("signatures of %s expired at %s: validating resolvers reject its "
 		       "answers", first->origin, date);
 	else
 		zb_log("first signature to expire: %s, at %s (in %lld days)", first->origin, date,
@@ -85,7 +85,7 @@ static void choose_cookie_secret(uint8_t secret[ZB_COOKIE_SECRET_LEN],
 	else if (takeover->has_cookie_secret)
 		memcpy(secret, takeover->cookie_secret, ZB_COOKIE_SECRET_LEN);
 	else if (getrandom(secret, ZB_COOKIE_SECRET_LEN, 0) != ZB_COOKIE_SECRET_LEN)
-		zb_log("warning: no random cookie secret (getrandom: %s); cookies are guessable "
+		zb_log_warning("no random cookie secret (getrandom: %s); cookies are guessable "
 		       "until cookie-secret is set", strerror(errno));
 }
 
@@ -158,7 +158,7 @@ int main(int argc, char **argv)
 		return 1;
 	zb_server_log_serving(&server, zb_zoneset.description);
 	if (allowed < needed)
-		zb_log("warning: %lu file descriptors allowed (RLIMIT_NOFILE), %lu needed for %u "
+		zb_log_warning("%lu file descriptors allowed (RLIMIT_NOFILE), %lu needed for %u "
 		       "workers of %u TCP connections; beyond that new connections wait (raise the "
 		       "hard limit: ulimit -Hn, or LimitNOFILE= in the unit)", allowed, needed,
 		       server.options.threads, server.options.tcp_max_connections);

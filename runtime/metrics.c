@@ -284,7 +284,7 @@ int zb_metrics_start(struct zb_metrics *m, const struct zb_server *server)
 	m->stop_fd = server->stop_fd;
 	int failed = zb_start_helper_thread(&m->thread, run, m);
 	if (failed) {
-		zb_log("cannot start the metrics thread: %s", strerror(failed));
+		zb_log_error("cannot start the metrics thread: %s", strerror(failed));
 		return -1;
 	}
 	m->started = 1;

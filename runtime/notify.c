@@ -27,7 +27,7 @@ void zb_notify_open(void)
 	if (len == 0)
 		return;
 	if ((path[0] != '/' && path[0] != '@') || len >= sizeof(addr.sun_path)) {
-		zb_log("warning: NOTIFY_SOCKET=%s is not a socket path; systemd is not told when "
+		zb_log_warning("NOTIFY_SOCKET=%s is not a socket path; systemd is not told when "
 		       "this server is ready", path);
 		return;
 	}
@@ -37,7 +37,7 @@ void zb_notify_open(void)
 	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0 || connect(fd, (struct sockaddr *)&addr,
 			      (socklen_t)(offsetof(struct sockaddr_un, sun_path) + len)) != 0) {
-		zb_log("warning: NOTIFY_SOCKET %s: %s; systemd is not told when this server is "
+		zb_log_warning("NOTIFY_SOCKET %s: %s; systemd is not told when this server is "
 		       "ready", path, strerror(errno));
 		if (fd >= 0)
 			close(fd);
@@ -57,5 +57,5 @@ void zb_notify(const char *format, ...)
 	int n = vsnprintf(line, sizeof(line), format, args);
 	va_end(args);
 	if (n > 0 && send(notify_fd, line, (size_t)n, MSG_NOSIGNAL) != n)
-		zb_log("warning: cannot tell systemd %s: %s", line, strerror(errno));
+		zb_log_warning("cannot tell systemd %s: %s", line, strerror(errno));
 }

@@ -47,7 +47,7 @@ void zb_reload_prepare(const struct zb_reload *r)
 void zb_reload_tick(void)
 {
 	if (__atomic_exchange_n(&hup_unheeded, 0, __ATOMIC_RELAXED))
-		zb_log("SIGHUP: no --release PATH to start in this server's place; ignored");
+		zb_log_warning("SIGHUP: no --release PATH to start in this server's place; ignored");
 }
 
 /* The successor's command line, in `argv` (room for argc + 6). */
@@ -81,10 +81,10 @@ static void watch(const struct zb_reload *r, pid_t child)
 		int status;
 		if (waitpid(child, &status, WNOHANG) == child) {
 			if (WIFEXITED(status))
-				zb_log("reload: pid %d (%s) exited with status %d before it took over; "
+				zb_log_warning("reload: pid %d (%s) exited with status %d before it took over; "
 				       "still serving", (int)child, r->release, WEXITSTATUS(status));
 			else
-				zb_log("reload: pid %d (%s) was killed by signal %d before it took over; "
+				zb_log_warning("reload: pid %d (%s) was killed by signal %d before it took over; "
 				       "still serving", (int)child, r->release, WTERMSIG(status));
 			return;
 		}
@@ -92,7 +92,7 @@ static void watch(const struct zb_reload *r, pid_t child)
 			return;  /* it took over: this process ends */
 		nanosleep(&tick, NULL);
 	}
-	zb_log("reload: pid %d (%s) has not taken over in %d s; still serving", (int)child,
+	zb_log_warning("reload: pid %d (%s) has not taken over in %d s; still serving", (int)child,
 	       r->release, ZB_SUCCESSOR_SECONDS);
 }
 
@@ -117,7 +117,7 @@ static void reload(const struct zb_reload *r)
 	int failed = posix_spawn(&child, r->release, NULL, &attr, argv, environ);
 	posix_spawnattr_destroy(&attr);
 	if (failed) {
-		zb_log("reload: cannot run %s: %s; still serving", r->release, strerror(failed));
+		zb_log_warning("reload: cannot run %s: %s; still serving", r->release, strerror(failed));
 		return;
 	}
 	zb_log("reload: started pid %d (%s) to serve in this one's place", (int)child,
@@ -146,7 +146,7 @@ int zb_reload_start(struct zb_reload *r, const struct zb_server *server)
 		return 0;
 	int failed = zb_start_helper_thread(&r->thread, reload_thread, r);
 	if (failed) {
-		zb_log("cannot start the reload thread: %s", strerror(failed));
+		zb_log_error("cannot start the reload thread: %s", strerror(failed));
 		return -1;
 	}
 	pthread_detach(r->thread);

@@ -184,14 +184,14 @@ int zb_server_start(struct zb_server *server)
 		int failed = pthread_create(&server->workers[w].thread, NULL, run_or_exit,
 					    &server->workers[w]);
 		if (failed) {
-			zb_log("cannot start worker %u: %s", w, strerror(failed));
+			zb_log_error("cannot start worker %u: %s", w, strerror(failed));
 			return -1;
 		}
 	}
 	for (unsigned w = 0; server->options.cpu_affinity && w < server->nworkers; w++) {
 		int failed = pin(server->workers[w].thread, w % (unsigned)(ncpus > 0 ? ncpus : 1));
 		if (failed) {
-			zb_log("cannot pin worker %u: %s", w, strerror(failed));
+			zb_log_error("cannot pin worker %u: %s", w, strerror(failed));
 			return -1;
 		}
 	}

@@ -53,7 +53,7 @@ static void pause_listener(const struct zb_worker *w, int epfd, unsigned index, 
 	if (paused[index] || epoll_ctl(epfd, EPOLL_CTL_DEL, w->sockets[index].fd, NULL) != 0)
 		return;
 	paused[index] = 1;
-	zb_log("worker %u: cannot accept a TCP connection: %s; trying again in a second",
+	zb_log_warning("worker %u: cannot accept a TCP connection: %s; trying again in a second",
 	       w->index, strerror(err));
 }
 
@@ -92,7 +92,7 @@ static void drain_connections(const struct zb_worker *w, int epfd, int timer, st
 
 static void *fail(const struct zb_worker *w, const char *what)
 {
-	zb_log("worker %u: %s: %s", w->index, what, strerror(errno));
+	zb_log_warning("worker %u: %s: %s", w->index, what, strerror(errno));
 	return (void *)1;
 }
 

@@ -24,8 +24,10 @@ ZONES = TESTS / "zones"
 # tests/scale/gen.py makes the hosting zones the scale report and several tests use.
 sys.path.insert(0, str(TESTS / "scale"))
 # Every line the server logs: an ISO-8601 UTC time stamp, the program's name and pid, the
-# message.
-LOG_LINE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ zonebake-server\[(\d+)\]: (.*)$")
+# severity, the message. Group 2 is the message, after "info: " (warnings and errors keep
+# theirs: "warning: ...", "error: ..."); a line without a severity does not match.
+LOG_LINE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ zonebake-server\[(\d+)\]: "
+                      r"(?:info: |(?=warning: |error: ))(.*)$")
 LISTENING = re.compile(r"serving .* on \[?([^\s\]]+?)\]?:(\d+) \(udp, tcp\)")
 # The server refuses to go on as root without a user to become; the tests run as whoever
 # runs them (root in CI), and say so.

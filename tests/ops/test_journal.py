@@ -43,12 +43,12 @@ def test_lines_carry_their_priority_for_the_journal(testset_binary, tmp_path):
                    limit_files=True)
     try:
         first, second = lines_when(log, 2)[:2]
-        assert first.startswith("<6>serving example., example.net. on 127.0.0.1:")
+        assert first.startswith("<6>info: serving example., example.net. on 127.0.0.1:")
         assert second.startswith("<4>warning: 64 file descriptors allowed (RLIMIT_NOFILE)")
     finally:
         server.terminate()
         server.wait(timeout=10)
-    assert log.read_text().splitlines()[-1] == "<6>stopped"
+    assert log.read_text().splitlines()[-1] == "<6>info: stopped"
 
 
 def test_an_error_that_stops_the_server_is_priority_3(testset_binary, tmp_path):
@@ -57,7 +57,7 @@ def test_an_error_that_stops_the_server_is_priority_3(testset_binary, tmp_path):
     assert server.wait(timeout=10) == 1
     # (The first line: a sanitized build may report what it had not freed at the exit.)
     assert log.read_text().splitlines()[0] == \
-        "<3>192.0.2.1:53: bind: Cannot assign requested address"
+        "<3>error: 192.0.2.1:53: bind: Cannot assign requested address"
 
 
 def test_without_the_journal_lines_keep_their_time_stamp(testset_binary, tmp_path):
@@ -70,6 +70,7 @@ def test_without_the_journal_lines_keep_their_time_stamp(testset_binary, tmp_pat
         logged = LOG_LINE.match(line)
         assert logged and int(logged.group(1)) == server.pid
         assert logged.group(2).startswith("serving ")
+        assert line.split("]: ", 1)[1].startswith("info: serving ")
     finally:
         server.terminate()
         server.wait(timeout=10)

@@ -289,10 +289,11 @@ def test_follow_serves_what_the_primary_notifies_and_nothing_forged(primary, tmp
     assert run_zonebake("build", "-c", str(config), "-o", str(outdir)).returncode == 0
     server = ControlledServer(outdir, tmp_path / "control", tmp_path / "servers.log",
                               threads=1)
-    follow = Follow(config, outdir, tmp_path / "follow.log")
-    follow_port = follow.port
-    primary.notify_to(follow_port)
+    follow = None
     try:
+        follow = Follow(config, outdir, tmp_path / "follow.log")
+        follow_port = follow.port
+        primary.notify_to(follow_port)
         follow.wait_for(r"^info: built ")
         assert serial_of(server.port, NOTIFIED) == 1
         # The primary changes and notifies: the new serial is served.
@@ -333,6 +334,6 @@ def test_follow_serves_what_the_primary_notifies_and_nothing_forged(primary, tmp
         follow.wait_for(rf"^info: deployed: .* \({QUIET} 2\)$")
         assert serial_of(server.port, QUIET) == 2
     finally:
-        assert follow.stop() == 0
+        stopped = follow.stop() if follow else None
         server.stop_all()
-    assert follow.lines()[-1] == "info: stopped"
+    assert stopped == 0 and follow.lines()[-1] == "info: stopped"

@@ -18,7 +18,10 @@ machine:
 - the zone signed by the build (a `dnssec` table: Ed25519 KSK and ZSK, NSEC3 without salt or
   iterations) against Knot's `kzonesign` signing the same file with the same keys and policy
   (both on every core, both deterministic at a fixed time), peak memory of each, and a
-  rebuild after one changed record against the full build.
+  rebuild after one changed record against the full build;
+- the set of 10,000 zones with one broken: `zonebake build --keep-going` with every zone good
+  (it keeps each zone's last good copy) and with one zone broken (compiled from its copy),
+  against the plain build.
 
     .venv/bin/python tests/scale/report.py WORKDIR [--names N] [--zones N] [--only SECTION]
 
@@ -67,17 +70,17 @@ LAUNCHER = ("import resource, subprocess, sys\n"
             "sys.exit(code)\n")
 
 
-def build(zonebake: str, args: list[str], outdir: Path,
-          cache: Path) -> tuple[str, float, int]:
+def build(zonebake: str, args: list[str], outdir: Path, cache: Path,
+          status: int = 0) -> tuple[str, float, int]:
     """(summary line, wall seconds, peak RSS MiB) of one `zonebake build`, with CACHE for its
-    caches (the compiler's core and the runtime's objects)."""
+    caches (the compiler's core and the runtime's objects), which must exit with `status`."""
     started = time.monotonic()
     process = subprocess.run([sys.executable, "-c", LAUNCHER, zonebake, "build", *args, "-o",
                               str(outdir)], stderr=subprocess.PIPE, text=True,
                              env={**os.environ, "XDG_CACHE_HOME": str(cache)})
     wall = time.monotonic() - started
-    if process.returncode != 0:
-        raise SystemExit(f"build failed:\n{process.stderr[-3000:]}")
+    if process.returncode != status:
+        raise SystemExit(f"build exited {process.returncode}:\n{process.stderr[-3000:]}")
     lines = process.stderr.splitlines()
     summary = [line for line in lines if "built in" in line]
     rss = [int(line.split()[1]) for line in lines if line.startswith("peak-rss ")]
@@ -356,7 +359,40 @@ def measure_signing(zone: Path, workdir: Path, zonebake: str) -> None:
     del os.environ["SOURCE_DATE_EPOCH"]
 
 
-SECTIONS = ("plain", "hand-kept", "zone-set", "signed", "signing")
+def measure_keep_going(config: Path, count: int, workdir: Path, zonebake: str) -> None:
+    """The set of COUNT zones with one broken: `--keep-going` builds against the plain one,
+    and the broken zone served from its last good copy."""
+    print(f"== {count}-zones --keep-going", flush=True)
+    cache, out = workdir / "cache", workdir / "out"
+    subprocess.run(["rm", "-rf", str(workdir)], check=True)
+    build(zonebake, ["-q", "-c", str(config)], workdir / "first", cache)  # a warm cache
+    _, plain, _ = build(zonebake, ["-q", "-c", str(config)], workdir / "plain", cache)
+    _, keeping, _ = build(zonebake, ["-q", "-c", str(config), "--keep-going"], out, cache)
+    broken = config.parent / f"customer{count // 2}.zone"
+    good = broken.read_text()
+    try:
+        broken.write_text(good.replace("@ A 10.1.", "@ A 300.1."))  # not an address
+        _, falling_back, rss = build(zonebake, ["-q", "-c", str(config), "--keep-going"], out,
+                                     cache, status=3)
+    finally:
+        broken.write_text(good)
+    port = free_port()
+    _, server = first_answer([str(out / "zonebake-server"), "--listen", f"127.0.0.1:{port}",
+                              "--threads", "1", *AS_ROOT], port, f"customer{count - 1}.test.")
+    try:
+        answer = dns.query.udp(dns.message.make_query(f"customer{count // 2}.test.", "A",
+                                                      use_edns=False), "127.0.0.1", port=port,
+                               timeout=2)
+    finally:
+        stop(server)
+    served = [rd.to_text() for rrset in answer.answer for rd in rrset]
+    print(f"build {plain:.1f} s; --keep-going, every zone good (keeping {count} last good "
+          f"copies) {keeping:.1f} s ({keeping / plain:.2f}); with one broken zone compiled "
+          f"from its copy {falling_back:.1f} s ({falling_back / plain:.2f}), peak RSS {rss} "
+          f"MiB; the broken zone serves {served} from its copy", flush=True)
+
+
+SECTIONS = ("plain", "hand-kept", "zone-set", "keep-going", "signed", "signing")
 
 
 def main() -> None:
@@ -390,10 +426,15 @@ def main() -> None:
         measure_signed(zone, args.workdir / f"signed-{args.names}", zonebake)
     if "signing" in only:
         measure_signing(zone, args.workdir / f"signing-{args.names}", zonebake)
-    if "zone-set" not in only:
+    if not only & {"zone-set", "keep-going"}:
         return
 
     config = write_zoneset(args.workdir / f"set-{args.zones}", args.zones)
+    if "keep-going" in only:
+        measure_keep_going(config, args.zones, args.workdir / f"keep-going-{args.zones}",
+                           zonebake)
+    if "zone-set" not in only:
+        return
     zones = [(f"customer{i}.test.", config.parent / f"customer{i}.zone")
              for i in range(args.zones)]
     rng = random.Random(3)
