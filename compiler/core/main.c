@@ -294,9 +294,13 @@ int main(int argc, char **argv)
 	const uint32_t *key_off = job.key_off;
 	unsigned max_labels = job.max_labels;
 	/* The layout's numbers before its octets: the driver compiles and links the server
-	 * (all but the data) while the data is written. */
+	 * (all but the data) while the data is written. "planned" comes first: the driver then
+	 * reads the numbers as they are written, and a set of thousands of zones (a line of
+	 * serial each) cannot fill the pipe while the driver waits for stderr. */
 	struct layout_info info;
 	plan_layout(&ph, key_off, chaos.v, chaos.n, &info);
+	fprintf(stderr, "planned\n");
+	fflush(stderr);
 	printf("size %llu\nnodes_off 0\ntypes_off %u\npilots_off %u\nnnodes %u\nnanswers %u\n"
 	       "nbuckets %u\nseed %llu\nmax_labels %u\nsigned_nodes %u\n",
 	       (unsigned long long)info.size, info.types_off, info.pilots_off, ph.nslots,
@@ -312,8 +316,6 @@ int main(int argc, char **argv)
 	printf("end\n");
 	if (fflush(stdout) != 0)
 		fail("cannot write the layout's numbers");
-	fprintf(stderr, "planned\n");
-	fflush(stderr);
 	write_layout(argv[2], &ph, keys, key_off);
 	phase("layout", info.size, "octets");
 	return 0;

@@ -1,6 +1,7 @@
-"""A hosting provider's zone set (tests/scale/gen.py), at the size the suite can afford:
-1,000 zones build into one binary that answers for every one of them. The full-size runs
-(1,000,000 names, 10,000 zones) are tests/scale/report.py's, outside the suite."""
+"""A hosting provider's zone set (tests/scale/gen.py) of 10,000 zones builds into one binary
+that answers for every one of them. (The core reports a line of numbers per zone: at this
+size they outgrow a pipe's buffer, which once hung the build.) The timed full-size runs are
+tests/scale/report.py's, outside the suite."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from conftest import Server, build_set
 from gen import write_zoneset
 
 
-ZONES = 1000
+ZONES = 10_000
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +37,7 @@ def test_every_zone_answers(hoster):
             [f"10.1.{i >> 8 & 255}.{i & 255}"]
 
 
-@pytest.mark.parametrize("i", [0, 1, 499, ZONES - 1])
+@pytest.mark.parametrize("i", [0, 1, 4999, ZONES - 1])
 def test_each_zone_keeps_its_own_data(hoster, i):
     www = hoster.query(f"www.customer{i}.test.", "A")
     assert [(r.name.to_text(), r.rdtype) for r in www.answer] == [
