@@ -136,13 +136,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"zonebake: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except CompileError as exc:
-        for diagnostic in exc.diagnostics:
-            print(diagnostic, file=sys.stderr)
+        _print(exc.diagnostics)
         errors = sum(d.severity == "error" for d in exc.diagnostics)
         print(f"zonebake: {errors} error(s); nothing written", file=sys.stderr)
         return EXIT_ZONE_ERROR
-    for diagnostic in broken + list(warnings):
-        print(diagnostic, file=sys.stderr)
+    _print(broken + list(warnings))
     progress.finish()
     if broken:
         left = sum(d.severity == "warning" for d in broken)
@@ -150,6 +148,24 @@ def main(argv: list[str] | None = None) -> int:
               f"copy; the rest built", file=sys.stderr)
         return EXIT_BUILT_WITHOUT_BROKEN
     return EXIT_OK
+
+
+MAX_PER_FILE = 100  # diagnostics shown for one file, as gcc's -fmax-errors
+
+
+def _print(diagnostics) -> None:
+    """Each diagnostic on its line, but at most MAX_PER_FILE for a file, then how many more:
+    a zone loaded under the wrong origin has an error on every line."""
+    shown: dict[str, int] = {}
+    for diagnostic in diagnostics:
+        file = diagnostic.position.file
+        shown[file] = shown.get(file, 0) + 1
+        if shown[file] <= MAX_PER_FILE:
+            print(diagnostic, file=sys.stderr)
+    for file, count in shown.items():
+        if count > MAX_PER_FILE:
+            print(f"{file}: {count - MAX_PER_FILE} more error(s) and warning(s) not shown",
+                  file=sys.stderr)
 
 
 def _deploy(args: argparse.Namespace, server_args: list[str]) -> int:

@@ -140,3 +140,19 @@ def test_include_is_relative_to_the_zone_file(tmp_path):
     zone.write_text((ZONES / "example.zone").read_text() + "$INCLUDE hosts.inc\n")
     result = run_zonebake("check", "--zone", f"example.={zone}")
     assert result.returncode == 0, result.stderr
+
+
+def test_a_file_shows_at_most_a_hundred_diagnostics(tmp_path):
+    """A zone given under the wrong origin has an error on every line: the first hundred are
+    shown, then how many more, then the count of them all."""
+    zone = tmp_path / "wrong-origin.zone"
+    zone.write_text("$ORIGIN example.\n@ SOA ns h 1 2 3 4 5\n@ NS ns\n" +
+                    "".join(f"h{i} A 192.0.2.1\n" for i in range(150)))
+    result = run_zonebake("build", "--zone", f"example.net.={zone}", "-o",
+                          str(tmp_path / "out"))
+    assert result.returncode == 1
+    lines = result.stderr.splitlines()
+    assert len(lines) == 102
+    assert all(line.startswith(f"{zone}:") and ": error: " in line for line in lines[:100])
+    assert lines[100:] == [f"{zone}: 53 more error(s) and warning(s) not shown",
+                           "zonebake: 153 error(s); nothing written"]
