@@ -24,8 +24,6 @@ class Built:
     warnings: list[Diagnostic]
     # --keep-going: the broken zones' errors, and what became of each (keepgoing.py).
     broken: list[Diagnostic] = field(default_factory=list)
-    # The SOA timers of the zones whose primaries were asked (transfer.py; None: it failed).
-    timers: dict = field(default_factory=dict)
 
 
 def _bake(config: ZoneSetConfig, data_file: Path, progress: Progress, lenient: bool,
@@ -136,4 +134,4 @@ def build(config: ZoneSetConfig, outdir: Path, lenient: bool = False,
                 runtime.result()
                 cc.compile_server(zonedata, outdir / "zonebake-server")
     fetched.commit(broken_zones)
-    return Built(fetched.warnings + list(baked.warnings), broken, fetched.timers)
+    return Built(fetched.warnings + list(baked.warnings), broken)
