@@ -39,10 +39,12 @@ test: $(VENV)/.installed
 fuzz: $(VENV)/.installed
 	PYTHON=$(VENV)/bin/python tests/fuzz/run.sh $(FUZZ_SECONDS)
 
-# The benchmark against Knot, NSD, gdnsd and an echo reflector (tests/bench/run.py).
+# The benchmark against Knot, NSD, gdnsd and an echo reflector (tests/bench/run.py), then
+# zonebake against the reflector at 100, 100,000 and 1,000,000 names (tests/bench/sizes.py).
 bench: $(VENV)/.installed
 	tests/bench/install.sh
 	$(VENV)/bin/python tests/bench/run.py
+	$(VENV)/bin/python tests/bench/sizes.py
 
 clean:
 	rm -rf build $(VENV)

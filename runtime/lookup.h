@@ -4,6 +4,9 @@
 #ifndef ZB_LOOKUP_H
 #define ZB_LOOKUP_H
 
+#include <string.h>
+
+#include "hash.h"
 #include "wire.h"
 #include "zonedata.h"
 
@@ -24,5 +27,108 @@ struct zb_encloser {
 const struct zb_answer *zb_lookup_signed(const struct zb_zoneset *zs,
 					 const struct zb_question *q, int tcp,
 					 struct zb_encloser *encloser);
+
+/* Equal names, compared a word at a time: the compiled data and the query's scratch copy
+ * both leave room to read up to the next multiple of 8. */
+static inline int zb_same_name(const uint8_t *a, const uint8_t *b, size_t len)
+{
+	size_t i = 0;
+	uint64_t x, y;
+
+	for (; i + 8 <= len; i += 8) {
+		memcpy(&x, a + i, 8);
+		memcpy(&y, b + i, 8);
+		if (x != y)
+			return 0;
+	}
+	if (i == len)
+		return 1;
+	memcpy(&x, a + i, 8);
+	memcpy(&y, b + i, 8);
+	return ((x ^ y) & (~0ull >> (8 * (8 - (len - i))))) == 0;
+}
+
+/* The node the perfect hash gives a name hashed to `hash`: the name's, if it has one. */
+static inline const struct zb_node *zb_candidate(const struct zb_zoneset *zs, uint64_t hash)
+{
+	uint16_t pilot = zs->pilots[zb_bucket_of(hash, zs->nbuckets)];
+	return &zs->nodes[zb_slot_of(hash, pilot, zs->nnodes)];
+}
+
+/* The node whose lowercased wire name is exactly `name` (`hash` its zb_hash), or NULL.
+ * `name` must be readable up to the next multiple of 8 octets. */
+static inline const struct zb_node *zb_find_node(const struct zb_zoneset *zs, const uint8_t *name,
+						 size_t len, uint64_t hash)
+{
+	const struct zb_node *node = zb_candidate(zs, hash);
+
+	/* An empty slot's node has name_len 0, which no name has. */
+	if (node->name_len != len || !zb_same_name(zs->data + node->name_off, name, len))
+		return NULL;
+	return node;
+}
+
+static inline const struct zb_answer *zb_answer_for_type(const struct zb_zoneset *zs,
+							 const struct zb_node *node, uint16_t key)
+{
+	const struct zb_type_entry *entry = &zs->types[node->types_off];
+
+	for (unsigned i = 0; i < node->ntypes; i++)
+		if (entry[i].qtype == key)
+			return zb_answer_at(zs, entry[i].answer);
+	return zb_answer_at(zs, node->default_answer);
+}
+
+static inline uint16_t zb_lookup_key(const struct zb_question *q, int tcp)
+{
+	return tcp && q->qtype == ZB_TYPE_ANY ? ZB_KEY_ANY_OVER_TCP : q->qtype;
+}
+
+/*
+ * The lookup of a batch of questions in stages (respond.c, zb_prefetch_answers): each stage
+ * reads what the one before brought into the caches and prefetches what the next one reads
+ * (pilot, node, name and type entries, answer), so that one question's cache misses overlap
+ * the others'. `twin`: the offset of the nodes the answers come from (DO set: the DO twins).
+ * Nothing is decided here: a guess that turns out wrong (a name with no node) costs only a
+ * useless prefetch, and zb_lookup then finds what it finds.
+ */
+static inline void zb_fetch_pilot(const struct zb_zoneset *zs, const struct zb_question *q)
+{
+	__builtin_prefetch(&zs->pilots[zb_bucket_of(q->hash, zs->nbuckets)]);
+}
+
+static inline const struct zb_node *zb_fetch_node(const struct zb_zoneset *zs,
+						  const struct zb_question *q, uint32_t twin)
+{
+	const struct zb_node *node = zb_candidate(zs, q->hash);
+	/* 20 octets: a node may straddle two cache lines. */
+	__builtin_prefetch(node);
+	__builtin_prefetch((const uint8_t *)(node + 1) - 1);
+	if (twin) {
+		__builtin_prefetch(node + twin);
+		__builtin_prefetch((const uint8_t *)(node + twin + 1) - 1);
+	}
+	return node;
+}
+
+static inline void zb_fetch_entries(const struct zb_zoneset *zs, const struct zb_node *node,
+				    uint32_t twin)
+{
+	__builtin_prefetch(zs->data + node->name_off);
+	__builtin_prefetch(&zs->types[node[twin].types_off]);
+}
+
+static inline void zb_fetch_answer(const struct zb_zoneset *zs, const struct zb_question *q,
+				   const struct zb_node *node, uint32_t twin, int tcp)
+{
+	if (node->name_len != q->name_len ||
+	    !zb_same_name(zs->data + node->name_off, q->lower, q->name_len))
+		return;
+	/* The answer's record, then its body right after it (zonedata.h). */
+	const uint8_t *answer = (const uint8_t *)zb_answer_for_type(zs, node + twin,
+								    zb_lookup_key(q, tcp));
+	__builtin_prefetch(answer);
+	__builtin_prefetch(answer + 64);
+}
 
 #endif

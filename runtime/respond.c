@@ -81,6 +81,12 @@ static size_t error_response(const struct zb_zoneset *zs, const uint8_t *query,
 	return len;
 }
 
+/* The offset of the nodes a query's answers come from: their DO twins with DO set. */
+static inline uint32_t twin_of(const struct zb_zoneset *zs, const struct zb_query *r)
+{
+	return r->verdict == ZB_VERDICT_LOOKUP_SIGNED ? zs->signed_nodes : 0;
+}
+
 /* Query types no zone data answers: zone transfers (zonebake has none; AXFR over UDP is
  * NOTIMP in Knot too), the obsolete mail meta-types (RFC 1035 §3.2.3; NOTIMP as NSD), and
  * type 0 (reserved, RFC 6895 §3.1; NOTIMP as Knot). */
@@ -328,49 +334,104 @@ static __attribute__((noinline)) int take_options(const struct zb_zoneset *zs,
 	return 0;
 }
 
+/* A query answered by a response without records. */
+static enum zb_verdict refuse(struct zb_query *r, unsigned rcode, int question)
+{
+	r->rcode = (uint8_t)rcode;
+	r->question = (uint8_t)question;
+	return r->verdict = ZB_VERDICT_ERROR;
+}
+
+enum zb_verdict zb_read_query(const struct zb_zoneset *zs, const uint8_t *query, size_t len,
+			      enum zb_transport transport, const struct zb_client *client,
+			      struct zb_query *r)
+{
+	struct zb_question *q = &r->q;
+	struct zb_edns *edns = &r->edns;
+
+	*edns = (struct zb_edns){ 0 };
+	if (len < ZB_HEADER_LEN || (query[2] & (ZB_FLAG_QR >> 8)))
+		return r->verdict = ZB_VERDICT_DROP;
+	if (zb_hdr_qdcount(query) != 1 || zb_parse_question(query, len, zs->seed, q) != 0)
+		return refuse(r, zb_hdr_opcode(query) != ZB_OPCODE_QUERY ? ZB_RCODE_NOTIMP
+									: ZB_RCODE_FORMERR, 0);
+	/* A query carries no answer or authority records; the additional section holds at most
+	 * one OPT, and nothing may follow it (Knot says FORMERR to the same). */
+	if (zb_hdr_ancount(query) || zb_hdr_nscount(query))
+		return refuse(r, ZB_RCODE_FORMERR, 1);
+	if (zb_hdr_arcount(query)) {
+		if (zb_parse_additional(query, len, q->end, zb_hdr_arcount(query), edns) != 0) {
+			*edns = (struct zb_edns){ 0 }; /* no OPT goes back in the FORMERR */
+			return refuse(r, ZB_RCODE_FORMERR, 1);
+		}
+		edns->opt_len = edns->present ? ZB_OPT_LEN : 0;
+		if (__builtin_expect(edns->nsid | edns->cookie_len | edns->cookie_malformed, 0) &&
+		    take_options(zs, client, edns, q->end, transport, r->cookie) != 0)
+			return refuse(r, ZB_RCODE_FORMERR, 1);
+	} else if (q->end != len) {
+		return refuse(r, ZB_RCODE_FORMERR, 1);
+	}
+	if (zb_hdr_opcode(query) != ZB_OPCODE_QUERY)
+		return refuse(r, ZB_RCODE_NOTIMP, 1);
+	if (edns->present && edns->version != 0)
+		return refuse(r, ZB_RCODE_BADVERS, 1); /* RFC 6891 §6.1.3 */
+	/* Class ANY matches our class IN data (RFC 1035 §3.2.5; Knot and NSD answer it). Of the
+	 * other classes, CH gets a few names about the server itself; the rest is REFUSED. */
+	if (q->qclass != ZB_CLASS_IN && q->qclass != ZB_CLASS_ANY)
+		return r->verdict = ZB_VERDICT_CHAOS;
+	if (is_unimplemented_qtype(q->qtype))
+		return refuse(r, ZB_RCODE_NOTIMP, 1);
+	return r->verdict = __builtin_expect(edns->flags & ZB_OPT_FLAG_DO, 0)
+				    ? ZB_VERDICT_LOOKUP_SIGNED : ZB_VERDICT_LOOKUP;
+}
+
+size_t zb_write_response(const struct zb_zoneset *zs, const uint8_t *query,
+			 const struct zb_query *r, uint8_t *out, enum zb_transport transport,
+			 struct zb_query_facts *facts)
+{
+	const struct zb_answer *answer;
+
+	switch (r->verdict) {
+	case ZB_VERDICT_LOOKUP:
+		answer = zb_lookup(zs, &r->q, transport == ZB_TCP);
+		break;
+	case ZB_VERDICT_LOOKUP_SIGNED:
+		return respond_signed(zs, query, &r->q, &r->edns, transport, out, facts);
+	case ZB_VERDICT_CHAOS:
+		answer = zb_chaos_lookup(zs, &r->q);
+		break;
+	case ZB_VERDICT_ERROR:
+		return error_response(zs, query, r->question ? &r->q : NULL, &r->edns, r->rcode,
+				      out, facts);
+	default:
+		return 0;
+	}
+	return respond_with(zs, query, &r->q, &r->edns, transport, answer, NULL, out, facts);
+}
+
 size_t zb_respond(const struct zb_zoneset *zs, const uint8_t *query, size_t len, uint8_t *out,
 		  enum zb_transport transport, const struct zb_client *client,
 		  struct zb_query_facts *facts)
 {
-	struct zb_question q;
-	struct zb_edns edns = { 0 };
-	uint8_t cookie[ZB_COOKIE_LEN]; /* what goes back: the query's own may be overwritten */
+	struct zb_query r;
 
-	if (len < ZB_HEADER_LEN || (query[2] & (ZB_FLAG_QR >> 8)))
-		return 0;
-	if (zb_hdr_qdcount(query) != 1 || zb_parse_question(query, len, zs->seed, &q) != 0)
-		return error_response(zs, query, NULL, NULL,
-				      zb_hdr_opcode(query) != ZB_OPCODE_QUERY ? ZB_RCODE_NOTIMP
-									 : ZB_RCODE_FORMERR, out, facts);
-	/* A query carries no answer or authority records; the additional section holds at most
-	 * one OPT, and nothing may follow it (Knot says FORMERR to the same). */
-	if (zb_hdr_ancount(query) || zb_hdr_nscount(query))
-		return error_response(zs, query, &q, NULL, ZB_RCODE_FORMERR, out, facts);
-	if (zb_hdr_arcount(query)) {
-		if (zb_parse_additional(query, len, q.end, zb_hdr_arcount(query), &edns) != 0)
-			return error_response(zs, query, &q, NULL, ZB_RCODE_FORMERR, out, facts);
-		edns.opt_len = edns.present ? ZB_OPT_LEN : 0;
-		if (__builtin_expect(edns.nsid | edns.cookie_len | edns.cookie_malformed, 0) &&
-		    take_options(zs, client, &edns, q.end, transport, cookie) != 0)
-			return error_response(zs, query, &q, &edns, ZB_RCODE_FORMERR, out, facts);
-	} else if (q.end != len) {
-		return error_response(zs, query, &q, NULL, ZB_RCODE_FORMERR, out, facts);
-	}
-	if (zb_hdr_opcode(query) != ZB_OPCODE_QUERY)
-		return error_response(zs, query, &q, &edns, ZB_RCODE_NOTIMP, out, facts);
-	if (edns.present && edns.version != 0)
-		return error_response(zs, query, &q, &edns, ZB_RCODE_BADVERS, out, facts); /* §6.1.3 */
-	const struct zb_answer *answer;
-	/* Class ANY matches our class IN data (RFC 1035 §3.2.5; Knot and NSD answer it). Of the
-	 * other classes, CH gets a few names about the server itself; the rest is REFUSED. */
-	if (q.qclass == ZB_CLASS_IN || q.qclass == ZB_CLASS_ANY) {
-		if (is_unimplemented_qtype(q.qtype))
-			return error_response(zs, query, &q, &edns, ZB_RCODE_NOTIMP, out, facts);
-		if (__builtin_expect(edns.flags & ZB_OPT_FLAG_DO, 0))
-			return respond_signed(zs, query, &q, &edns, transport, out, facts);
-		answer = zb_lookup(zs, &q, transport == ZB_TCP);
-	} else {
-		answer = zb_chaos_lookup(zs, &q);
-	}
-	return respond_with(zs, query, &q, &edns, transport, answer, NULL, out, facts);
+	zb_read_query(zs, query, len, transport, client, &r);
+	return zb_write_response(zs, query, &r, out, transport, facts);
+}
+
+void zb_prefetch_answers(const struct zb_zoneset *zs, struct zb_query *const *queries,
+			 unsigned n, enum zb_transport transport)
+{
+	if (n == 0)
+		return;
+	const struct zb_node *node[n];
+	for (unsigned i = 0; i < n; i++)
+		zb_fetch_pilot(zs, &queries[i]->q);
+	for (unsigned i = 0; i < n; i++)
+		node[i] = zb_fetch_node(zs, &queries[i]->q, twin_of(zs, queries[i]));
+	for (unsigned i = 0; i < n; i++)
+		zb_fetch_entries(zs, node[i], twin_of(zs, queries[i]));
+	for (unsigned i = 0; i < n; i++)
+		zb_fetch_answer(zs, &queries[i]->q, node[i], twin_of(zs, queries[i]),
+				transport == ZB_TCP);
 }

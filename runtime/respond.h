@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "cookies.h"
+#include "wire.h"
 #include "zonedata.h"
 
 /* Room a response buffer needs: the largest DNS message. */
@@ -30,6 +31,26 @@ struct zb_query_facts { /* no padding: every bit is a member's, set with the res
 
 #define ZB_RRL_KEY_ERROR 0xffffffffu
 
+/* What reading a query decided: how it is answered. */
+enum zb_verdict {
+	ZB_VERDICT_DROP = 0,        /* no response at all */
+	ZB_VERDICT_ERROR,           /* a response without records, `rcode` */
+	ZB_VERDICT_LOOKUP,          /* the zone data's answer, DO clear */
+	ZB_VERDICT_LOOKUP_SIGNED,   /* the zone data's answer with DNSSEC (DO set, RFC 3225) */
+	ZB_VERDICT_CHAOS,           /* class CH: a name about the server itself */
+};
+
+/* A query read (zb_read_query), until its response is written (zb_write_response): the two
+ * halves of zb_respond, apart so that the UDP path can look a whole batch up between them. */
+struct zb_query {
+	struct zb_question q;
+	struct zb_edns edns;
+	uint8_t verdict;        /* enum zb_verdict */
+	uint8_t rcode;          /* ZB_VERDICT_ERROR: the response's, extended bits included */
+	uint8_t question;       /* ZB_VERDICT_ERROR: the question parsed and goes back */
+	uint8_t cookie[ZB_COOKIE_LEN]; /* the cookie that goes back (edns.cookie points here) */
+};
+
 /*
  * Write the response to `query` (in a buffer readable ZB_QUERY_SLACK bytes past `len`) into
  * `out` (ZB_RESPONSE_MAX bytes for TCP; for UDP, the larger of the zone set's udp_size and
@@ -43,5 +64,20 @@ struct zb_query_facts { /* no padding: every bit is a member's, set with the res
 size_t zb_respond(const struct zb_zoneset *zs, const uint8_t *query, size_t len, uint8_t *out,
 		  enum zb_transport transport, const struct zb_client *client,
 		  struct zb_query_facts *facts);
+
+/* zb_respond in two halves, with the same arguments: reading the query into `r` (returns
+ * r->verdict), and writing its response from `r`, with `query` unchanged in between. */
+enum zb_verdict zb_read_query(const struct zb_zoneset *zs, const uint8_t *query, size_t len,
+			      enum zb_transport transport, const struct zb_client *client,
+			      struct zb_query *r);
+size_t zb_write_response(const struct zb_zoneset *zs, const uint8_t *query,
+			 const struct zb_query *r, uint8_t *out, enum zb_transport transport,
+			 struct zb_query_facts *facts);
+
+/* Fetch into the caches what writing the responses of `n` queries read (their verdicts
+ * ZB_VERDICT_LOOKUP or ZB_VERDICT_LOOKUP_SIGNED), in stages over all of them, so that their
+ * cache misses overlap: a batch's, between zb_read_query and zb_write_response. */
+void zb_prefetch_answers(const struct zb_zoneset *zs, struct zb_query *const *queries,
+			 unsigned n, enum zb_transport transport);
 
 #endif

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "cookies.h"
+#include "respond.h"
 #include "rrl.h"
 #include "stats.h"
 #include "zonedata.h"
@@ -32,6 +33,7 @@ struct zb_udp {
 	struct zb_udp_slot *slots;
 	struct mmsghdr *in;
 	struct mmsghdr *out;
+	struct zb_query **lookups; /* the batch's queries whose answers are looked up */
 	uint8_t *buffers;   /* every slot's buffer, in one allocation */
 };
 

@@ -1,0 +1,98 @@
+"""zonebake against the echo reflector at several zone sizes (issue 19: the kernel's pace at any
+size): the benchmark's hosting zone generated with 100, 100,000 and 1,000,000 names, each
+compiled, then every (size, server) pair measured in alternation for several rounds, one
+worker on CPU 0 and the load generator on CPU 1. Prints, per size, the medians of answers/s
+and CPU per query, as ratios to the reflector's measured in the same round.
+
+    .venv/bin/python tests/bench/sizes.py [--sizes 100,100000,1000000] [--rounds 3]
+                                          [--seconds 5] [--workdir build/bench/sizes]
+
+A benchmark, not a test: compare ratios within one run."""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import gen
+from run import ROOT, compile_tool, loadgen_run, measure, spread
+from servers import ORIGIN, Reflector, Zonebake
+
+
+def build(work: Path, names: int) -> tuple[Path, Path]:
+    """The zone of `names` names compiled, and its query file."""
+    zone, queries = work / f"{names}.zone", work / f"{names}.queries"
+    if not zone.exists() or not queries.exists():
+        gen.generate(zone, queries, names=names)
+    out = work / f"zonebake-{names}"
+    started = time.monotonic()
+    subprocess.run([sys.executable, "-m", "zonebake", "build", "-q", "--zone",
+                    f"{ORIGIN}={zone}", "-o", str(out)], check=True)
+    print(f"zonebake compiled {names} names in {time.monotonic() - started:.1f} s",
+          file=sys.stderr)
+    return out / "zonebake-server", queries
+
+
+def report(work: Path, sizes: list[int], rounds: int, seconds: float,
+           loadgen: Path, reflector_binary: Path) -> None:
+    """Measure and print the table (`make bench` runs it after run.py)."""
+    built = {names: build(work, names) for names in sizes}
+    reflector = Reflector(work, 25321, reflector_binary)
+    # qps and cpu_us of each (size, server) per round, and the reflector's in that round
+    results = {names: {"zonebake": [], "reflector": []} for names in sizes}
+    for round_ in range(rounds):
+        for names in sizes:
+            binary, queries = built[names]
+            for server in (reflector, Zonebake(work / str(names), 25322, binary)):
+                print(f"sizes, round {round_ + 1}: {server.name}, {names} names",
+                      file=sys.stderr)
+                server.start()
+                try:
+                    loadgen_run(loadgen, server.port, queries, 1)  # warm up
+                    results[names][server.name].append(
+                        measure(server, loadgen, queries, seconds))
+                finally:
+                    server.stop()
+    print(f"\nzonebake and the echo reflector by zone size; {rounds} alternating rounds of "
+          f"{seconds:.0f} s, server on CPU 0, load on CPU 1; medians [min-max] of each "
+          f"round's ratio to the reflector's round")
+    print(f"{'names':>9} {'zonebake answered/s':>24} {'of reflector':>18} "
+          f"{'CPU µs/q':>17} {'x reflector':>17}")
+    smallest = None
+    for names in sizes:
+        zb, ref = results[names]["zonebake"], results[names]["reflector"]
+        qps = [z["qps"] / r["qps"] for z, r in zip(zb, ref)]
+        cpu = [z["cpu_us"] / r["cpu_us"] for z, r in zip(zb, ref)]
+        print(f"{names:9} {spread([z['qps'] for z in zb]):>24} {spread(qps, '{:.2f}'):>18} "
+              f"{spread([z['cpu_us'] for z in zb], '{:.2f}'):>17} "
+              f"{spread(cpu, '{:.2f}'):>17}")
+        median = statistics.median(z["qps"] for z in zb)
+        smallest = smallest or (names, median)
+    if len(sizes) > 1:
+        largest = statistics.median(z["qps"] for z in results[sizes[-1]]["zonebake"])
+        print(f"{sizes[-1]} names answer at {largest / smallest[1]:.2f} of {smallest[0]} "
+              f"names' rate")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", default="100,100000,1000000")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--seconds", type=float, default=5)
+    parser.add_argument("--workdir", type=Path, default=ROOT / "build" / "bench" / "sizes")
+    args = parser.parse_args()
+    work = args.workdir
+    (work / "tools").mkdir(parents=True, exist_ok=True)
+    loadgen = compile_tool("loadgen.c", work / "tools" / "loadgen")
+    reflector = compile_tool("reflector.c", work / "tools" / "reflector")
+    report(work, [int(n) for n in args.sizes.split(",")], args.rounds, args.seconds,
+           loadgen, reflector)
+
+
+if __name__ == "__main__":
+    main()
