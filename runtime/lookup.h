@@ -89,8 +89,9 @@ static inline uint16_t zb_lookup_key(const struct zb_question *q, int tcp)
  * reads what the one before brought into the caches and prefetches what the next one reads
  * (pilot, node, name and type entries, answer), so that one question's cache misses overlap
  * the others'. `twin`: the offset of the nodes the answers come from (DO set: the DO twins).
- * Nothing is decided here: a guess that turns out wrong (a name with no node) costs only a
- * useless prefetch, and zb_lookup then finds what it finds.
+ * The last stage finds the answer of a name that has a node, as zb_lookup would; for one
+ * that has none, zb_lookup goes on from there, the cache misses of its closest encloser not
+ * overlapped.
  */
 static inline void zb_fetch_pilot(const struct zb_zoneset *zs, const struct zb_question *q)
 {
@@ -118,17 +119,20 @@ static inline void zb_fetch_entries(const struct zb_zoneset *zs, const struct zb
 	__builtin_prefetch(&zs->types[node[twin].types_off]);
 }
 
-static inline void zb_fetch_answer(const struct zb_zoneset *zs, const struct zb_question *q,
-				   const struct zb_node *node, uint32_t twin, int tcp)
+/* The last stage: the answer, when the name has a node (else NULL: zb_lookup goes on). */
+static inline const struct zb_answer *zb_fetch_answer(const struct zb_zoneset *zs,
+						      const struct zb_question *q,
+						      const struct zb_node *node, uint32_t twin,
+						      int tcp)
 {
 	if (node->name_len != q->name_len ||
 	    !zb_same_name(zs->data + node->name_off, q->lower, q->name_len))
-		return;
+		return NULL;
+	const struct zb_answer *answer = zb_answer_for_type(zs, node + twin, zb_lookup_key(q, tcp));
 	/* The answer's record, then its body right after it (zonedata.h). */
-	const uint8_t *answer = (const uint8_t *)zb_answer_for_type(zs, node + twin,
-								    zb_lookup_key(q, tcp));
 	__builtin_prefetch(answer);
-	__builtin_prefetch(answer + 64);
+	__builtin_prefetch((const uint8_t *)answer + 64);
+	return answer;
 }
 
 #endif

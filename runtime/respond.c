@@ -81,12 +81,6 @@ static size_t error_response(const struct zb_zoneset *zs, const uint8_t *query,
 	return len;
 }
 
-/* The offset of the nodes a query's answers come from: their DO twins with DO set. */
-static inline uint32_t twin_of(const struct zb_zoneset *zs, const struct zb_query *r)
-{
-	return r->verdict == ZB_VERDICT_LOOKUP_SIGNED ? zs->signed_nodes : 0;
-}
-
 /* Query types no zone data answers: zone transfers (zonebake has none; AXFR over UDP is
  * NOTIMP in Knot too), the obsolete mail meta-types (RFC 1035 §3.2.3; NOTIMP as NSD), and
  * type 0 (reserved, RFC 6895 §3.1; NOTIMP as Knot). */
@@ -163,6 +157,23 @@ static size_t copy_with_denial(const struct zb_zoneset *zs, const struct zb_answ
 	return written + insert;
 }
 
+/* Copy `len` octets of compiled data to a response with `room` octets left. A short body
+ * goes a word at a time, which may copy up to 7 octets more: the data has the names after
+ * every answer (compiler/core/layout.c), and the response has room for them or the call is
+ * left to memcpy. */
+static inline void copy_plain(uint8_t *dst, const uint8_t *src, size_t len, size_t room)
+{
+	if (len <= 32 && ((len + 7) & ~(size_t)7) <= room) {
+		for (size_t i = 0; i < len; i += 8) {
+			uint64_t w;
+			memcpy(&w, src + i, 8);
+			memcpy(dst + i, &w, 8);
+		}
+		return;
+	}
+	memcpy(dst, src, len);
+}
+
 /* The response's records after the question, as many as fit in `room` (RFC 2181 §9), `insert`
  * octets of the query name going into a DNAME's synthesis; returns the response's length. */
 static inline size_t copy_answer(const struct zb_zoneset *zs, const uint8_t *query,
@@ -172,7 +183,7 @@ static inline size_t copy_answer(const struct zb_zoneset *zs, const uint8_t *que
 	size_t body_len = answer->body_len;
 	if (q->end + body_len + insert <= room) {
 		if (!insert && q->name_len == answer->base_len) { /* an exact match: a plain copy */
-			memcpy(out + q->end, zs->data + answer->body_off, body_len);
+			copy_plain(out + q->end, zs->data + answer->body_off, body_len, room - q->end);
 			return q->end + body_len;
 		}
 		return q->end + copy_body(zs, answer, query, q, out + q->end, body_len);
@@ -285,13 +296,13 @@ respond_with(const struct zb_zoneset *zs, const uint8_t *query, const struct zb_
 /* DO set: the answers with DNSSEC (RFC 4035 §3.1), where the zone set has them (a set
  * without signed zones has signed_nodes 0: the plain answers). */
 static __attribute__((noinline)) size_t
-respond_signed(const struct zb_zoneset *zs, const uint8_t *query, const struct zb_question *q,
-	       const struct zb_edns *edns, enum zb_transport transport, uint8_t *out,
-	       struct zb_query_facts *facts)
+respond_signed(const struct zb_zoneset *zs, const uint8_t *query, const struct zb_query *r,
+	       enum zb_transport transport, uint8_t *out, struct zb_query_facts *facts)
 {
-	struct zb_encloser encloser = { 0 };
-	const struct zb_answer *answer = zb_lookup_signed(zs, q, transport == ZB_TCP, &encloser);
-	return respond_with(zs, query, q, edns, transport, answer, &encloser, out, facts);
+	struct zb_encloser encloser = { 0 }; /* a name with a node has none */
+	const struct zb_answer *answer =
+		r->answer ? r->answer : zb_lookup_signed(zs, &r->q, transport == ZB_TCP, &encloser);
+	return respond_with(zs, query, &r->q, &r->edns, transport, answer, &encloser, out, facts);
 }
 
 /* The options a query's OPT record asked for. A COOKIE option is ignored without cookies
@@ -350,6 +361,7 @@ enum zb_verdict zb_read_query(const struct zb_zoneset *zs, const uint8_t *query,
 	struct zb_edns *edns = &r->edns;
 
 	*edns = (struct zb_edns){ 0 };
+	r->answer = NULL;
 	if (len < ZB_HEADER_LEN || (query[2] & (ZB_FLAG_QR >> 8)))
 		return r->verdict = ZB_VERDICT_DROP;
 	if (zb_hdr_qdcount(query) != 1 || zb_parse_question(query, len, zs->seed, q) != 0)
@@ -381,8 +393,13 @@ enum zb_verdict zb_read_query(const struct zb_zoneset *zs, const uint8_t *query,
 		return r->verdict = ZB_VERDICT_CHAOS;
 	if (is_unimplemented_qtype(q->qtype))
 		return refuse(r, ZB_RCODE_NOTIMP, 1);
-	return r->verdict = __builtin_expect(edns->flags & ZB_OPT_FLAG_DO, 0)
-				    ? ZB_VERDICT_LOOKUP_SIGNED : ZB_VERDICT_LOOKUP;
+	zb_fetch_pilot(zs, q); /* the first step of the lookup: see zb_prefetch_answers */
+	if (__builtin_expect(edns->flags & ZB_OPT_FLAG_DO, 0)) {
+		r->twin = zs->signed_nodes;
+		return r->verdict = ZB_VERDICT_LOOKUP_SIGNED;
+	}
+	r->twin = 0;
+	return r->verdict = ZB_VERDICT_LOOKUP;
 }
 
 size_t zb_write_response(const struct zb_zoneset *zs, const uint8_t *query,
@@ -393,10 +410,10 @@ size_t zb_write_response(const struct zb_zoneset *zs, const uint8_t *query,
 
 	switch (r->verdict) {
 	case ZB_VERDICT_LOOKUP:
-		answer = zb_lookup(zs, &r->q, transport == ZB_TCP);
+		answer = r->answer ? r->answer : zb_lookup(zs, &r->q, transport == ZB_TCP);
 		break;
 	case ZB_VERDICT_LOOKUP_SIGNED:
-		return respond_signed(zs, query, &r->q, &r->edns, transport, out, facts);
+		return respond_signed(zs, query, r, transport, out, facts);
 	case ZB_VERDICT_CHAOS:
 		answer = zb_chaos_lookup(zs, &r->q);
 		break;
@@ -425,13 +442,12 @@ void zb_prefetch_answers(const struct zb_zoneset *zs, struct zb_query *const *qu
 	if (n == 0)
 		return;
 	const struct zb_node *node[n];
+	/* zb_read_query has prefetched each pilot. */
 	for (unsigned i = 0; i < n; i++)
-		zb_fetch_pilot(zs, &queries[i]->q);
+		node[i] = zb_fetch_node(zs, &queries[i]->q, queries[i]->twin);
 	for (unsigned i = 0; i < n; i++)
-		node[i] = zb_fetch_node(zs, &queries[i]->q, twin_of(zs, queries[i]));
+		zb_fetch_entries(zs, node[i], queries[i]->twin);
 	for (unsigned i = 0; i < n; i++)
-		zb_fetch_entries(zs, node[i], twin_of(zs, queries[i]));
-	for (unsigned i = 0; i < n; i++)
-		zb_fetch_answer(zs, &queries[i]->q, node[i], twin_of(zs, queries[i]),
-				transport == ZB_TCP);
+		queries[i]->answer = zb_fetch_answer(zs, &queries[i]->q, node[i],
+						     queries[i]->twin, transport == ZB_TCP);
 }

@@ -48,7 +48,11 @@ struct zb_query {
 	uint8_t verdict;        /* enum zb_verdict */
 	uint8_t rcode;          /* ZB_VERDICT_ERROR: the response's, extended bits included */
 	uint8_t question;       /* ZB_VERDICT_ERROR: the question parsed and goes back */
+	uint32_t twin;          /* the offset of the nodes its answers come from (zb_lookup_signed) */
 	uint8_t cookie[ZB_COOKIE_LEN]; /* the cookie that goes back (edns.cookie points here) */
+	/* The answer zb_prefetch_answers found for a name with a node; NULL: none yet, and
+	 * zb_write_response looks it up. */
+	const struct zb_answer *answer;
 };
 
 /*
@@ -74,9 +78,10 @@ size_t zb_write_response(const struct zb_zoneset *zs, const uint8_t *query,
 			 const struct zb_query *r, uint8_t *out, enum zb_transport transport,
 			 struct zb_query_facts *facts);
 
-/* Fetch into the caches what writing the responses of `n` queries read (their verdicts
- * ZB_VERDICT_LOOKUP or ZB_VERDICT_LOOKUP_SIGNED), in stages over all of them, so that their
- * cache misses overlap: a batch's, between zb_read_query and zb_write_response. */
+/* Look the answers of `n` queries up (their verdicts ZB_VERDICT_LOOKUP or
+ * ZB_VERDICT_LOOKUP_SIGNED) in stages over all of them, so that their cache misses overlap,
+ * and bring the answers into the caches: a batch's, between zb_read_query and
+ * zb_write_response. */
 void zb_prefetch_answers(const struct zb_zoneset *zs, struct zb_query *const *queries,
 			 unsigned n, enum zb_transport transport);
 

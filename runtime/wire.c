@@ -21,37 +21,39 @@ static inline uint64_t zb_lower8(uint64_t w)
 
 int zb_parse_question(const uint8_t *pkt, size_t len, uint64_t seed, struct zb_question *q)
 {
-	size_t off = ZB_HEADER_LEN;
-	unsigned nlabels = 0;
+	const uint8_t *name = pkt + ZB_HEADER_LEN, *p = name;
 	/* The root label must lie within the packet and within 255 octets of the name's start:
 	 * one bound checks both. */
-	size_t limit = len < ZB_HEADER_LEN + ZB_MAX_NAME ? len : ZB_HEADER_LEN + ZB_MAX_NAME;
+	const uint8_t *limit = pkt + (len < ZB_HEADER_LEN + ZB_MAX_NAME ? len
+								: ZB_HEADER_LEN + ZB_MAX_NAME);
+	unsigned nlabels = 0;
 
 	/* Walk the labels: each a plain length. */
 	for (;;) {
-		if (off >= limit)
+		if (p >= limit)
 			return -1;
-		unsigned label = pkt[off];
-		if (label == 0)
-			break;
-		if (label > 63) /* 0xC0 pointer, 0x40/0x80 extended or reserved label types */
-			return -1;
-		q->label_off[nlabels++] = (uint8_t)(off - ZB_HEADER_LEN);
-		off += 1 + label;
+		unsigned label = *p;
+		if (label - 1 >= 63) { /* the root, or not a plain length: */
+			if (label == 0)
+				break;
+			return -1; /* 0xC0 pointer, 0x40/0x80 extended or reserved label types */
+		}
+		q->label_off[nlabels++] = (uint8_t)(p - name);
+		p += 1 + label;
 	}
-	size_t name_len = off - ZB_HEADER_LEN + 1;
-	if (off + 5 > len)
+	size_t name_len = (size_t)(p - name) + 1;
+	size_t end = (size_t)(p - pkt) + 5;
+	if (end > len)
 		return -1;
 	q->label_off[nlabels] = (uint8_t)(name_len - 1);
 	q->nlabels = (uint8_t)nlabels;
 	q->name_len = (uint16_t)name_len;
-	q->qtype = zb_get16(pkt + off + 1);
-	q->qclass = zb_get16(pkt + off + 3);
-	q->end = (uint16_t)(off + 5);
+	q->qtype = zb_get16(p + 1);
+	q->qclass = zb_get16(p + 3);
+	q->end = (uint16_t)end;
 
 	/* Lowercase and hash a word at a time, straight from the packet (which has slack to
 	 * read a word past its end: ZB_QUERY_SLACK); the last word is zero-padded. */
-	const uint8_t *name = pkt + ZB_HEADER_LEN;
 	uint64_t h = zb_hash_start(name_len, seed);
 	uint64_t w;
 	size_t i = 0;
