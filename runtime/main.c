@@ -15,6 +15,7 @@
 #include "ask.h"
 #include "control.h"
 #include "descriptors.h"
+#include "hugepages.h"
 #include "log.h"
 #include "metrics.h"
 #include "notify.h"
@@ -48,9 +49,10 @@ static void log_signature_expiry(void)
 		       left / 86400);
 }
 
-/* The sockets to serve: taken over, passed by systemd, or bound here. */
-static int take_sockets(const struct zb_options *o, struct zb_server *server,
-			struct zb_takeover *takeover, char *err, size_t err_len)
+/* The sockets to serve `zs`: taken over, passed by systemd, or bound here. */
+static int take_sockets(const struct zb_options *o, const struct zb_zoneset *zs,
+			struct zb_server *server, struct zb_takeover *takeover, char *err,
+			size_t err_len)
 {
 	const struct zb_socket_options *options = &o->server.sockets;
 	struct zb_socket *sockets = NULL;
@@ -61,7 +63,7 @@ static int take_sockets(const struct zb_options *o, struct zb_server *server,
 					err_len) != 0)
 			return -1;
 		zb_log("took %u sockets from pid %d", n, (int)takeover->old_pid);
-		return zb_server_adopt(server, &zb_zoneset, sockets, n, err, err_len);
+		return zb_server_adopt(server, zs, sockets, n, err, err_len);
 	}
 	int passed = zb_activation_sockets(options, &sockets, err, err_len);
 	if (passed < 0)
@@ -71,8 +73,8 @@ static int take_sockets(const struct zb_options *o, struct zb_server *server,
 		return -1;
 	}
 	if (passed > 0)
-		return zb_server_adopt(server, &zb_zoneset, sockets, (unsigned)passed, err, err_len);
-	return zb_server_bind(server, &zb_zoneset, o->specs, o->nspecs, err, err_len);
+		return zb_server_adopt(server, zs, sockets, (unsigned)passed, err, err_len);
+	return zb_server_bind(server, zs, o->specs, o->nspecs, err, err_len);
 }
 
 /* The cookie secret: zonebake.toml's, else the predecessor's (the clients' cookies hold
@@ -129,7 +131,10 @@ int main(int argc, char **argv)
 	}
 	server.options = o.server;
 	zb_control_init(&control);
-	if (take_sockets(&o, &server, &control.takeover, err, sizeof(err)) != 0) {
+	static struct zb_zoneset moved; /* the zone set with its data on huge pages */
+	const struct zb_zoneset *zs =
+		o.no_huge_pages ? &zb_zoneset : zb_on_huge_pages(&zb_zoneset, &moved);
+	if (take_sockets(&o, zs, &server, &control.takeover, err, sizeof(err)) != 0) {
 		zb_log_error("%s%s", o.takeover ? "cannot take over: " : "", err);
 		return 1;
 	}
@@ -157,6 +162,9 @@ int main(int argc, char **argv)
 	    (o.metrics && zb_metrics_start(&metrics, &server) != 0))
 		return 1;
 	zb_server_log_serving(&server, zb_zoneset.description);
+	if (zs != &zb_zoneset)
+		zb_log("the zone data (%llu MiB) is on huge pages",
+		       (unsigned long long)(zs->data_len >> 20));
 	if (allowed < needed)
 		zb_log_warning("%lu file descriptors allowed (RLIMIT_NOFILE), %lu needed for %u "
 		       "workers of %u TCP connections; beyond that new connections wait (raise the "

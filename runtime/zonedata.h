@@ -167,6 +167,7 @@ struct zb_zone_info {
 
 struct zb_zoneset {
 	const uint8_t *data;
+	uint64_t data_len;
 	const struct zb_node *nodes; /* one per perfect hash slot */
 	const struct zb_type_entry *types;
 	const uint16_t *pilots;  /* perfect hash: one per bucket */

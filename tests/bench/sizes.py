@@ -6,6 +6,9 @@ and CPU per query, as ratios to the reflector's measured in the same round.
 
     .venv/bin/python tests/bench/sizes.py [--sizes 100,100000,1000000] [--rounds 3]
                                           [--seconds 5] [--workdir build/bench/sizes]
+                                          [--small-pages]
+
+--small-pages measures zonebake with --no-huge-pages too, in the same alternation.
 
 A benchmark, not a test: compare ratios within one run."""
 
@@ -37,40 +40,49 @@ def build(work: Path, names: int) -> tuple[Path, Path]:
     return out / "zonebake-server", queries
 
 
+# zonebake's variants measured: its options, by the name in the table.
+VARIANTS = {"zonebake": ()}
+SMALL_PAGES = {"zonebake": (), "4 KiB pages": ("--no-huge-pages",)}
+
+
 def report(work: Path, sizes: list[int], rounds: int, seconds: float,
-           loadgen: Path, reflector_binary: Path) -> None:
+           loadgen: Path, reflector_binary: Path, variants: dict = VARIANTS) -> None:
     """Measure and print the table (`make bench` runs it after run.py)."""
     built = {names: build(work, names) for names in sizes}
     reflector = Reflector(work, 25321, reflector_binary)
     # qps and cpu_us of each (size, server) per round, and the reflector's in that round
-    results = {names: {"zonebake": [], "reflector": []} for names in sizes}
+    results = {names: {name: [] for name in ["reflector", *variants]} for names in sizes}
     for round_ in range(rounds):
         for names in sizes:
             binary, queries = built[names]
-            for server in (reflector, Zonebake(work / str(names), 25322, binary)):
-                print(f"sizes, round {round_ + 1}: {server.name}, {names} names",
-                      file=sys.stderr)
+            servers = {"reflector": reflector}
+            servers.update({name: Zonebake(work / str(names), 25322, binary, extra=extra)
+                            for name, extra in variants.items()})
+            for name, server in servers.items():
+                print(f"sizes, round {round_ + 1}: {name}, {names} names", file=sys.stderr)
                 server.start()
                 try:
                     loadgen_run(loadgen, server.port, queries, 1)  # warm up
-                    results[names][server.name].append(
-                        measure(server, loadgen, queries, seconds))
+                    results[names][name].append(measure(server, loadgen, queries, seconds))
                 finally:
                     server.stop()
     print(f"\nzonebake and the echo reflector by zone size; {rounds} alternating rounds of "
           f"{seconds:.0f} s, server on CPU 0, load on CPU 1; medians [min-max] of each "
           f"round's ratio to the reflector's round")
-    print(f"{'names':>9} {'zonebake answered/s':>24} {'of reflector':>18} "
+    print(f"{'names':>9} {'':12} {'answered/s':>24} {'of reflector':>18} "
           f"{'CPU µs/q':>17} {'x reflector':>17}")
     smallest = None
     for names in sizes:
-        zb, ref = results[names]["zonebake"], results[names]["reflector"]
-        qps = [z["qps"] / r["qps"] for z, r in zip(zb, ref)]
-        cpu = [z["cpu_us"] / r["cpu_us"] for z, r in zip(zb, ref)]
-        print(f"{names:9} {spread([z['qps'] for z in zb]):>24} {spread(qps, '{:.2f}'):>18} "
-              f"{spread([z['cpu_us'] for z in zb], '{:.2f}'):>17} "
-              f"{spread(cpu, '{:.2f}'):>17}")
-        median = statistics.median(z["qps"] for z in zb)
+        ref = results[names]["reflector"]
+        for variant in variants:
+            zb = results[names][variant]
+            qps = [z["qps"] / r["qps"] for z, r in zip(zb, ref)]
+            cpu = [z["cpu_us"] / r["cpu_us"] for z, r in zip(zb, ref)]
+            print(f"{names:9} {variant:12} {spread([z['qps'] for z in zb]):>24} "
+                  f"{spread(qps, '{:.2f}'):>18} "
+                  f"{spread([z['cpu_us'] for z in zb], '{:.2f}'):>17} "
+                  f"{spread(cpu, '{:.2f}'):>17}")
+        median = statistics.median(z["qps"] for z in results[names]["zonebake"])
         smallest = smallest or (names, median)
     if len(sizes) > 1:
         largest = statistics.median(z["qps"] for z in results[sizes[-1]]["zonebake"])
@@ -85,13 +97,15 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=5)
     parser.add_argument("--workdir", type=Path, default=ROOT / "build" / "bench" / "sizes")
+    parser.add_argument("--small-pages", action="store_true",
+                        help="zonebake also with --no-huge-pages, in the same alternation")
     args = parser.parse_args()
     work = args.workdir
     (work / "tools").mkdir(parents=True, exist_ok=True)
     loadgen = compile_tool("loadgen.c", work / "tools" / "loadgen")
     reflector = compile_tool("reflector.c", work / "tools" / "reflector")
     report(work, [int(n) for n in args.sizes.split(",")], args.rounds, args.seconds,
-           loadgen, reflector)
+           loadgen, reflector, SMALL_PAGES if args.small_pages else VARIANTS)
 
 
 if __name__ == "__main__":
