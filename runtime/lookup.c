@@ -59,6 +59,19 @@ lookup_below_signed(const struct zb_zoneset *zs, const struct zb_question *q, ui
 	return below(zs, q, key, zs->signed_nodes, encloser);
 }
 
+const struct zb_answer *zb_lookup_below(const struct zb_zoneset *zs,
+					const struct zb_question *q, int tcp)
+{
+	return lookup_below(zs, q, zb_lookup_key(q, tcp));
+}
+
+const struct zb_answer *zb_lookup_below_signed(const struct zb_zoneset *zs,
+					       const struct zb_question *q, int tcp,
+					       struct zb_encloser *encloser)
+{
+	return lookup_below_signed(zs, q, zb_lookup_key(q, tcp), encloser);
+}
+
 const struct zb_answer *zb_lookup(const struct zb_zoneset *zs, const struct zb_question *q,
 				  int tcp)
 {

@@ -28,6 +28,14 @@ const struct zb_answer *zb_lookup_signed(const struct zb_zoneset *zs,
 					 const struct zb_question *q, int tcp,
 					 struct zb_encloser *encloser);
 
+/* zb_lookup and zb_lookup_signed for a name known to have no node (the batch's stages found
+ * none): from its closest encloser straight away. */
+const struct zb_answer *zb_lookup_below(const struct zb_zoneset *zs,
+					const struct zb_question *q, int tcp);
+const struct zb_answer *zb_lookup_below_signed(const struct zb_zoneset *zs,
+					       const struct zb_question *q, int tcp,
+					       struct zb_encloser *encloser);
+
 /* Equal names, compared a word at a time: the compiled data and the query's scratch copy
  * both leave room to read up to the next multiple of 8. */
 static inline int zb_same_name(const uint8_t *a, const uint8_t *b, size_t len)
@@ -85,7 +93,7 @@ static inline uint16_t zb_lookup_key(const struct zb_question *q, int tcp)
 }
 
 /*
- * The lookup of a batch of questions in stages (respond.c, zb_prefetch_answers): each stage
+ * The lookup of a batch of questions in stages (respond.c, look_up): each stage
  * reads what the one before brought into the caches and prefetches what the next one reads
  * (pilot, node, name and type entries, answer), so that one question's cache misses overlap
  * the others'. `twin`: the offset of the nodes the answers come from (DO set: the DO twins).

@@ -300,8 +300,11 @@ respond_signed(const struct zb_zoneset *zs, const uint8_t *query, const struct z
 	       enum zb_transport transport, uint8_t *out, struct zb_query_facts *facts)
 {
 	struct zb_encloser encloser = { 0 }; /* a name with a node has none */
+	int tcp = transport == ZB_TCP;
 	const struct zb_answer *answer =
-		r->answer ? r->answer : zb_lookup_signed(zs, &r->q, transport == ZB_TCP, &encloser);
+		r->answer ? r->answer
+		: r->missed ? zb_lookup_below_signed(zs, &r->q, tcp, &encloser)
+			    : zb_lookup_signed(zs, &r->q, tcp, &encloser);
 	return respond_with(zs, query, &r->q, &r->edns, transport, answer, &encloser, out, facts);
 }
 
@@ -353,15 +356,18 @@ static enum zb_verdict refuse(struct zb_query *r, unsigned rcode, int question)
 	return r->verdict = ZB_VERDICT_ERROR;
 }
 
-enum zb_verdict zb_read_query(const struct zb_zoneset *zs, const uint8_t *query, size_t len,
-			      enum zb_transport transport, const struct zb_client *client,
-			      struct zb_query *r)
+/* Read a query into `r`: its header, question and OPT checked; returns r->verdict. Written
+ * once, inlined into zb_respond and into the UDP batch's loop. */
+static inline __attribute__((always_inline)) enum zb_verdict
+read_query(const struct zb_zoneset *zs, const uint8_t *query, size_t len,
+	   enum zb_transport transport, const struct zb_client *client, struct zb_query *r)
 {
 	struct zb_question *q = &r->q;
 	struct zb_edns *edns = &r->edns;
 
 	*edns = (struct zb_edns){ 0 };
 	r->answer = NULL;
+	r->missed = 0;
 	if (len < ZB_HEADER_LEN || (query[2] & (ZB_FLAG_QR >> 8)))
 		return r->verdict = ZB_VERDICT_DROP;
 	if (zb_hdr_qdcount(query) != 1 || zb_parse_question(query, len, zs->seed, q) != 0)
@@ -393,7 +399,7 @@ enum zb_verdict zb_read_query(const struct zb_zoneset *zs, const uint8_t *query,
 		return r->verdict = ZB_VERDICT_CHAOS;
 	if (is_unimplemented_qtype(q->qtype))
 		return refuse(r, ZB_RCODE_NOTIMP, 1);
-	zb_fetch_pilot(zs, q); /* the first step of the lookup: see zb_prefetch_answers */
+	zb_fetch_pilot(zs, q); /* the first step of the lookup: see look_up */
 	if (__builtin_expect(edns->flags & ZB_OPT_FLAG_DO, 0)) {
 		r->twin = zs->signed_nodes;
 		return r->verdict = ZB_VERDICT_LOOKUP_SIGNED;
@@ -402,15 +408,26 @@ enum zb_verdict zb_read_query(const struct zb_zoneset *zs, const uint8_t *query,
 	return r->verdict = ZB_VERDICT_LOOKUP;
 }
 
-size_t zb_write_response(const struct zb_zoneset *zs, const uint8_t *query,
-			 const struct zb_query *r, uint8_t *out, enum zb_transport transport,
-			 struct zb_query_facts *facts)
+/* The answer to a query read, found by the batch's stages or looked up here. */
+static inline const struct zb_answer *plain_answer(const struct zb_zoneset *zs,
+						   const struct zb_query *r, int tcp)
+{
+	if (r->answer)
+		return r->answer;
+	return r->missed ? zb_lookup_below(zs, &r->q, tcp) : zb_lookup(zs, &r->q, tcp);
+}
+
+/* Write the response to a query read into `r`, `query` unchanged since, into `out` (which
+ * may be `query`); returns its length, 0 for none. Inlined as read_query is. */
+static inline __attribute__((always_inline)) size_t
+write_response(const struct zb_zoneset *zs, const uint8_t *query, const struct zb_query *r,
+	       uint8_t *out, enum zb_transport transport, struct zb_query_facts *facts)
 {
 	const struct zb_answer *answer;
 
 	switch (r->verdict) {
 	case ZB_VERDICT_LOOKUP:
-		answer = r->answer ? r->answer : zb_lookup(zs, &r->q, transport == ZB_TCP);
+		answer = plain_answer(zs, r, transport == ZB_TCP);
 		break;
 	case ZB_VERDICT_LOOKUP_SIGNED:
 		return respond_signed(zs, query, r, transport, out, facts);
@@ -432,22 +449,46 @@ size_t zb_respond(const struct zb_zoneset *zs, const uint8_t *query, size_t len,
 {
 	struct zb_query r;
 
-	zb_read_query(zs, query, len, transport, client, &r);
-	return zb_write_response(zs, query, &r, out, transport, facts);
+	read_query(zs, query, len, transport, client, &r);
+	return write_response(zs, query, &r, out, transport, facts);
 }
 
-void zb_prefetch_answers(const struct zb_zoneset *zs, struct zb_query *const *queries,
-			 unsigned n, enum zb_transport transport)
+/* Look the answers of `n` queries read up (verdicts ZB_VERDICT_LOOKUP and
+ * ZB_VERDICT_LOOKUP_SIGNED) in stages over all of them, so that their cache misses overlap,
+ * and bring the answers into the caches. read_query has prefetched each pilot. */
+static inline void look_up(const struct zb_zoneset *zs, struct zb_query *const *queries,
+			   unsigned n)
 {
 	if (n == 0)
 		return;
 	const struct zb_node *node[n];
-	/* zb_read_query has prefetched each pilot. */
 	for (unsigned i = 0; i < n; i++)
 		node[i] = zb_fetch_node(zs, &queries[i]->q, queries[i]->twin);
 	for (unsigned i = 0; i < n; i++)
 		zb_fetch_entries(zs, node[i], queries[i]->twin);
-	for (unsigned i = 0; i < n; i++)
-		queries[i]->answer = zb_fetch_answer(zs, &queries[i]->q, node[i],
-						     queries[i]->twin, transport == ZB_TCP);
+	for (unsigned i = 0; i < n; i++) {
+		struct zb_query *r = queries[i];
+		r->answer = zb_fetch_answer(zs, &r->q, node[i], r->twin, 0);
+		r->missed = r->answer == NULL;
+	}
+}
+
+void zb_respond_batch(const struct zb_zoneset *zs, struct zb_batch_query *batch, unsigned n,
+		      struct zb_query **scratch)
+{
+	unsigned lookups = 0;
+	for (unsigned i = 0; i < n; i++) {
+		struct zb_batch_query *b = &batch[i];
+		b->query.verdict = ZB_VERDICT_DROP;
+		if (b->len && read_query(zs, b->packet, b->len, ZB_UDP, b->client, &b->query) >=
+				      ZB_VERDICT_LOOKUP &&
+		    b->query.verdict <= ZB_VERDICT_LOOKUP_SIGNED)
+			scratch[lookups++] = &b->query;
+	}
+	look_up(zs, scratch, lookups);
+	for (unsigned i = 0; i < n; i++) {
+		struct zb_batch_query *b = &batch[i];
+		b->len = (uint16_t)write_response(zs, b->packet, &b->query, b->packet, ZB_UDP,
+						  &b->facts);
+	}
 }

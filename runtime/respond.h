@@ -40,8 +40,8 @@ enum zb_verdict {
 	ZB_VERDICT_CHAOS,           /* class CH: a name about the server itself */
 };
 
-/* A query read (zb_read_query), until its response is written (zb_write_response): the two
- * halves of zb_respond, apart so that the UDP path can look a whole batch up between them. */
+/* A query read, until its response is written: the two halves of zb_respond, apart so that
+ * a UDP batch's answers are looked up together between them (zb_respond_batch). */
 struct zb_query {
 	struct zb_question q;
 	struct zb_edns edns;
@@ -50,9 +50,10 @@ struct zb_query {
 	uint8_t question;       /* ZB_VERDICT_ERROR: the question parsed and goes back */
 	uint32_t twin;          /* the offset of the nodes its answers come from (zb_lookup_signed) */
 	uint8_t cookie[ZB_COOKIE_LEN]; /* the cookie that goes back (edns.cookie points here) */
-	/* The answer zb_prefetch_answers found for a name with a node; NULL: none yet, and
-	 * zb_write_response looks it up. */
+	/* The answer the batch's stages found for a name with a node; NULL: none, and the
+	 * response's writing looks it up, from the closest encloser when `missed`. */
 	const struct zb_answer *answer;
+	uint8_t missed;         /* the stages found the name has no node */
 };
 
 /*
@@ -69,20 +70,21 @@ size_t zb_respond(const struct zb_zoneset *zs, const uint8_t *query, size_t len,
 		  enum zb_transport transport, const struct zb_client *client,
 		  struct zb_query_facts *facts);
 
-/* zb_respond in two halves, with the same arguments: reading the query into `r` (returns
- * r->verdict), and writing its response from `r`, with `query` unchanged in between. */
-enum zb_verdict zb_read_query(const struct zb_zoneset *zs, const uint8_t *query, size_t len,
-			      enum zb_transport transport, const struct zb_client *client,
-			      struct zb_query *r);
-size_t zb_write_response(const struct zb_zoneset *zs, const uint8_t *query,
-			 const struct zb_query *r, uint8_t *out, enum zb_transport transport,
-			 struct zb_query_facts *facts);
+/* One query of a UDP batch, answered in place. */
+struct zb_batch_query {
+	uint8_t *packet;        /* the query, then its response; ZB_QUERY_SLACK octets of slack,
+				 * room for the larger of the zone set's udp_size and 1024 */
+	const struct zb_client *client;
+	uint16_t len;           /* the query's length (0: dropped unread), then the response's
+				 * (0: none) */
+	struct zb_query_facts facts; /* when a response is written */
+	struct zb_query query;  /* the query read, between the passes */
+};
 
-/* Look the answers of `n` queries up (their verdicts ZB_VERDICT_LOOKUP or
- * ZB_VERDICT_LOOKUP_SIGNED) in stages over all of them, so that their cache misses overlap,
- * and bring the answers into the caches: a batch's, between zb_read_query and
- * zb_write_response. */
-void zb_prefetch_answers(const struct zb_zoneset *zs, struct zb_query *const *queries,
-			 unsigned n, enum zb_transport transport);
+/* zb_respond over UDP for `n` queries at once, in passes: every query read, every answer
+ * looked up at once (in stages, so that their cache misses overlap), every response
+ * written. `scratch` holds `n` pointers. */
+void zb_respond_batch(const struct zb_zoneset *zs, struct zb_batch_query *batch, unsigned n,
+		      struct zb_query **scratch);
 
 #endif

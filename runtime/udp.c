@@ -1,9 +1,7 @@
 /*
- * udp.c - receive a batch of queries with one recvmmsg, answer them, send the answers with one
- * sendmmsg. The batch is answered in three passes: every query read (zb_read_query), every
- * answer looked up at once (zb_prefetch_answers, so that their cache misses overlap), every
- * response written (zb_write_response). Buffers are the worker's own, allocated at start-up:
- * no allocation, lock, clock call, logging or formatting per query.
+ * udp.c - receive a batch of queries with one recvmmsg, answer them all with
+ * zb_respond_batch, send the answers with one sendmmsg. Buffers are the worker's own,
+ * allocated at start-up: no allocation, lock, clock call, logging or formatting per query.
  */
 #define _GNU_SOURCE /* recvmmsg, sendmmsg, in6_pktinfo */
 #include "udp.h"
@@ -22,8 +20,7 @@
 
 struct zb_udp_slot {
 	struct sockaddr_storage peer;
-	struct zb_client client; /* the peer and the worker's cookies, for zb_read_query */
-	struct zb_query query;   /* the query read, between the passes */
+	struct zb_client client; /* the peer and the worker's cookies, for zb_respond_batch */
 	struct iovec query_iov;  /* the whole buffer, for receiving */
 	struct iovec answer_iov; /* the same buffer: each query is answered in place */
 	uint8_t control[ZB_CONTROL_SIZE] __attribute__((aligned(8)));
@@ -43,9 +40,11 @@ int zb_udp_init(struct zb_udp *udp, const struct zb_zoneset *zs, struct zb_stats
 	udp->slots = calloc(batch, sizeof(*udp->slots));
 	udp->in = calloc(batch, sizeof(*udp->in));
 	udp->out = calloc(batch, sizeof(*udp->out));
+	udp->queries = calloc(batch, sizeof(*udp->queries));
 	udp->lookups = calloc(batch, sizeof(*udp->lookups));
 	uint8_t *buffers = udp->buffers = calloc(batch, size);
-	if (!udp->slots || !udp->in || !udp->out || !udp->lookups || !buffers)
+	if (!udp->slots || !udp->in || !udp->out || !udp->queries || !udp->lookups ||
+	    !buffers)
 		return -1;
 	for (unsigned i = 0; i < batch; i++) {
 		struct zb_udp_slot *slot = &udp->slots[i];
@@ -53,6 +52,7 @@ int zb_udp_init(struct zb_udp *udp, const struct zb_zoneset *zs, struct zb_stats
 		slot->client = (struct zb_client){ &slot->peer, cookies }; /* NULL: none made */
 		slot->query_iov = (struct iovec){ buffer, ZB_UDP_QUERY_MAX };
 		slot->answer_iov = (struct iovec){ buffer, 0 };
+		udp->queries[i] = (struct zb_batch_query){ .packet = buffer, .client = &slot->client };
 		udp->in[i].msg_hdr = (struct msghdr){
 			.msg_name = &slot->peer,
 			.msg_namelen = sizeof(slot->peer),
@@ -70,6 +70,7 @@ void zb_udp_free(struct zb_udp *udp)
 	free(udp->slots);
 	free(udp->in);
 	free(udp->out);
+	free(udp->queries);
 	free(udp->lookups);
 	free(udp->buffers);
 	zb_rrl_free(&udp->rrl);
@@ -166,41 +167,34 @@ void zb_udp_drain(struct zb_udp *udp, int fd, int pktinfo)
 		udp->dirty = (unsigned)received;
 		zb_stat_add(&udp->stats->queries[ZB_UDP], (unsigned)received);
 
-		unsigned lookups = 0;
 		for (int i = 0; i < received; i++) {
-			struct zb_udp_slot *slot = &udp->slots[i];
-			struct zb_query *query = &slot->query;
-			query->verdict = ZB_VERDICT_DROP;
 			/* Longer than any question needs (MSG_TRUNC): dropped unanswered. */
-			if (!(udp->in[i].msg_hdr.msg_flags & MSG_TRUNC) &&
-			    !unanswerable_port(&slot->peer) &&
-			    zb_read_query(udp->zs, slot->query_iov.iov_base, udp->in[i].msg_len,
-					  ZB_UDP, &slot->client, query) >= ZB_VERDICT_LOOKUP &&
-			    query->verdict <= ZB_VERDICT_LOOKUP_SIGNED)
-				udp->lookups[lookups++] = query;
+			struct msghdr *in = &udp->in[i].msg_hdr;
+			udp->queries[i].len = (in->msg_flags & MSG_TRUNC) ||
+						      unanswerable_port(&udp->slots[i].peer)
+						      ? 0 : (uint16_t)udp->in[i].msg_len;
 		}
-		zb_prefetch_answers(udp->zs, udp->lookups, lookups, ZB_UDP);
+		zb_respond_batch(udp->zs, udp->queries, (unsigned)received, udp->lookups);
 
 		unsigned answers = 0;
 		int rrl = udp->rrl.rate != 0;
 		for (int i = 0; i < received; i++) {
 			struct zb_udp_slot *slot = &udp->slots[i];
 			struct msghdr *in = &udp->in[i].msg_hdr;
-			struct zb_query_facts facts;
-			size_t len = zb_write_response(udp->zs, slot->query_iov.iov_base, &slot->query,
-						       slot->answer_iov.iov_base, ZB_UDP, &facts);
+			struct zb_query_facts *facts = &udp->queries[i].facts;
+			size_t len = udp->queries[i].len;
 			if (!len) {
 				zb_stat_add(&udp->stats->dropped, 1);
 				continue;
 			}
 			/* Rate limiting, but for a source proven by a cookie of ours. */
-			if (__builtin_expect(rrl, 0) && facts.cookie != ZB_COOKIE_VALID) {
+			if (__builtin_expect(rrl, 0) && facts->cookie != ZB_COOKIE_VALID) {
 				enum zb_rrl_verdict verdict =
-					zb_rrl_account(&udp->rrl, &slot->peer, facts.rrl_key);
-				if (verdict != ZB_RRL_SEND && limited(udp, slot, &len, &facts, verdict))
+					zb_rrl_account(&udp->rrl, &slot->peer, facts->rrl_key);
+				if (verdict != ZB_RRL_SEND && limited(udp, slot, &len, facts, verdict))
 					continue;
 			}
-			zb_stats_count_response(udp->stats, slot->answer_iov.iov_base, &facts);
+			zb_stats_count_response(udp->stats, slot->answer_iov.iov_base, facts);
 			slot->answer_iov.iov_len = len;
 			udp->out[answers].msg_hdr = (struct msghdr){
 				.msg_name = &slot->peer,

@@ -33,7 +33,8 @@ struct zb_udp {
 	struct zb_udp_slot *slots;
 	struct mmsghdr *in;
 	struct mmsghdr *out;
-	struct zb_query **lookups; /* the batch's queries whose answers are looked up */
+	struct zb_batch_query *queries; /* one a slot: zb_respond_batch's */
+	struct zb_query **lookups;      /* zb_respond_batch's scratch */
 	uint8_t *buffers;   /* every slot's buffer, in one allocation */
 };
 

@@ -1,0 +1,97 @@
+"""The compiled data copied to transparent huge pages at start-up (runtime/hugepages.c): where
+it is 2 MiB or more and the kernel's THP mode is not `never`, the server says so after its
+banner and answers from the copy exactly as from the binary; --no-huge-pages keeps the data
+where the binary maps it."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import dns.rcode
+import dns.rdatatype
+import pytest
+
+from conftest import LOG_LINE, Server, build_set
+
+HOSTS = 24_000  # about 3 MiB of compiled data
+HUGE_PAGE = 2 << 20
+
+
+def thp_mode() -> str | None:
+    """The kernel's transparent huge page mode (the bracketed word), or None without THP."""
+    try:
+        text = Path("/sys/kernel/mm/transparent_hugepage/enabled").read_text()
+    except OSError:
+        return None
+    match = re.search(r"\[(\w+)\]", text)
+    return match.group(1) if match else None
+
+
+@pytest.fixture(scope="module")
+def large_set(tmp_path_factory) -> tuple[Path, int]:
+    """A zone set whose data passes one huge page, and the data's length."""
+    work = tmp_path_factory.mktemp("huge")
+    zone = work / "big.zone"
+    lines = ["$TTL 300", "@ SOA ns hostmaster 1 7200 900 1209600 300", "@ NS ns",
+             "ns A 192.0.2.1"]
+    lines += [f"host{i} A 10.{i >> 16 & 255}.{i >> 8 & 255}.{i & 255}" for i in range(HOSTS)]
+    zone.write_text("\n".join(lines) + "\n")
+    binary = build_set(work / "out", "--zone", f"big.example.={zone}")
+    size = int(re.search(r"\.size zb_data, (\d+)", (work / "out" / "zonedata.c").read_text())
+               .group(1))
+    return binary, size
+
+
+def next_message(server: Server, timeout: float) -> str | None:
+    """The message of the server's next log line, or None when none comes in `timeout`."""
+    line = server._read_line(timeout)
+    if not line:
+        return None
+    match = LOG_LINE.match(line)
+    assert match and int(match.group(1)) == server.process.pid, line
+    return match.group(2)
+
+
+def assert_answers(server: Server) -> None:
+    for i in (0, 1, 4_097, HOSTS - 1):
+        response = server.query(f"HOST{i}.big.example.", "A")
+        assert response.rcode() == dns.rcode.NOERROR
+        assert [str(rr) for rr in response.answer[0]] == \
+            [f"10.{i >> 16 & 255}.{i >> 8 & 255}.{i & 255}"]
+        assert response.answer[0].rdtype == dns.rdatatype.A
+    assert server.query(f"host{HOSTS}.big.example.", "A").rcode() == dns.rcode.NXDOMAIN
+
+
+def test_large_data_goes_to_huge_pages_where_the_kernel_allows(large_set):
+    binary, size = large_set
+    assert size >= HUGE_PAGE
+    server = Server(binary)
+    try:
+        message = next_message(server, timeout=2)
+        if thp_mode() in ("always", "madvise"):
+            assert message == f"the zone data ({size >> 20} MiB) is on huge pages"
+        else:  # no THP in this kernel, or `never`: the data stays in the binary's mapping
+            assert message is None
+        assert_answers(server)
+    finally:
+        server.stop()
+
+
+def test_no_huge_pages_keeps_the_data_in_place(large_set):
+    binary, _ = large_set
+    server = Server(binary, "--no-huge-pages")
+    try:
+        assert next_message(server, timeout=1) is None
+        assert_answers(server)
+    finally:
+        server.stop()
+
+
+def test_small_data_stays_in_place(testset_binary):
+    server = Server(testset_binary)
+    try:
+        assert next_message(server, timeout=1) is None
+        assert server.query("www.example.", "A").rcode() == dns.rcode.NOERROR
+    finally:
+        server.stop()
