@@ -6,15 +6,19 @@ and CPU per query, as ratios to the reflector's measured in the same round.
 
     .venv/bin/python tests/bench/sizes.py [--sizes 100,100000,1000000] [--rounds 3]
                                           [--seconds 5] [--workdir build/bench/sizes]
-                                          [--small-pages]
+                                          [--small-pages] [--before CHECKOUT]
 
 --small-pages measures zonebake with --no-huge-pages too, in the same alternation.
+--before CHECKOUT also builds the zones with another checkout of zonebake (say, `git worktree
+add /tmp/before COMMIT`) and measures its servers in the same alternation: a change's effect
+in one run.
 
 A benchmark, not a test: compare ratios within one run."""
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import subprocess
 import sys
@@ -26,38 +30,52 @@ from run import ROOT, compile_tool, loadgen_run, measure, spread
 from servers import ORIGIN, Reflector, Zonebake
 
 
-def build(work: Path, names: int) -> tuple[Path, Path]:
-    """The zone of `names` names compiled, and its query file."""
+def build(work: Path, names: int, checkout: Path | None = None) -> tuple[Path, Path]:
+    """The zone of `names` names compiled (by the zonebake of `checkout`, when given), and its
+    query file."""
     zone, queries = work / f"{names}.zone", work / f"{names}.queries"
     if not zone.exists() or not queries.exists():
         gen.generate(zone, queries, names=names)
+    env = dict(os.environ)
     out = work / f"zonebake-{names}"
+    if checkout:
+        # `import zonebake` finds the other checkout's package first (runtime/ beside it).
+        (work / "before-path").mkdir(exist_ok=True)
+        link = work / "before-path" / "zonebake"
+        if link.is_symlink():
+            link.unlink()
+        link.symlink_to(checkout.resolve() / "compiler")
+        env["PYTHONPATH"] = str(work / "before-path")
+        out = work / f"before-{names}"
     started = time.monotonic()
     subprocess.run([sys.executable, "-m", "zonebake", "build", "-q", "--zone",
-                    f"{ORIGIN}={zone}", "-o", str(out)], check=True)
-    print(f"zonebake compiled {names} names in {time.monotonic() - started:.1f} s",
-          file=sys.stderr)
+                    f"{ORIGIN}={zone}", "-o", str(out)], check=True, env=env)
+    print(f"zonebake{' (before)' if checkout else ''} compiled {names} names in "
+          f"{time.monotonic() - started:.1f} s", file=sys.stderr)
     return out / "zonebake-server", queries
 
 
-# zonebake's variants measured: its options, by the name in the table.
-VARIANTS = {"zonebake": ()}
-SMALL_PAGES = {"zonebake": (), "4 KiB pages": ("--no-huge-pages",)}
+# zonebake's variants measured, by the name in the table: the checkout that builds it (None:
+# this one) and the server's options.
+VARIANTS = {"zonebake": (None, ())}
+SMALL_PAGES = {"4 KiB pages": (None, ("--no-huge-pages",))}
 
 
 def report(work: Path, sizes: list[int], rounds: int, seconds: float,
            loadgen: Path, reflector_binary: Path, variants: dict = VARIANTS) -> None:
     """Measure and print the table (`make bench` runs it after run.py)."""
-    built = {names: build(work, names) for names in sizes}
+    built = {(names, checkout): build(work, names, checkout)
+             for names in sizes for checkout, _ in variants.values()}
     reflector = Reflector(work, 25321, reflector_binary)
     # qps and cpu_us of each (size, server) per round, and the reflector's in that round
     results = {names: {name: [] for name in ["reflector", *variants]} for names in sizes}
     for round_ in range(rounds):
         for names in sizes:
-            binary, queries = built[names]
+            queries = built[names, None][1]
             servers = {"reflector": reflector}
-            servers.update({name: Zonebake(work / str(names), 25322, binary, extra=extra)
-                            for name, extra in variants.items()})
+            servers.update({name: Zonebake(work / str(names), 25322,
+                                           built[names, checkout][0], extra=extra)
+                            for name, (checkout, extra) in variants.items()})
             for name, server in servers.items():
                 print(f"sizes, round {round_ + 1}: {name}, {names} names", file=sys.stderr)
                 server.start()
@@ -99,13 +117,20 @@ def main() -> None:
     parser.add_argument("--workdir", type=Path, default=ROOT / "build" / "bench" / "sizes")
     parser.add_argument("--small-pages", action="store_true",
                         help="zonebake also with --no-huge-pages, in the same alternation")
+    parser.add_argument("--before", type=Path, metavar="CHECKOUT",
+                        help="also zonebake as that checkout builds it")
     args = parser.parse_args()
     work = args.workdir
     (work / "tools").mkdir(parents=True, exist_ok=True)
     loadgen = compile_tool("loadgen.c", work / "tools" / "loadgen")
     reflector = compile_tool("reflector.c", work / "tools" / "reflector")
+    variants = dict(VARIANTS)
+    if args.small_pages:
+        variants.update(SMALL_PAGES)
+    if args.before:
+        variants["before"] = (args.before, ())
     report(work, [int(n) for n in args.sizes.split(",")], args.rounds, args.seconds,
-           loadgen, reflector, SMALL_PAGES if args.small_pages else VARIANTS)
+           loadgen, reflector, variants)
 
 
 if __name__ == "__main__":
