@@ -1,77 +1,10 @@
 /*
- * wire.c - parse the question section of a query (RFC 1035 §4.1.2), lowercasing the name
- * into a scratch buffer on the way so the lookup can hash and compare it byte for byte.
+ * wire.c - step over names, parse a query's additional section and its OPT record
+ * (RFC 6891). The question's parser is in wire.h, inlined into the request handler.
  */
 #include "wire.h"
 
 #include <string.h>
-
-#include "hash.h"
-
-/* ASCII letters of eight bytes at once made lowercase; other bytes, label lengths included
- * (never above 63), stay as they are. */
-static inline uint64_t zb_lower8(uint64_t w)
-{
-	uint64_t low7 = w & 0x7f7f7f7f7f7f7f7full;
-	uint64_t at_least_a = low7 + 0x3f3f3f3f3f3f3f3full; /* bit 7 set where byte >= 'A' */
-	uint64_t above_z = low7 + 0x2525252525252525ull;    /* bit 7 set where byte > 'Z' */
-	uint64_t upper = at_least_a & ~above_z & ~w & 0x8080808080808080ull;
-	return w | (upper >> 2);
-}
-
-int zb_parse_question(const uint8_t *pkt, size_t len, uint64_t seed, struct zb_question *q)
-{
-	const uint8_t *name = pkt + ZB_HEADER_LEN, *p = name;
-	/* The root label must lie within the packet and within 255 octets of the name's start:
-	 * one bound checks both. */
-	const uint8_t *limit = pkt + (len < ZB_HEADER_LEN + ZB_MAX_NAME ? len
-								: ZB_HEADER_LEN + ZB_MAX_NAME);
-	unsigned nlabels = 0;
-
-	/* Walk the labels: each a plain length. */
-	for (;;) {
-		if (p >= limit)
-			return -1;
-		unsigned label = *p;
-		if (label - 1 >= 63) { /* the root, or not a plain length: */
-			if (label == 0)
-				break;
-			return -1; /* 0xC0 pointer, 0x40/0x80 extended or reserved label types */
-		}
-		q->label_off[nlabels++] = (uint8_t)(p - name);
-		p += 1 + label;
-	}
-	size_t name_len = (size_t)(p - name) + 1;
-	size_t end = (size_t)(p - pkt) + 5;
-	if (end > len)
-		return -1;
-	q->label_off[nlabels] = (uint8_t)(name_len - 1);
-	q->nlabels = (uint8_t)nlabels;
-	q->name_len = (uint16_t)name_len;
-	q->qtype = zb_get16(p + 1);
-	q->qclass = zb_get16(p + 3);
-	q->end = (uint16_t)end;
-
-	/* Lowercase and hash a word at a time, straight from the packet (which has slack to
-	 * read a word past its end: ZB_QUERY_SLACK); the last word is zero-padded. */
-	uint64_t h = zb_hash_start(name_len, seed);
-	uint64_t w;
-	size_t i = 0;
-	for (; i + 8 <= name_len; i += 8) {
-		memcpy(&w, name + i, 8);
-		w = zb_lower8(w);
-		memcpy(q->lower + i, &w, 8);
-		h = zb_hash_word(h, w);
-	}
-	if (i < name_len) {
-		memcpy(&w, name + i, 8);
-		w = zb_lower8(w & (~0ull >> (8 * (8 - (name_len - i)))));
-		memcpy(q->lower + i, &w, 8);
-		h = zb_hash_word(h, w);
-	}
-	q->hash = zb_fmix64(h);
-	return 0;
-}
 
 int zb_skip_name(const uint8_t *pkt, size_t len, size_t *off)
 {

@@ -1,0 +1,37 @@
+/*
+ * question_parse.c - print what runtime/wire.h's question parser makes of packets, one per
+ * input line of hex (the whole packet, header included):
+ *   out: -1                                   (malformed)
+ *        NAME_LEN NLABELS QTYPE QCLASS END HASH LOWERHEX
+ * Built twice by tests/unit/test_question_parse.py, with SSE2 and with -DZB_NO_SIMD, whose
+ * outputs must agree.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "wire.h"
+
+int main(void)
+{
+	static char hex[2 * 70000];
+	static uint8_t packet[65536 + ZB_QUERY_SLACK];
+
+	while (scanf("%139999s", hex) == 1) {
+		size_t len = 0;
+		for (; hex[2 * len] && hex[2 * len + 1]; len++)
+			sscanf(hex + 2 * len, "%2hhx", &packet[len]);
+		memset(packet + len, 0x5A, ZB_QUERY_SLACK); /* what a buffer may hold past it */
+		struct zb_question q;
+		if (zb_parse_question(packet, len, 7, &q) != 0) {
+			printf("-1\n");
+			continue;
+		}
+		printf("%u %u %u %u %u %" PRIu64 " ", q.name_len, q.nlabels, q.qtype, q.qclass,
+		       q.end, q.hash);
+		for (unsigned i = 0; i < q.name_len; i++)
+			printf("%02x", q.lower[i]);
+		printf("\n");
+	}
+	return 0;
+}
