@@ -133,7 +133,7 @@ int main(int argc, char **argv)
 	zb_control_init(&control);
 	static struct zb_zoneset moved; /* the zone set with its data on huge pages */
 	const struct zb_zoneset *zs =
-		o.no_huge_pages ? &zb_zoneset : zb_on_huge_pages(&zb_zoneset, &moved);
+		o.huge_pages ? zb_on_huge_pages(&zb_zoneset, &moved) : &zb_zoneset;
 	if (take_sockets(&o, zs, &server, &control.takeover, err, sizeof(err)) != 0) {
 		zb_log_error("%s%s", o.takeover ? "cannot take over: " : "", err);
 		return 1;

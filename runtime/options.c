@@ -34,9 +34,8 @@ static void usage(FILE *to)
 		    "                              per CPU)\n"
 		    "  --cpu-affinity              pin worker i to CPU i\n"
 		    "  --batch N                   UDP queries taken per recvmmsg (default: 64)\n"
-		    "  --no-huge-pages             keep the zone data where the binary maps it, not\n"
-		    "                              copied to transparent huge pages (default: copied\n"
-		    "                              when 2 MiB or more and the kernel allows)\n"
+		    "  --huge-pages                copy the zone data to transparent huge pages at\n"
+		    "                              start-up, when 2 MiB or more and the kernel allows\n"
 		    "  --udp-rcvbuf BYTES          UDP socket receive buffer (default: the system's)\n"
 		    "  --udp-sndbuf BYTES          UDP socket send buffer (default: the system's)\n"
 		    "  --metrics ADDRESS:PORT      serve statistics over HTTP there: GET /metrics\n"
@@ -147,8 +146,8 @@ int zb_options_parse(struct zb_options *o, int argc, char **argv)
 			i++;
 		} else if (strcmp(arg, "--cpu-affinity") == 0) {
 			o->server.cpu_affinity = 1;
-		} else if (strcmp(arg, "--no-huge-pages") == 0) {
-			o->no_huge_pages = 1;
+		} else if (strcmp(arg, "--huge-pages") == 0) {
+			o->huge_pages = 1;
 		} else if (strcmp(arg, "--allow-root") == 0) {
 			o->privileges.allow_root = 1;
 		} else if (strcmp(arg, "--listen") == 0 && value) {

@@ -6,9 +6,9 @@ and CPU per query, as ratios to the reflector's measured in the same round.
 
     .venv/bin/python tests/bench/sizes.py [--sizes 100,100000,1000000] [--rounds 3]
                                           [--seconds 5] [--workdir build/bench/sizes]
-                                          [--small-pages] [--before CHECKOUT]
+                                          [--huge-pages] [--before CHECKOUT]
 
---small-pages measures zonebake with --no-huge-pages too, in the same alternation.
+--huge-pages measures zonebake with --huge-pages too, in the same alternation.
 --before CHECKOUT also builds the zones with another checkout of zonebake (say, `git worktree
 add /tmp/before COMMIT`) and measures its servers in the same alternation: a change's effect
 in one run.
@@ -58,14 +58,15 @@ def build(work: Path, names: int, checkout: Path | None = None) -> tuple[Path, P
 # zonebake's variants measured, by the name in the table: the checkout that builds it (None:
 # this one) and the server's options.
 VARIANTS = {"zonebake": (None, ())}
-SMALL_PAGES = {"4 KiB pages": (None, ("--no-huge-pages",))}
+HUGE_PAGES = {"huge pages": (None, ("--huge-pages",))}
 
 
 def report(work: Path, sizes: list[int], rounds: int, seconds: float,
            loadgen: Path, reflector_binary: Path, variants: dict = VARIANTS) -> None:
     """Measure and print the table (`make bench` runs it after run.py)."""
+    checkouts = {checkout for checkout, _ in variants.values()} | {None}
     built = {(names, checkout): build(work, names, checkout)
-             for names in sizes for checkout, _ in variants.values()}
+             for names in sizes for checkout in checkouts}
     reflector = Reflector(work, 25321, reflector_binary)
     # qps and cpu_us of each (size, server) per round, and the reflector's in that round
     results = {names: {name: [] for name in ["reflector", *variants]} for names in sizes}
@@ -115,8 +116,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=5)
     parser.add_argument("--workdir", type=Path, default=ROOT / "build" / "bench" / "sizes")
-    parser.add_argument("--small-pages", action="store_true",
-                        help="zonebake also with --no-huge-pages, in the same alternation")
+    parser.add_argument("--huge-pages", action="store_true",
+                        help="zonebake also with --huge-pages, in the same alternation")
     parser.add_argument("--before", type=Path, metavar="CHECKOUT",
                         help="also zonebake as that checkout builds it")
     args = parser.parse_args()
@@ -125,8 +126,8 @@ def main() -> None:
     loadgen = compile_tool("loadgen.c", work / "tools" / "loadgen")
     reflector = compile_tool("reflector.c", work / "tools" / "reflector")
     variants = dict(VARIANTS)
-    if args.small_pages:
-        variants.update(SMALL_PAGES)
+    if args.huge_pages:
+        variants.update(HUGE_PAGES)
     if args.before:
         variants["before"] = (args.before, ())
     report(work, [int(n) for n in args.sizes.split(",")], args.rounds, args.seconds,

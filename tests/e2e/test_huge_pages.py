@@ -1,7 +1,7 @@
-"""The compiled data copied to transparent huge pages at start-up (runtime/hugepages.c): where
-it is 2 MiB or more and the kernel's THP mode is not `never`, the server says so after its
-banner and answers from the copy exactly as from the binary; --no-huge-pages keeps the data
-where the binary maps it."""
+"""--huge-pages: the compiled data copied to transparent huge pages at start-up
+(runtime/hugepages.c). Where it is 2 MiB or more and the kernel's THP mode is not `never`, the
+server says so after its banner and answers from the copy exactly as from the binary; without
+the option the data stays where the binary maps it."""
 
 from __future__ import annotations
 
@@ -66,7 +66,7 @@ def assert_answers(server: Server) -> None:
 def test_large_data_goes_to_huge_pages_where_the_kernel_allows(large_set):
     binary, size = large_set
     assert size >= HUGE_PAGE
-    server = Server(binary)
+    server = Server(binary, "--huge-pages")
     try:
         message = next_message(server, timeout=2)
         if thp_mode() in ("always", "madvise"):
@@ -78,9 +78,9 @@ def test_large_data_goes_to_huge_pages_where_the_kernel_allows(large_set):
         server.stop()
 
 
-def test_no_huge_pages_keeps_the_data_in_place(large_set):
+def test_without_the_option_the_data_stays_in_place(large_set):
     binary, _ = large_set
-    server = Server(binary, "--no-huge-pages")
+    server = Server(binary)
     try:
         assert next_message(server, timeout=1) is None
         assert_answers(server)
@@ -89,7 +89,7 @@ def test_no_huge_pages_keeps_the_data_in_place(large_set):
 
 
 def test_small_data_stays_in_place(testset_binary):
-    server = Server(testset_binary)
+    server = Server(testset_binary, "--huge-pages")
     try:
         assert next_message(server, timeout=1) is None
         assert server.query("www.example.", "A").rcode() == dns.rcode.NOERROR
