@@ -399,13 +399,14 @@ read_query(const struct zb_zoneset *zs, const uint8_t *query, size_t len,
 		return r->verdict = ZB_VERDICT_CHAOS;
 	if (is_unimplemented_qtype(q->qtype))
 		return refuse(r, ZB_RCODE_NOTIMP, 1);
-	zb_fetch_pilot(zs, q); /* the first step of the lookup: see look_up */
-	if (__builtin_expect(edns->flags & ZB_OPT_FLAG_DO, 0)) {
-		r->twin = zs->signed_nodes;
-		return r->verdict = ZB_VERDICT_LOOKUP_SIGNED;
-	}
+	r->verdict = ZB_VERDICT_LOOKUP;
 	r->twin = 0;
-	return r->verdict = ZB_VERDICT_LOOKUP;
+	if (__builtin_expect(edns->flags & ZB_OPT_FLAG_DO, 0)) {
+		r->verdict = ZB_VERDICT_LOOKUP_SIGNED;
+		r->twin = zs->signed_nodes;
+	}
+	r->node = zb_fetch_node(zs, q->hash, r->twin); /* the lookup's first stage (look_up) */
+	return r->verdict;
 }
 
 /* The answer to a query read, found by the batch's stages or looked up here. */
@@ -455,20 +456,15 @@ size_t zb_respond(const struct zb_zoneset *zs, const uint8_t *query, size_t len,
 
 /* Look the answers of `n` queries read up (verdicts ZB_VERDICT_LOOKUP and
  * ZB_VERDICT_LOOKUP_SIGNED) in stages over all of them, so that their cache misses overlap,
- * and bring the answers into the caches. read_query has prefetched each pilot. */
+ * and bring the answers into the caches. read_query has fetched each node. */
 static inline void look_up(const struct zb_zoneset *zs, struct zb_query *const *queries,
 			   unsigned n)
 {
-	if (n == 0)
-		return;
-	const struct zb_node *node[n];
 	for (unsigned i = 0; i < n; i++)
-		node[i] = zb_fetch_node(zs, &queries[i]->q, queries[i]->twin);
-	for (unsigned i = 0; i < n; i++)
-		zb_fetch_entries(zs, node[i], queries[i]->twin);
+		zb_fetch_entries(zs, queries[i]->node, queries[i]->twin);
 	for (unsigned i = 0; i < n; i++) {
 		struct zb_query *r = queries[i];
-		r->answer = zb_fetch_answer(zs, &r->q, node[i], r->twin, 0);
+		r->answer = zb_fetch_answer(zs, &r->q, r->node, r->twin, 0);
 		r->missed = r->answer == NULL;
 	}
 }

@@ -49,6 +49,7 @@ struct zb_query {
 	uint8_t rcode;          /* ZB_VERDICT_ERROR: the response's, extended bits included */
 	uint8_t question;       /* ZB_VERDICT_ERROR: the question parsed and goes back */
 	uint32_t twin;          /* the offset of the nodes its answers come from (zb_lookup_signed) */
+	const struct zb_node *node; /* the perfect hash's node for the name: its, if it has one */
 	uint8_t cookie[ZB_COOKIE_LEN]; /* the cookie that goes back (edns.cookie points here) */
 	/* The answer the batch's stages found for a name with a node; NULL: none, and the
 	 * response's writing looks it up, from the closest encloser when `missed`. */
