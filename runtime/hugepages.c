@@ -52,8 +52,7 @@ const struct zb_zoneset *zb_on_huge_pages(const struct zb_zoneset *zs, struct zb
 	uint8_t *data = (uint8_t *)(((uintptr_t)area + ZB_HUGE_PAGE - 1) & ~(ZB_HUGE_PAGE - 1));
 	if (data > area)
 		munmap(area, (size_t)(data - area));
-	if (area + ZB_HUGE_PAGE > data)
-		munmap(data + len, (size_t)(area + ZB_HUGE_PAGE - data));
+	munmap(data + len, (size_t)(area + ZB_HUGE_PAGE - data));
 	if (madvise(data, len, MADV_HUGEPAGE) != 0) {
 		munmap(data, len);
 		return zs;

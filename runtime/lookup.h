@@ -123,16 +123,16 @@ static inline void zb_fetch_entries(const struct zb_zoneset *zs, const struct zb
 	__builtin_prefetch(&zs->types[node[twin].types_off]);
 }
 
-/* The last stage: the answer, when the name has a node (else NULL: zb_lookup goes on). */
+/* The last stage: the answer over UDP (ANY gets one RRset) when the name has a node; else
+ * NULL, and zb_lookup_below goes on from the closest encloser. */
 static inline const struct zb_answer *zb_fetch_answer(const struct zb_zoneset *zs,
 						      const struct zb_question *q,
-						      const struct zb_node *node, uint32_t twin,
-						      int tcp)
+						      const struct zb_node *node, uint32_t twin)
 {
 	if (node->name_len != q->name_len ||
 	    !zb_same_name(zs->data + node->name_off, q->lower, q->name_len))
 		return NULL;
-	const struct zb_answer *answer = zb_answer_for_type(zs, node + twin, zb_lookup_key(q, tcp));
+	const struct zb_answer *answer = zb_answer_for_type(zs, node + twin, zb_lookup_key(q, 0));
 	/* The answer's record, then its body right after it (zonedata.h). */
 	__builtin_prefetch(answer);
 	__builtin_prefetch((const uint8_t *)answer + 64);

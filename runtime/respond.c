@@ -464,7 +464,7 @@ static inline void look_up(const struct zb_zoneset *zs, struct zb_query *const *
 		zb_fetch_entries(zs, queries[i]->node, queries[i]->twin);
 	for (unsigned i = 0; i < n; i++) {
 		struct zb_query *r = queries[i];
-		r->answer = zb_fetch_answer(zs, &r->q, r->node, r->twin, 0);
+		r->answer = zb_fetch_answer(zs, &r->q, r->node, r->twin);
 		r->missed = r->answer == NULL;
 	}
 }

@@ -129,7 +129,6 @@ def test_the_servers_own_defaults_are_read(tmp_path):
         ("zonebake", "/run/zonebake/c", "127.0.0.1:9153", 4)
 
 
-
 def primary_config(tmp_path, *zones: str) -> Path:
     """A set of zones with these extra lines each (primary, tsig)."""
     text = "".join(f'[[zone]]\norigin = "z{i}.example."\nfile = "z{i}.zone"\n{lines}\n'
