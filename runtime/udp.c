@@ -21,8 +21,7 @@
 struct zb_udp_slot {
 	struct sockaddr_storage peer;
 	struct zb_client client; /* the peer and the worker's cookies, for zb_respond_batch */
-	struct iovec query_iov;  /* the whole buffer, for receiving */
-	struct iovec answer_iov; /* the same buffer: each query is answered in place */
+	struct iovec iov;        /* the whole buffer to receive; the answer, in place, to send */
 	uint8_t control[ZB_CONTROL_SIZE] __attribute__((aligned(8)));
 };
 
@@ -50,13 +49,12 @@ int zb_udp_init(struct zb_udp *udp, const struct zb_zoneset *zs, struct zb_stats
 		struct zb_udp_slot *slot = &udp->slots[i];
 		uint8_t *buffer = buffers + i * size;
 		slot->client = (struct zb_client){ &slot->peer, cookies }; /* NULL: none made */
-		slot->query_iov = (struct iovec){ buffer, ZB_UDP_QUERY_MAX };
-		slot->answer_iov = (struct iovec){ buffer, 0 };
+		slot->iov = (struct iovec){ buffer, ZB_UDP_QUERY_MAX };
 		udp->queries[i] = (struct zb_batch_query){ .packet = buffer, .client = &slot->client };
 		udp->in[i].msg_hdr = (struct msghdr){
 			.msg_name = &slot->peer,
 			.msg_namelen = sizeof(slot->peer),
-			.msg_iov = &slot->query_iov,
+			.msg_iov = &slot->iov,
 			.msg_iovlen = 1,
 			.msg_control = slot->control,
 			.msg_controllen = sizeof(slot->control),
@@ -98,21 +96,15 @@ static size_t reply_control(struct msghdr *received, uint8_t *control)
  * RFC 862 (echo), 867 (daytime), 865 (quote of the day), 864 (chargen) and 868 (time) answer
  * whatever reaches them, so a query spoofed from one of them would start a loop between the
  * two servers. Dropped unanswered, as BIND and Knot drop them. */
+#define ZB_UNANSWERABLE_PORTS (1ull << 0 | 1ull << 7 | 1ull << 13 | 1ull << 17 | 1ull << 19 | \
+			       1ull << 37)
+_Static_assert(offsetof(struct sockaddr_in, sin_port) == offsetof(struct sockaddr_in6, sin6_port),
+	       "the port is at one place in both address families");
+
 static int unanswerable_port(const struct sockaddr_storage *peer)
 {
-	in_port_t port;
-	if (peer->ss_family == AF_INET)
-		port = ((const struct sockaddr_in *)peer)->sin_port;
-	else if (peer->ss_family == AF_INET6)
-		port = ((const struct sockaddr_in6 *)peer)->sin6_port;
-	else
-		return 0;
-	switch (ntohs(port)) {
-	case 0: case 7: case 13: case 17: case 19: case 37:
-		return 1;
-	default:
-		return 0;
-	}
+	unsigned port = ntohs(((const struct sockaddr_in *)peer)->sin_port);
+	return port < 64 && (ZB_UNANSWERABLE_PORTS >> port) & 1;
 }
 
 /* Send the batch's answers. A message the kernel refuses (a destination it will not send to:
@@ -141,12 +133,27 @@ static __attribute__((noinline)) int limited(struct zb_udp *udp, const struct zb
 					    enum zb_rrl_verdict verdict)
 {
 	if (verdict == ZB_RRL_SLIP) {
-		*len = zb_rrl_slip(slot->answer_iov.iov_base, *len, facts);
+		*len = zb_rrl_slip(slot->iov.iov_base, *len, facts);
 		zb_stat_add(&udp->stats->rrl_slipped, 1);
 		return 0;
 	}
 	zb_stat_add(&udp->stats->rrl_dropped, 1);
 	return 1;
+}
+
+/* Send what the batch answered: the received headers themselves, each now holding its
+ * answer's length, when every query got one; else the answered ones copied together. */
+static void send_batch(struct zb_udp *udp, int fd, unsigned received, unsigned answers)
+{
+	if (answers == received) {
+		send_answers(fd, udp->in, answers);
+		return;
+	}
+	unsigned n = 0;
+	for (unsigned i = 0; i < received; i++)
+		if (udp->queries[i].len)
+			udp->out[n++] = udp->in[i];
+	send_answers(fd, udp->out, n);
 }
 
 void zb_udp_drain(struct zb_udp *udp, int fd, int pktinfo)
@@ -155,10 +162,12 @@ void zb_udp_drain(struct zb_udp *udp, int fd, int pktinfo)
 	 * once if more is waiting: a flood that keeps the socket full must not hold up TCP,
 	 * accepts, the timer and the stop signal. */
 	for (unsigned round = 0; round < ZB_UDP_BATCHES_PER_WAKEUP; round++) {
-		/* recvmmsg shortens the address and control lengths it fills: give them back. */
+		/* recvmmsg shortens the address and control lengths it fills, and each answer
+		 * set its buffer's length: give them back. */
 		for (unsigned i = 0; i < udp->dirty; i++) {
 			udp->in[i].msg_hdr.msg_namelen = sizeof(struct sockaddr_storage);
 			udp->in[i].msg_hdr.msg_controllen = ZB_CONTROL_SIZE;
+			udp->slots[i].iov.iov_len = ZB_UDP_QUERY_MAX;
 		}
 		udp->dirty = 0;
 		int received = recvmmsg(fd, udp->in, udp->batch, MSG_DONTWAIT, NULL);
@@ -169,18 +178,20 @@ void zb_udp_drain(struct zb_udp *udp, int fd, int pktinfo)
 
 		for (int i = 0; i < received; i++) {
 			/* Longer than any question needs (MSG_TRUNC): dropped unanswered. */
-			struct msghdr *in = &udp->in[i].msg_hdr;
-			udp->queries[i].len = (in->msg_flags & MSG_TRUNC) ||
+			struct mmsghdr *in = &udp->in[i];
+			udp->queries[i].len = (in->msg_hdr.msg_flags & MSG_TRUNC) ||
 						      unanswerable_port(&udp->slots[i].peer)
-						      ? 0 : (uint16_t)udp->in[i].msg_len;
+						      ? 0 : (uint16_t)in->msg_len;
 		}
 		zb_respond_batch(udp->zs, udp->queries, (unsigned)received, udp->lookups);
 
+		/* Each answer goes back with the received header: the peer's address and length
+		 * as they came, the buffer's length now the answer's. */
 		unsigned answers = 0;
 		int rrl = udp->rrl.rate != 0;
 		for (int i = 0; i < received; i++) {
 			struct zb_udp_slot *slot = &udp->slots[i];
-			struct msghdr *in = &udp->in[i].msg_hdr;
+			struct msghdr *hdr = &udp->in[i].msg_hdr;
 			struct zb_query_facts *facts = &udp->queries[i].facts;
 			size_t len = udp->queries[i].len;
 			if (!len) {
@@ -191,22 +202,17 @@ void zb_udp_drain(struct zb_udp *udp, int fd, int pktinfo)
 			if (__builtin_expect(rrl, 0) && facts->cookie != ZB_COOKIE_VALID) {
 				enum zb_rrl_verdict verdict =
 					zb_rrl_account(&udp->rrl, &slot->peer, facts->rrl_key);
-				if (verdict != ZB_RRL_SEND && limited(udp, slot, &len, facts, verdict))
+				if (verdict != ZB_RRL_SEND && limited(udp, slot, &len, facts, verdict)) {
+					udp->queries[i].len = 0;
 					continue;
+				}
 			}
-			zb_stats_count_response(udp->stats, slot->answer_iov.iov_base, facts);
-			slot->answer_iov.iov_len = len;
-			udp->out[answers].msg_hdr = (struct msghdr){
-				.msg_name = &slot->peer,
-				.msg_namelen = in->msg_namelen,
-				.msg_iov = &slot->answer_iov,
-				.msg_iovlen = 1,
-				.msg_control = pktinfo ? slot->control : NULL,
-				.msg_controllen = pktinfo ? reply_control(in, slot->control) : 0,
-			};
+			zb_stats_count_response(udp->stats, slot->iov.iov_base, facts);
+			slot->iov.iov_len = len;
+			hdr->msg_controllen = pktinfo ? reply_control(hdr, slot->control) : 0;
 			answers++;
 		}
-		send_answers(fd, udp->out, answers);
+		send_batch(udp, fd, (unsigned)received, answers);
 		if ((unsigned)received < udp->batch)
 			return;
 	}
