@@ -76,14 +76,14 @@ static const struct zb_denial *entry_at(const struct zb_zoneset *zs,
 }
 
 unsigned zb_find_denials(const struct zb_zoneset *zs, const struct zb_question *q,
-			 const struct zb_node *encloser, unsigned strip,
+			 const struct zb_node *encloser, unsigned next_off,
 			 const struct zb_answer_denial *use, const struct zb_denial *found[2],
 			 unsigned *apex_len)
 {
 	const uint8_t *table = zs->data + encloser->name_off;
 	/* The next closer name: the query name's, or below a DNAME its image's. */
-	const uint8_t *next = q->lower + q->label_off[strip - 1];
-	size_t next_len = q->name_len - q->label_off[strip - 1];
+	const uint8_t *next = q->lower + next_off;
+	size_t next_len = q->name_len - next_off;
 	uint8_t image[64 + 256];
 	if (table[0] == ZB_DENIAL_IMAGE) {
 		const struct zb_image_denial *to = (const struct zb_image_denial *)table;

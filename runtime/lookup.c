@@ -26,19 +26,21 @@ static inline __attribute__((always_inline)) const struct zb_answer *
 below(const struct zb_zoneset *zs, const struct zb_question *q, uint16_t key, uint32_t twin,
       struct zb_encloser *encloser)
 {
+	uint8_t label_off[ZB_MAX_LABELS + 1];
+	unsigned nlabels = zb_label_offsets(q->lower, label_off);
 	/* No node has more than max_labels labels: skip straight to suffixes that short. */
 	unsigned first = 1;
-	if (q->nlabels > zs->max_labels)
-		first = q->nlabels - zs->max_labels;
-	for (unsigned strip = first; strip <= q->nlabels; strip++) { /* down to the root zone */
-		unsigned off = q->label_off[strip];
+	if (nlabels > zs->max_labels)
+		first = nlabels - zs->max_labels;
+	for (unsigned strip = first; strip <= nlabels; strip++) { /* down to the root zone */
+		unsigned off = label_off[strip];
 		size_t len = q->name_len - off;
 		const struct zb_node *node =
 			zb_find_node(zs, q->lower + off, len, zb_hash(q->lower + off, len, zs->seed));
 		if (node) {
 			node += twin;
 			if (encloser && node->name_off && twin)
-				*encloser = (struct zb_encloser){node, strip};
+				*encloser = (struct zb_encloser){node, label_off[strip - 1]};
 			return answer_for_miss(zs, node, key);
 		}
 	}

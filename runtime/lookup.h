@@ -16,10 +16,10 @@ const struct zb_answer *zb_lookup(const struct zb_zoneset *zs, const struct zb_q
 				  int tcp);
 
 /* Where a name with no node fell, with DO set: the closest encloser's DO twin, when it has
- * a denial, and how many labels were stripped to reach it (denial.h). */
+ * a denial, and where in the query name the next closer name starts (denial.h). */
 struct zb_encloser {
 	const struct zb_node *node;  /* NULL: the name has a node, or no denial applies */
-	unsigned strip;
+	unsigned next_off;
 };
 
 /* The same with DO set (RFC 3225): the answers with DNSSEC (zb_zoneset.signed_nodes, 0 when

@@ -82,15 +82,14 @@ struct zb_question {
 	uint16_t qclass;
 	uint16_t name_len;              /* wire length of QNAME, root label included */
 	uint16_t end;                   /* offset just past QCLASS */
-	uint8_t nlabels;                /* labels of QNAME, root not counted */
-	uint8_t label_off[ZB_MAX_LABELS + 1]; /* offset of each label in the name; [nlabels]: root */
 	uint64_t hash;                  /* zb_hash of `lower` (hash.h), computed while parsing */
-	/* QNAME, ASCII letters lowercased (RFC 4343), zero-padded to a whole word */
+	/* QNAME, ASCII letters lowercased (RFC 4343), then zeros to the end of its last block of
+	 * 16 octets and for 16 more (zb_lower_hash) */
 	uint8_t lower[ZB_MAX_NAME + 1 + 16] __attribute__((aligned(16)));
 };
 
 /* A query buffer must be readable this far past the query's end: the name is read sixteen
- * octets at a time (zb_lower_name), and its last block may reach past the question. */
+ * octets at a time (zb_lower_hash), and its last block may reach past the question. */
 #define ZB_QUERY_SLACK 16
 
 /* ASCII letters of eight bytes at once made lowercase; other bytes, label lengths included
@@ -104,31 +103,76 @@ static inline uint64_t zb_lower8(uint64_t w)
 	return w | (upper >> 2);
 }
 
-/* A name of `len` octets lowercased into `out`, in blocks that may read and write up to 15
- * octets past it: the query has ZB_QUERY_SLACK octets of slack, `out` room for 256. With
- * SSE2 (every x86-64) sixteen octets at a time, else eight. */
-static inline void zb_lower_name(const uint8_t *name, size_t len, uint8_t *out)
+/* The low `n` octets of a little-endian word (1 <= n <= 8), the rest zero. */
+static inline uint64_t zb_low_octets(uint64_t w, size_t n)
 {
+	return w & (~0ull >> (8 * (8 - n)));
+}
+
+/*
+ * A name of `len` octets lowercased into `out` and hashed as zb_hash hashes the result, in
+ * one pass: with SSE2 (every x86-64) sixteen octets at a time, else eight. Zeros follow it to
+ * the end of its last block and for a whole block more, so that it and every suffix of it
+ * compare a block at a time (zb_same_name). It reads up to 15 octets past the name (the query
+ * has ZB_QUERY_SLACK octets of slack); `out` has room for 256 + 16.
+ */
 #if defined(__SSE2__) && !defined(ZB_NO_SIMD)
-	const __m128i before_a = _mm_set1_epi8('A' - 1), after_z = _mm_set1_epi8('Z' + 1);
-	const __m128i case_bit = _mm_set1_epi8(0x20);
-	for (size_t i = 0; i < len; i += 16) {
-		__m128i v = _mm_loadu_si128((const __m128i *)(name + i));
-		/* Signed comparisons: octets from 0x80 up are negative, below 'A'. */
-		__m128i upper = _mm_and_si128(_mm_cmpgt_epi8(v, before_a),
-					      _mm_cmplt_epi8(v, after_z));
-		_mm_storeu_si128((__m128i *)(out + i),
-				 _mm_or_si128(v, _mm_and_si128(upper, case_bit)));
+static inline __m128i zb_lower16(const uint8_t *at)
+{
+	__m128i v = _mm_loadu_si128((const __m128i *)at);
+	/* Signed comparisons: octets from 0x80 up are negative, below 'A'. */
+	__m128i upper = _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8('A' - 1)),
+				      _mm_cmplt_epi8(v, _mm_set1_epi8('Z' + 1)));
+	return _mm_or_si128(v, _mm_and_si128(upper, _mm_set1_epi8(0x20)));
+}
+
+static inline uint64_t zb_lower_hash(const uint8_t *name, size_t len, uint64_t seed,
+				     uint8_t *out)
+{
+	/* Sixteen ones then sixteen zeros: the mask of the last block's first n octets is the
+	 * sixteen from 16 - n. */
+	static const uint8_t keep[32] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+					  0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	uint64_t h = zb_hash_start(len, seed);
+	size_t i = 0;
+	for (; i + 16 <= len; i += 16) {
+		__m128i v = zb_lower16(name + i);
+		_mm_store_si128((__m128i *)(out + i), v);
+		h = zb_hash_word(h, (uint64_t)_mm_cvtsi128_si64(v));
+		h = zb_hash_word(h, (uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(v, v)));
 	}
+	size_t rest = len - i;
+	if (rest) {
+		__m128i v = _mm_and_si128(zb_lower16(name + i),
+					  _mm_loadu_si128((const __m128i *)(keep + 16 - rest)));
+		_mm_store_si128((__m128i *)(out + i), v);
+		h = zb_hash_word(h, (uint64_t)_mm_cvtsi128_si64(v));
+		if (rest > 8)
+			h = zb_hash_word(h, (uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(v, v)));
+		i += 16;
+	}
+	_mm_store_si128((__m128i *)(out + i), _mm_setzero_si128());
+	return zb_fmix64(h);
+}
 #else
-	for (size_t i = 0; i < len; i += 8) {
+static inline uint64_t zb_lower_hash(const uint8_t *name, size_t len, uint64_t seed,
+				     uint8_t *out)
+{
+	uint64_t h = zb_hash_start(len, seed);
+	size_t i = 0;
+	for (; i < len; i += 8) {
 		uint64_t w;
 		memcpy(&w, name + i, 8);
 		w = zb_lower8(w);
+		if (len - i < 8)
+			w = zb_low_octets(w, len - i);
 		memcpy(out + i, &w, 8);
+		h = zb_hash_word(h, w);
 	}
-#endif
+	memset(out + i, 0, 8);
+	return zb_fmix64(h);
 }
+#endif
 
 /*
  * Parse the question that starts at offset 12 of a packet of `len` bytes, lowercasing its
@@ -137,17 +181,17 @@ static inline void zb_lower_name(const uint8_t *name, size_t len, uint8_t *out)
  * a label type other than a plain length (a compression pointer has nothing to point back to
  * in a question), or a name over 255 octets. Inline: every query's, on the hot path.
  */
-static inline int zb_parse_question(const uint8_t *pkt, size_t len, uint64_t seed,
-				    struct zb_question *q)
+static inline __attribute__((always_inline)) int
+zb_parse_question(const uint8_t *pkt, size_t len, uint64_t seed, struct zb_question *q)
 {
 	const uint8_t *name = pkt + ZB_HEADER_LEN, *p = name;
 	/* The root label must lie within the packet and within 255 octets of the name's start:
 	 * one bound checks both. */
 	const uint8_t *limit = pkt + (len < ZB_HEADER_LEN + ZB_MAX_NAME ? len
 								: ZB_HEADER_LEN + ZB_MAX_NAME);
-	unsigned nlabels = 0;
 
-	/* Walk the labels: each a plain length. */
+	/* Walk the labels: each a plain length. Where they start is left to a lookup that
+	 * needs it (zb_label_offsets): a name found whole never does. */
 	for (;;) {
 		if (p >= limit)
 			return -1;
@@ -157,39 +201,30 @@ static inline int zb_parse_question(const uint8_t *pkt, size_t len, uint64_t see
 				break;
 			return -1; /* 0xC0 pointer, 0x40/0x80 extended or reserved label types */
 		}
-		q->label_off[nlabels++] = (uint8_t)(p - name);
 		p += 1 + label;
 	}
 	size_t name_len = (size_t)(p - name) + 1;
 	size_t end = (size_t)(p - pkt) + 5;
 	if (end > len)
 		return -1;
-	q->label_off[nlabels] = (uint8_t)(name_len - 1);
-	q->nlabels = (uint8_t)nlabels;
 	q->name_len = (uint16_t)name_len;
 	q->qtype = zb_get16(p + 1);
 	q->qclass = zb_get16(p + 3);
 	q->end = (uint16_t)end;
-
-	/* Lowercase, then hash a word at a time; the last word zero-padded. */
-	zb_lower_name(name, name_len, q->lower);
-	uint64_t h = zb_hash_start(name_len, seed);
-	uint64_t w;
-	size_t i = 0;
-	for (; i + 8 <= name_len; i += 8) {
-		memcpy(&w, q->lower + i, 8);
-		h = zb_hash_word(h, w);
-	}
-	if (i < name_len) {
-		memcpy(&w, q->lower + i, 8);
-		w &= ~0ull >> (8 * (8 - (name_len - i)));
-		memcpy(q->lower + i, &w, 8);
-		h = zb_hash_word(h, w);
-	}
-	q->hash = zb_fmix64(h);
+	q->hash = zb_lower_hash(name, name_len, seed, q->lower);
 	return 0;
 }
 
+/* The offset of each label of a well-formed name (a question's, parsed) in `off`, the root
+ * label's last; returns how many labels come before the root. */
+static inline unsigned zb_label_offsets(const uint8_t *name, uint8_t off[ZB_MAX_LABELS + 1])
+{
+	unsigned n = 0, at = 0;
+	for (; name[at]; at += 1u + name[at])
+		off[n++] = (uint8_t)at;
+	off[n] = (uint8_t)at;
+	return n;
+}
 
 /* Step over the name at *off in a message of `len` octets; it may end in a compression
  * pointer. Returns 0, or -1 when it runs past the end or has a label of another type

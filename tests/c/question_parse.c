@@ -2,7 +2,7 @@
  * question_parse.c - print what runtime/wire.h's question parser makes of packets, one per
  * input line of hex (the whole packet, header included):
  *   out: -1                                   (malformed)
- *        NAME_LEN NLABELS QTYPE QCLASS END HASH LOWERHEX
+ *        NAME_LEN NLABELS QTYPE QCLASS END HASH LOWERHEX   (NLABELS: zb_label_offsets)
  * Built twice by tests/unit/test_question_parse.py, with SSE2 and with -DZB_NO_SIMD, whose
  * outputs must agree.
  */
@@ -27,7 +27,9 @@ int main(void)
 			printf("-1\n");
 			continue;
 		}
-		printf("%u %u %u %u %u %" PRIu64 " ", q.name_len, q.nlabels, q.qtype, q.qclass,
+		uint8_t label_off[ZB_MAX_LABELS + 1];
+		printf("%u %u %u %u %u %" PRIu64 " ", q.name_len,
+		       zb_label_offsets(q.lower, label_off), q.qtype, q.qclass,
 		       q.end, q.hash);
 		for (unsigned i = 0; i < q.name_len; i++)
 			printf("%02x", q.lower[i]);
