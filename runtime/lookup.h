@@ -36,24 +36,29 @@ const struct zb_answer *zb_lookup_below_signed(const struct zb_zoneset *zs,
 					       const struct zb_question *q, int tcp,
 					       struct zb_encloser *encloser);
 
-/* Equal names, compared a word at a time: the compiled data and the query's scratch copy
- * both leave room to read up to the next multiple of 8. */
-static inline int zb_same_name(const uint8_t *a, const uint8_t *b, size_t len)
+/* Equal names of `len` octets, compared whole blocks at a time, zeros after each name
+ * included: a compiled name starts a block of 16 octets and is zero-padded to a whole one
+ * (compiler/core/layout.c), and a query's lowercased name, or a suffix of it, is followed by
+ * at least 16 zeros (zb_lower_hash). */
+static inline int zb_same_name(const uint8_t *compiled, const uint8_t *name, size_t len)
 {
-	size_t i = 0;
-	uint64_t x, y;
-
-	for (; i + 8 <= len; i += 8) {
-		memcpy(&x, a + i, 8);
-		memcpy(&y, b + i, 8);
+#if defined(__SSE2__) && !defined(ZB_NO_SIMD)
+	for (size_t i = 0; i < len; i += 16) {
+		__m128i same = _mm_cmpeq_epi8(_mm_load_si128((const __m128i *)(compiled + i)),
+					      _mm_loadu_si128((const __m128i *)(name + i)));
+		if (_mm_movemask_epi8(same) != 0xffff)
+			return 0;
+	}
+#else
+	for (size_t i = 0; i < len; i += 8) {
+		uint64_t x, y;
+		memcpy(&x, compiled + i, 8);
+		memcpy(&y, name + i, 8);
 		if (x != y)
 			return 0;
 	}
-	if (i == len)
-		return 1;
-	memcpy(&x, a + i, 8);
-	memcpy(&y, b + i, 8);
-	return ((x ^ y) & (~0ull >> (8 * (8 - (len - i))))) == 0;
+#endif
+	return 1;
 }
 
 /* The node the perfect hash gives a name hashed to `hash`: the name's, if it has one. */
@@ -64,7 +69,7 @@ static inline const struct zb_node *zb_candidate(const struct zb_zoneset *zs, ui
 }
 
 /* The node whose lowercased wire name is exactly `name` (`hash` its zb_hash), or NULL.
- * `name` must be readable up to the next multiple of 8 octets. */
+ * `name` is followed by 16 zeros (zb_same_name). */
 static inline const struct zb_node *zb_find_node(const struct zb_zoneset *zs, const uint8_t *name,
 						 size_t len, uint64_t hash)
 {

@@ -157,18 +157,16 @@ static size_t copy_with_denial(const struct zb_zoneset *zs, const struct zb_answ
 	return written + insert;
 }
 
-/* Copy `len` octets of compiled data to a response with `room` octets left. A short body
- * goes a word at a time, which may copy up to 7 octets more: the data has the names after
- * every answer (compiler/core/layout.c), and the response has room for them or the call is
- * left to memcpy. */
-static inline void copy_plain(uint8_t *dst, const uint8_t *src, size_t len, size_t room)
+/* Copy a body of `len` octets right behind the question. A short one (most are) goes as 32
+ * octets at once, up to 31 more than it has: the data holds at least 32 octets after every
+ * body (the names and their zeros come last, compiler/core/layout.c), and a response buffer
+ * (512 octets or more) holds them after any question (271 at most). */
+static inline void copy_plain(uint8_t *dst, const uint8_t *src, size_t len)
 {
-	if (len <= 32 && ((len + 7) & ~(size_t)7) <= room) {
-		for (size_t i = 0; i < len; i += 8) {
-			uint64_t w;
-			memcpy(&w, src + i, 8);
-			memcpy(dst + i, &w, 8);
-		}
+	if (len <= 32) {
+		uint8_t block[32];
+		memcpy(block, src, 32);
+		memcpy(dst, block, 32);
 		return;
 	}
 	memcpy(dst, src, len);
@@ -183,7 +181,7 @@ static inline size_t copy_answer(const struct zb_zoneset *zs, const uint8_t *que
 	size_t body_len = answer->body_len;
 	if (q->end + body_len + insert <= room) {
 		if (!insert && q->name_len == answer->base_len) { /* an exact match: a plain copy */
-			copy_plain(out + q->end, zs->data + answer->body_off, body_len, room - q->end);
+			copy_plain(out + q->end, zs->data + answer->body_off, body_len);
 			return q->end + body_len;
 		}
 		return q->end + copy_body(zs, answer, query, q, out + q->end, body_len);

@@ -19,7 +19,8 @@
 
 /* A name of the tree: an owner, an empty non-terminal or a zone apex. */
 struct zb_node {
-	uint32_t name_off;       /* lowercased wire-format name, in data */
+	uint32_t name_off;       /* lowercased wire-format name, in data: 16-aligned, zeros
+				  * after it to the end of its last 16 octets */
 	uint32_t types_off;      /* first of `ntypes` entries in `types`, sorted by qtype */
 	uint32_t default_answer; /* answer (offset in data) for a qtype not in the list */
 	uint32_t miss;           /* for a name below this node that is not in the tree */

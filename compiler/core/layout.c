@@ -14,7 +14,12 @@
 #include "zonedata.h"
 
 #define ALIGN 8
-#define NAMES_TAIL 8  /* zeros after the names: the responder reads them a word at a time */
+/* Each name starts a block of 16 octets and is zero-padded to a whole block: the responder
+ * compares names a block at a time (runtime/lookup.h). Zeros after the last: the responder
+ * copies a short body in whole blocks (runtime/respond.c), reading up to 32 octets from its
+ * start. */
+#define NAME_ALIGN 16
+#define NAMES_TAIL 32
 
 static size_t align(size_t n, size_t to)
 {
@@ -209,7 +214,7 @@ static void put_types(struct out *o, uint32_t first, uint32_t n, const uint32_t 
 
 /* Where every part goes, between plan_layout and write_layout. */
 static uint32_t *answer_at;  /* by body id */
-static uint64_t types_off, pilots_off, denial_off, answers_off, names_off;
+static uint64_t types_off, pilots_off, denial_off, answers_off, names_off, names_size;
 static uint32_t signed_base;  /* a node's DO twin's index: its own plus this; 0: none */
 
 void plan_layout(const struct phash *ph, const uint32_t *key_off, struct chaos *chaos,
@@ -235,13 +240,16 @@ void plan_layout(const struct phash *ph, const uint32_t *key_off, struct chaos *
 		answer_at[k] = position;
 		position += answer_size(&bodies.list.v[k]);
 	}
-	names_off = position;
-	if (names_off + key_off[node_answers.n] > UINT32_MAX)
+	names_off = align(position, NAME_ALIGN);
+	names_size = 0;
+	for (size_t i = 0; i < node_answers.n; i++)
+		names_size += align(key_off[i + 1] - key_off[i], NAME_ALIGN);
+	if (names_off + names_size > UINT32_MAX)
 		unsupported("the data passes 4 GiB");
 
 	for (size_t c = 0; c < nchaos; c++)
 		chaos[c].offset = OFFSET(chaos[c].body);
-	info->size = names_off + key_off[node_answers.n] + NAMES_TAIL;
+	info->size = names_off + names_size + NAMES_TAIL;
 	info->types_off = types_off;
 	info->pilots_off = pilots_off;
 	info->nanswers = bodies.list.n;
@@ -294,7 +302,8 @@ static void write_nodes(const struct phash *ph, const struct node_answers *answe
 			}
 			if (!base) {
 				put(&names_out, keys + key_off[i], key_len);
-				name_at += key_len;
+				name_at += align(key_len, NAME_ALIGN);
+				pad_to(&names_out, name_at);
 			}
 		}
 		put(&nodes_out, &node, sizeof node);
@@ -347,10 +356,10 @@ void write_layout(const char *path, const struct phash *ph, const uint8_t *keys,
 		pthread_join(helper, NULL);
 	if (close(fd) != 0)
 		fail("cannot write %s", path);
-	if (names_out.at != names_off + key_off[node_answers.n] + NAMES_TAIL)
+	if (names_out.at != names_off + names_size + NAMES_TAIL)
 		fail("the layout wrote %llu octets, not the %llu planned",
 		     (unsigned long long)names_out.at,
-		     (unsigned long long)(names_off + key_off[node_answers.n] + NAMES_TAIL));
+		     (unsigned long long)(names_off + names_size + NAMES_TAIL));
 	free(answer_at);
 	free(slot_of);
 }
