@@ -158,6 +158,12 @@ static void send_batch(struct zb_udp *udp, int fd, unsigned received, unsigned a
 
 void zb_udp_drain(struct zb_udp *udp, int fd, int pktinfo)
 {
+	/* In locals: the compiler cannot tell the stores below leave *udp alone. */
+	struct zb_udp_slot *const slots = udp->slots;
+	struct mmsghdr *const in = udp->in;
+	struct zb_batch_query *const queries = udp->queries;
+	struct zb_stats *const stats = udp->stats;
+
 	/* A bounded number of batches, then back to the event loop, which comes back here at
 	 * once if more is waiting: a flood that keeps the socket full must not hold up TCP,
 	 * accepts, the timer and the stop signal. */
@@ -165,37 +171,35 @@ void zb_udp_drain(struct zb_udp *udp, int fd, int pktinfo)
 		/* recvmmsg shortens the address and control lengths it fills, and each answer
 		 * set its buffer's length: give them back. */
 		for (unsigned i = 0; i < udp->dirty; i++) {
-			udp->in[i].msg_hdr.msg_namelen = sizeof(struct sockaddr_storage);
-			udp->in[i].msg_hdr.msg_controllen = ZB_CONTROL_SIZE;
-			udp->slots[i].iov.iov_len = ZB_UDP_QUERY_MAX;
+			in[i].msg_hdr.msg_namelen = sizeof(struct sockaddr_storage);
+			in[i].msg_hdr.msg_controllen = ZB_CONTROL_SIZE;
+			slots[i].iov.iov_len = ZB_UDP_QUERY_MAX;
 		}
 		udp->dirty = 0;
-		int received = recvmmsg(fd, udp->in, udp->batch, MSG_DONTWAIT, NULL);
+		int received = recvmmsg(fd, in, udp->batch, MSG_DONTWAIT, NULL);
 		if (received <= 0)
 			return; /* EAGAIN: drained; anything else: try again on the next event */
 		udp->dirty = (unsigned)received;
-		zb_stat_add(&udp->stats->queries[ZB_UDP], (unsigned)received);
+		zb_stat_add(&stats->queries[ZB_UDP], (unsigned)received);
 
 		for (int i = 0; i < received; i++) {
 			/* Longer than any question needs (MSG_TRUNC): dropped unanswered. */
-			struct mmsghdr *in = &udp->in[i];
-			udp->queries[i].len = (in->msg_hdr.msg_flags & MSG_TRUNC) ||
-						      unanswerable_port(&udp->slots[i].peer)
-						      ? 0 : (uint16_t)in->msg_len;
+			queries[i].len = (in[i].msg_hdr.msg_flags & MSG_TRUNC) ||
+						 unanswerable_port(&slots[i].peer)
+						 ? 0 : (uint16_t)in[i].msg_len;
 		}
-		zb_respond_batch(udp->zs, udp->queries, (unsigned)received, udp->lookups);
+		zb_respond_batch(udp->zs, queries, (unsigned)received, udp->lookups);
 
 		/* Each answer goes back with the received header: the peer's address and length
 		 * as they came, the buffer's length now the answer's. */
 		unsigned answers = 0;
 		int rrl = udp->rrl.rate != 0;
 		for (int i = 0; i < received; i++) {
-			struct zb_udp_slot *slot = &udp->slots[i];
-			struct msghdr *hdr = &udp->in[i].msg_hdr;
-			struct zb_query_facts *facts = &udp->queries[i].facts;
-			size_t len = udp->queries[i].len;
+			struct zb_udp_slot *slot = &slots[i];
+			struct zb_query_facts *facts = &queries[i].facts;
+			size_t len = queries[i].len;
 			if (!len) {
-				zb_stat_add(&udp->stats->dropped, 1);
+				zb_stat_add(&stats->dropped, 1);
 				continue;
 			}
 			/* Rate limiting, but for a source proven by a cookie of ours. */
@@ -203,13 +207,14 @@ void zb_udp_drain(struct zb_udp *udp, int fd, int pktinfo)
 				enum zb_rrl_verdict verdict =
 					zb_rrl_account(&udp->rrl, &slot->peer, facts->rrl_key);
 				if (verdict != ZB_RRL_SEND && limited(udp, slot, &len, facts, verdict)) {
-					udp->queries[i].len = 0;
+					queries[i].len = 0;
 					continue;
 				}
 			}
-			zb_stats_count_response(udp->stats, slot->iov.iov_base, facts);
+			zb_stats_count_response(stats, slot->iov.iov_base, facts);
 			slot->iov.iov_len = len;
-			hdr->msg_controllen = pktinfo ? reply_control(hdr, slot->control) : 0;
+			in[i].msg_hdr.msg_controllen =
+				pktinfo ? reply_control(&in[i].msg_hdr, slot->control) : 0;
 			answers++;
 		}
 		send_batch(udp, fd, (unsigned)received, answers);
