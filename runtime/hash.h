@@ -63,6 +63,19 @@ static inline uint64_t zb_hash(const uint8_t *key, size_t len, uint64_t seed)
 	return zb_fmix64(h);
 }
 
+/* zb_hash of a key followed by at least 7 zeros (a query's name, or a suffix of it): its last
+ * word read whole. */
+static inline uint64_t zb_hash_padded(const uint8_t *key, size_t len, uint64_t seed)
+{
+	uint64_t h = zb_hash_start(len, seed);
+	for (size_t i = 0; i < len; i += 8) {
+		uint64_t w;
+		memcpy(&w, key + i, 8);
+		h = zb_hash_word(h, w);
+	}
+	return zb_fmix64(h);
+}
+
 static inline uint32_t zb_bucket_of(uint64_t h, uint32_t nbuckets)
 {
 	return (uint32_t)(((h >> 32) * (uint64_t)nbuckets) >> 32);

@@ -89,39 +89,76 @@ static int is_unimplemented_qtype(uint16_t qtype)
 	return qtype == 0 || (qtype >= ZB_TYPE_IXFR && qtype <= ZB_TYPE_MAILA);
 }
 
-/* Copy an answer body behind the question. For a DNAME synthesis the query name's labels in
- * front of the DNAME owner go in at dname_split, finishing the CNAME's target (RFC 6672).
- * Then every compression pointer is shifted by how much longer the query name is than the
- * name the body was compiled against (see compiler/core/wire.c). Returns the bytes written. */
+/* Copy `len` octets of compiled data into a response. Up to 64 go in blocks of 32, up to 31
+ * octets more than asked: the data holds at least 32 after every body (the names and their
+ * zeros come last, compiler/core/layout.c), and a response buffer (512 octets or more) holds
+ * them after any question (271 at most) and 64 octets. */
+static inline void copy_short(uint8_t *dst, const uint8_t *src, size_t len)
+{
+	uint8_t block[32];
+	if (__builtin_expect(len > 32, 0)) {
+		if (len > 64) {
+			memcpy(dst, src, len);
+			return;
+		}
+		memcpy(block, src + 32, 32);
+		memcpy(dst + 32, block, 32);
+	}
+	memcpy(block, src, 32);
+	memcpy(dst, block, 32);
+}
+
+/* Shift every compression pointer of a copied body (the first `len` octets of it) by
+ * `delta`, how much longer the query name is than the name the body was compiled against
+ * (see compiler/core/wire.c); those after a DNAME synthesis's `split` have moved `insert`
+ * octets on. */
+static inline __attribute__((always_inline)) void
+shift_pointers(const struct zb_zoneset *zs, const struct zb_answer *answer, uint8_t *body,
+	       size_t len, unsigned delta, size_t split, size_t insert)
+{
+	const uint8_t *fixup = zs->data + answer->fixups_off;
+	for (unsigned i = 0; i < answer->nfixups; i++) {
+		uint16_t at;
+		memcpy(&at, fixup + 2 * i, 2); /* little-endian, as zonedata.h requires */
+		if (at >= len)
+			break; /* the rest lies in records the truncation cut off */
+		size_t pos = at + (split && at >= split ? insert : 0);
+		zb_put16(body + pos, (uint16_t)(zb_get16(body + pos) + delta));
+	}
+}
+
+/* A DNAME synthesis's body: the query name's labels in front of the DNAME owner go in at
+ * dname_split, finishing the CNAME's target (RFC 6672). Out of line: few answers are. */
+static __attribute__((noinline)) size_t
+copy_synthesis(const struct zb_zoneset *zs, const struct zb_answer *answer,
+	       const uint8_t *query, const struct zb_question *q, uint8_t *body, size_t body_len)
+{
+	const uint8_t *src = zs->data + answer->body_off;
+	size_t split = answer->dname_split, insert = q->name_len - answer->dname_owner_len;
+	memcpy(body, src, split);
+	memcpy(body + split, query + ZB_HEADER_LEN, insert);
+	memcpy(body + split + insert, src + split, body_len - split);
+	zb_put16(body + split - 2, (uint16_t)(insert + 2)); /* the CNAME's RDLENGTH */
+	unsigned delta = q->name_len - answer->base_len;
+	if (delta)
+		shift_pointers(zs, answer, body, body_len, delta, split, insert);
+	return body_len + insert;
+}
+
+/* Copy the first `body_len` octets of an answer body behind the question, its compression
+ * pointers shifted to the query name; a DNAME synthesis's with the query name's labels in
+ * it. Returns the octets written. */
 static size_t copy_body(const struct zb_zoneset *zs, const struct zb_answer *answer,
 			const uint8_t *query, const struct zb_question *q, uint8_t *body,
 			size_t body_len)
 {
-	const uint8_t *src = zs->data + answer->body_off;
+	if (__builtin_expect(answer->dname_split != 0, 0))
+		return copy_synthesis(zs, answer, query, q, body, body_len);
+	copy_short(body, zs->data + answer->body_off, body_len);
 	unsigned delta = q->name_len - answer->base_len;
-	size_t split = answer->dname_split, insert = 0;
-
-	if (split) {
-		insert = q->name_len - answer->dname_owner_len;
-		memcpy(body, src, split);
-		memcpy(body + split, query + ZB_HEADER_LEN, insert);
-		memcpy(body + split + insert, src + split, body_len - split);
-		zb_put16(body + split - 2, (uint16_t)(insert + 2)); /* the CNAME's RDLENGTH */
-	} else {
-		memcpy(body, src, body_len);
-	}
-	if (delta) {
-		const uint8_t *fixup = zs->data + answer->fixups_off;
-		for (unsigned i = 0; i < answer->nfixups; i++) {
-			uint16_t at;
-			memcpy(&at, fixup + 2 * i, 2); /* little-endian, as zonedata.h requires */
-			if (at >= body_len)
-				break; /* the rest lies in records the truncation cut off */
-			size_t pos = at + (split && at >= split ? insert : 0);
-			zb_put16(body + pos, (uint16_t)(zb_get16(body + pos) + delta));
-		}
-	}
-	return body_len + insert;
+	if (delta)
+		shift_pointers(zs, answer, body, body_len, delta, 0, 0);
+	return body_len;
 }
 
 /* Copy an answer body with the query name's denial (denial.h), `n` chain entries of `insert`
@@ -157,21 +194,6 @@ static size_t copy_with_denial(const struct zb_zoneset *zs, const struct zb_answ
 	return written + insert;
 }
 
-/* Copy a body of `len` octets right behind the question. A short one (most are) goes as 32
- * octets at once, up to 31 more than it has: the data holds at least 32 octets after every
- * body (the names and their zeros come last, compiler/core/layout.c), and a response buffer
- * (512 octets or more) holds them after any question (271 at most). */
-static inline void copy_plain(uint8_t *dst, const uint8_t *src, size_t len)
-{
-	if (len <= 32) {
-		uint8_t block[32];
-		memcpy(block, src, 32);
-		memcpy(dst, block, 32);
-		return;
-	}
-	memcpy(dst, src, len);
-}
-
 /* The response's records after the question, as many as fit in `room` (RFC 2181 §9), `insert`
  * octets of the query name going into a DNAME's synthesis; returns the response's length. */
 static inline size_t copy_answer(const struct zb_zoneset *zs, const uint8_t *query,
@@ -181,7 +203,7 @@ static inline size_t copy_answer(const struct zb_zoneset *zs, const uint8_t *que
 	size_t body_len = answer->body_len;
 	if (q->end + body_len + insert <= room) {
 		if (!insert && q->name_len == answer->base_len) { /* an exact match: a plain copy */
-			copy_plain(out + q->end, zs->data + answer->body_off, body_len);
+			copy_short(out + q->end, zs->data + answer->body_off, body_len);
 			return q->end + body_len;
 		}
 		return q->end + copy_body(zs, answer, query, q, out + q->end, body_len);
