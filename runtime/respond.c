@@ -376,11 +376,15 @@ static enum zb_verdict refuse(struct zb_query *r, unsigned rcode, int question)
 	return r->verdict = ZB_VERDICT_ERROR;
 }
 
-/* Read a query into `r`: its header, question and OPT checked; returns r->verdict. Written
- * once, inlined into zb_respond and into the UDP batch's loop. */
+/* Read a query into `r`: its header, question and OPT checked; returns r->verdict. With
+ * `guess`, a plain query's question is taken on a guess at its name's length
+ * (zb_guess_question): the verdict holds only where it is a lookup, and the name's labels
+ * are walked before a lookup that does not find it whole relies on them. Written once,
+ * inlined into zb_respond and into the UDP batch's loop. */
 static inline __attribute__((always_inline)) enum zb_verdict
 read_query(const struct zb_zoneset *zs, const uint8_t *query, size_t len,
-	   enum zb_transport transport, const struct zb_client *client, struct zb_query *r)
+	   enum zb_transport transport, const struct zb_client *client, struct zb_query *r,
+	   int guess)
 {
 	struct zb_question *q = &r->q;
 	struct zb_edns *edns = &r->edns;
@@ -390,15 +394,18 @@ read_query(const struct zb_zoneset *zs, const uint8_t *query, size_t len,
 	r->missed = 0;
 	if (len < ZB_HEADER_LEN || (query[2] & (ZB_FLAG_QR >> 8)))
 		return r->verdict = ZB_VERDICT_DROP;
-	if (zb_hdr_qdcount(query) != 1 || zb_parse_question(query, len, zs->seed, q) != 0)
+	unsigned arcount = zb_hdr_arcount(query);
+	if (zb_hdr_qdcount(query) != 1 ||
+	    ((!guess || arcount > 1 || zb_guess_question(query, len, arcount, zs->seed, q) != 0) &&
+	     zb_parse_question(query, len, zs->seed, q) != 0))
 		return refuse(r, zb_hdr_opcode(query) != ZB_OPCODE_QUERY ? ZB_RCODE_NOTIMP
 									: ZB_RCODE_FORMERR, 0);
 	/* A query carries no answer or authority records; the additional section holds at most
 	 * one OPT, and nothing may follow it (Knot says FORMERR to the same). */
 	if (zb_hdr_ancount(query) || zb_hdr_nscount(query))
 		return refuse(r, ZB_RCODE_FORMERR, 1);
-	if (zb_hdr_arcount(query)) {
-		if (zb_parse_additional(query, len, q->end, zb_hdr_arcount(query), edns) != 0) {
+	if (arcount) {
+		if (zb_parse_additional(query, len, q->end, arcount, edns) != 0) {
 			*edns = (struct zb_edns){ 0 }; /* no OPT goes back in the FORMERR */
 			return refuse(r, ZB_RCODE_FORMERR, 1);
 		}
@@ -465,7 +472,7 @@ size_t zb_respond(const struct zb_zoneset *zs, const uint8_t *query, size_t len,
 {
 	struct zb_query r;
 
-	read_query(zs, query, len, transport, client, &r);
+	read_query(zs, query, len, transport, client, &r, 0);
 	return write_response(zs, query, &r, out, transport, facts);
 }
 
@@ -489,6 +496,13 @@ static inline void look_up(const struct zb_zoneset *zs, struct zb_query *const *
 	}
 }
 
+/* A batch's query read again, its question parsed in full: its name was guessed wrong. */
+static __attribute__((noinline)) enum zb_verdict read_again(const struct zb_zoneset *zs,
+							    struct zb_batch_query *b)
+{
+	return read_query(zs, b->packet, b->len, ZB_UDP, b->client, &b->query, 0);
+}
+
 void zb_respond_batch(const struct zb_zoneset *zs, struct zb_batch_query *batch, unsigned n,
 		      struct zb_query **scratch)
 {
@@ -496,10 +510,16 @@ void zb_respond_batch(const struct zb_zoneset *zs, struct zb_batch_query *batch,
 	for (unsigned i = 0; i < n; i++) {
 		struct zb_batch_query *b = &batch[i];
 		b->query.verdict = ZB_VERDICT_DROP;
-		if (b->len && read_query(zs, b->packet, b->len, ZB_UDP, b->client, &b->query) >=
-				      ZB_VERDICT_LOOKUP &&
-		    b->query.verdict <= ZB_VERDICT_LOOKUP_SIGNED)
+		if (!b->len) {
+			b->query.missed = 0;
+			continue;
+		}
+		enum zb_verdict verdict =
+			read_query(zs, b->packet, b->len, ZB_UDP, b->client, &b->query, 1);
+		if (verdict == ZB_VERDICT_LOOKUP || verdict == ZB_VERDICT_LOOKUP_SIGNED)
 			scratch[lookups++] = &b->query;
+		else if (b->query.q.guessed) /* the verdict was on a guess */
+			read_again(zs, b);
 		/* The lookup's second stage, for a query read a few before this one. */
 		if (lookups > fetched + ZB_FETCH_BEHIND) {
 			zb_fetch_entries(zs, scratch[fetched]->node, scratch[fetched]->twin);
@@ -509,6 +529,10 @@ void zb_respond_batch(const struct zb_zoneset *zs, struct zb_batch_query *batch,
 	look_up(zs, scratch, lookups, fetched);
 	for (unsigned i = 0; i < n; i++) {
 		struct zb_batch_query *b = &batch[i];
+		/* A guessed name not found whole: its labels walked before the lookup strips
+		 * them, and the query read in full if they are not the name guessed. */
+		if (b->query.missed && b->query.q.guessed && !zb_guess_holds(&b->query.q))
+			read_again(zs, b);
 		b->len = (uint16_t)write_response(zs, b->packet, &b->query, b->packet, ZB_UDP,
 						  &b->facts);
 	}

@@ -82,6 +82,7 @@ struct zb_question {
 	uint16_t qclass;
 	uint16_t name_len;              /* wire length of QNAME, root label included */
 	uint16_t end;                   /* offset just past QCLASS */
+	uint8_t guessed;                /* 1: the name's labels not walked (zb_guess_question) */
 	uint64_t hash;                  /* zb_hash of `lower` (hash.h), computed while parsing */
 	/* QNAME, ASCII letters lowercased (RFC 4343), then zeros to the end of its last block of
 	 * 16 octets and for 16 more (zb_lower_hash) */
@@ -174,6 +175,19 @@ static inline uint64_t zb_lower_hash(const uint8_t *name, size_t len, uint64_t s
 }
 #endif
 
+/* The question of a packet whose name has `name_len` octets (at least 1, the last a 0): its
+ * type, class and end, and its name lowercased and hashed. */
+static inline __attribute__((always_inline)) void
+zb_take_question(const uint8_t *pkt, size_t name_len, uint64_t seed, struct zb_question *q)
+{
+	const uint8_t *after = pkt + ZB_HEADER_LEN + name_len;
+	q->name_len = (uint16_t)name_len;
+	q->qtype = zb_get16(after);
+	q->qclass = zb_get16(after + 2);
+	q->end = (uint16_t)(ZB_HEADER_LEN + name_len + 4);
+	q->hash = zb_lower_hash(pkt + ZB_HEADER_LEN, name_len, seed, q->lower);
+}
+
 /*
  * Parse the question that starts at offset 12 of a packet of `len` bytes, lowercasing its
  * name into q->lower on the way (RFC 4343) so the lookup can hash and compare it byte for
@@ -204,15 +218,55 @@ zb_parse_question(const uint8_t *pkt, size_t len, uint64_t seed, struct zb_quest
 		p += 1 + label;
 	}
 	size_t name_len = (size_t)(p - name) + 1;
-	size_t end = (size_t)(p - pkt) + 5;
-	if (end > len)
+	if (ZB_HEADER_LEN + name_len + 4 > len)
 		return -1;
-	q->name_len = (uint16_t)name_len;
-	q->qtype = zb_get16(p + 1);
-	q->qclass = zb_get16(p + 3);
-	q->end = (uint16_t)end;
-	q->hash = zb_lower_hash(name, name_len, seed, q->lower);
+	zb_take_question(pkt, name_len, seed, q);
+	q->guessed = 0;
 	return 0;
+}
+
+/*
+ * The question of a packet of `len` octets taken on a guess at its name's length, its labels
+ * not walked, for a plain query: the question then nothing (`opt` 0), or the question then an
+ * OPT record without options (`opt` 1), the two forms nearly every query has. Returns 0, or
+ * -1 when the packet does not fit the guess (zb_parse_question then reads it). The guess
+ * holds for any name a lookup finds whole: a compiled name is well formed, and lowercasing
+ * leaves every label length as it is, so a name equal to one has its labels; for any other,
+ * zb_guess_holds says, before anything relies on the labels.
+ */
+static inline __attribute__((always_inline)) int
+zb_guess_question(const uint8_t *pkt, size_t len, int opt, uint64_t seed, struct zb_question *q)
+{
+	/* The OPT record's owner, the root; its TYPE; its RDLENGTH, 0 (RFC 6891 §6.1.2). */
+	size_t tail = 4;
+	if (opt) {
+		if (len < ZB_HEADER_LEN + 1 + 4 + 11 || pkt[len - 11] != 0 ||
+		    zb_get16(pkt + len - 10) != ZB_TYPE_OPT || zb_get16(pkt + len - 2) != 0)
+			return -1;
+		tail += 11;
+	}
+	size_t name_len = len - ZB_HEADER_LEN - tail;
+	if (len < ZB_HEADER_LEN + tail + 1 || name_len > ZB_MAX_NAME ||
+	    pkt[ZB_HEADER_LEN + name_len - 1] != 0)
+		return -1;
+	zb_take_question(pkt, name_len, seed, q);
+	q->guessed = 1;
+	return 0;
+}
+
+/* Whether a guessed question's name is the one zb_parse_question finds: its labels, each a
+ * plain length, end at the last octet guessed (a 0, checked). The lowercased name serves: no
+ * label length is a letter. */
+static inline int zb_guess_holds(const struct zb_question *q)
+{
+	size_t at = 0, last = q->name_len - 1u;
+	while (at < last) {
+		unsigned label = q->lower[at];
+		if (label - 1 >= 63)
+			return 0;
+		at += 1 + label;
+	}
+	return at == last;
 }
 
 /* The offset of each label of a well-formed name (a question's, parsed) in `off`, the root
