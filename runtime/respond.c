@@ -314,7 +314,8 @@ respond_with(const struct zb_zoneset *zs, const uint8_t *query, const struct zb_
 }
 
 /* DO set: the answers with DNSSEC (RFC 4035 §3.1), where the zone set has them (a set
- * without signed zones has signed_nodes 0: the plain answers). */
+ * without signed zones has signed_nodes 0: the plain answers), for a name the batch's stages
+ * did not find. */
 static __attribute__((noinline)) size_t
 respond_signed(const struct zb_zoneset *zs, const uint8_t *query, const struct zb_query *r,
 	       enum zb_transport transport, uint8_t *out, struct zb_query_facts *facts)
@@ -322,9 +323,8 @@ respond_signed(const struct zb_zoneset *zs, const uint8_t *query, const struct z
 	struct zb_encloser encloser = { 0 }; /* a name with a node has none */
 	int tcp = transport == ZB_TCP;
 	const struct zb_answer *answer =
-		r->answer ? r->answer
-		: r->missed ? zb_lookup_below_signed(zs, &r->q, tcp, &encloser)
-			    : zb_lookup_signed(zs, &r->q, tcp, &encloser);
+		r->missed ? zb_lookup_below_signed(zs, &r->q, tcp, &encloser)
+			  : zb_lookup_signed(zs, &r->q, tcp, &encloser);
 	return respond_with(zs, query, &r->q, &r->edns, transport, answer, &encloser, out, facts);
 }
 
@@ -404,7 +404,11 @@ read_query(const struct zb_zoneset *zs, const uint8_t *query, size_t len,
 	 * one OPT, and nothing may follow it (Knot says FORMERR to the same). */
 	if (zb_hdr_ancount(query) || zb_hdr_nscount(query))
 		return refuse(r, ZB_RCODE_FORMERR, 1);
-	if (arcount) {
+	if (arcount && q->guessed) {
+		/* The guess took the OPT record without options that ends the query. */
+		zb_take_opt_fields(query + q->end + 1, edns);
+		edns->opt_len = ZB_OPT_LEN;
+	} else if (arcount) {
 		if (zb_parse_additional(query, len, q->end, arcount, edns) != 0) {
 			*edns = (struct zb_edns){ 0 }; /* no OPT goes back in the FORMERR */
 			return refuse(r, ZB_RCODE_FORMERR, 1);
@@ -444,8 +448,9 @@ write_response(const struct zb_zoneset *zs, const uint8_t *query, const struct z
 {
 	const struct zb_answer *answer = r->answer;
 
-	/* Most queries are a name the batch's stages found, DO clear: straight to the copy. */
-	if (__builtin_expect(!answer || r->verdict != ZB_VERDICT_LOOKUP, 0)) {
+	/* Most queries are a name the batch's stages found: straight to the copy (with DO set
+	 * too, a name that has a node has no denial to add). */
+	if (__builtin_expect(!answer, 0)) {
 		switch (r->verdict) {
 		case ZB_VERDICT_LOOKUP: /* not found by the stages, or not looked up by them */
 			answer = r->missed ? zb_lookup_below(zs, &r->q, transport == ZB_TCP)
@@ -511,6 +516,7 @@ void zb_respond_batch(const struct zb_zoneset *zs, struct zb_batch_query *batch,
 		struct zb_batch_query *b = &batch[i];
 		b->query.verdict = ZB_VERDICT_DROP;
 		if (!b->len) {
+			b->query.answer = NULL;
 			b->query.missed = 0;
 			continue;
 		}

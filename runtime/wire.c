@@ -59,10 +59,7 @@ static int parse_opt(const uint8_t *rdata, size_t rdlength, struct zb_edns *edns
  * flags and options (RFC 6891 §6.1.2-3). */
 static int take_opt(const uint8_t *pkt, size_t off, uint16_t rdlength, struct zb_edns *edns)
 {
-	edns->present = 1;
-	edns->udp_size = zb_get16(pkt + off + 2);
-	edns->version = pkt[off + 5];
-	edns->flags = zb_get16(pkt + off + 6);
+	zb_take_opt_fields(pkt + off, edns);
 	return rdlength ? parse_opt(pkt + off + 10, rdlength, edns) : 0;
 }
 

@@ -303,6 +303,17 @@ struct zb_edns {
 	uint16_t opt_len;         /* the responder's: the length of the OPT record it returns */
 };
 
+/* The fixed fields of an OPT record whose TYPE is at `type`: the requestor's payload size
+ * (CLASS), the version and flags (TTL) (RFC 6891 §6.1.2, §6.1.3); the rest of `edns` as it
+ * is. */
+static inline void zb_take_opt_fields(const uint8_t *type, struct zb_edns *edns)
+{
+	edns->present = 1;
+	edns->udp_size = zb_get16(type + 2);
+	edns->version = type[5];
+	edns->flags = zb_get16(type + 6);
+}
+
 /*
  * Parse the additional section, which starts at `off`, and check nothing follows it. Records
  * other than OPT are skipped. Returns 0, or -1 (FORMERR) when a record runs past the end,
