@@ -377,14 +377,15 @@ static enum zb_verdict refuse(struct zb_query *r, unsigned rcode, int question)
 }
 
 /* Read a query into `r`: its header, question and OPT checked; returns r->verdict. With
- * `guess`, a plain query's question is taken on a guess at its name's length
- * (zb_guess_question): the verdict holds only where it is a lookup, and the name's labels
- * are walked before a lookup that does not find it whole relies on them. Written once,
- * inlined into zb_respond and into the UDP batch's loop. */
+ * `plain`, the caller has found the header plain (zb_plain_header), and the question is
+ * taken on a guess at its name's length (zb_guess_question): the verdict holds only where
+ * it is a lookup, and the name's labels are walked before a lookup that does not find it
+ * whole relies on them. Written once, inlined into zb_respond and into the UDP batch's
+ * loop. */
 static inline __attribute__((always_inline)) enum zb_verdict
 read_query(const struct zb_zoneset *zs, const uint8_t *query, size_t len,
 	   enum zb_transport transport, const struct zb_client *client, struct zb_query *r,
-	   int guess)
+	   int plain)
 {
 	struct zb_question *q = &r->q;
 	struct zb_edns *edns = &r->edns;
@@ -392,17 +393,17 @@ read_query(const struct zb_zoneset *zs, const uint8_t *query, size_t len,
 	*edns = (struct zb_edns){ 0 };
 	r->answer = NULL;
 	r->missed = 0;
-	if (len < ZB_HEADER_LEN || (query[2] & (ZB_FLAG_QR >> 8)))
+	if (!plain && (len < ZB_HEADER_LEN || (query[2] & (ZB_FLAG_QR >> 8))))
 		return r->verdict = ZB_VERDICT_DROP;
 	unsigned arcount = zb_hdr_arcount(query);
-	if (zb_hdr_qdcount(query) != 1 ||
-	    ((!guess || arcount > 1 || zb_guess_question(query, len, arcount, zs->seed, q) != 0) &&
+	if ((!plain && zb_hdr_qdcount(query) != 1) ||
+	    ((!plain || arcount > 1 || zb_guess_question(query, len, arcount, zs->seed, q) != 0) &&
 	     zb_parse_question(query, len, zs->seed, q) != 0))
 		return refuse(r, zb_hdr_opcode(query) != ZB_OPCODE_QUERY ? ZB_RCODE_NOTIMP
 									: ZB_RCODE_FORMERR, 0);
 	/* A query carries no answer or authority records; the additional section holds at most
 	 * one OPT, and nothing may follow it (Knot says FORMERR to the same). */
-	if (zb_hdr_ancount(query) || zb_hdr_nscount(query))
+	if (!plain && (zb_hdr_ancount(query) || zb_hdr_nscount(query)))
 		return refuse(r, ZB_RCODE_FORMERR, 1);
 	if (arcount && q->guessed) {
 		/* The guess took the OPT record without options that ends the query. */
@@ -420,7 +421,7 @@ read_query(const struct zb_zoneset *zs, const uint8_t *query, size_t len,
 	} else if (q->end != len) {
 		return refuse(r, ZB_RCODE_FORMERR, 1);
 	}
-	if (zb_hdr_opcode(query) != ZB_OPCODE_QUERY)
+	if (!plain && zb_hdr_opcode(query) != ZB_OPCODE_QUERY)
 		return refuse(r, ZB_RCODE_NOTIMP, 1);
 	if (edns->present && edns->version != 0)
 		return refuse(r, ZB_RCODE_BADVERS, 1); /* RFC 6891 §6.1.3 */
@@ -501,7 +502,8 @@ static inline void look_up(const struct zb_zoneset *zs, struct zb_query *const *
 	}
 }
 
-/* A batch's query read again, its question parsed in full: its name was guessed wrong. */
+/* A batch's query read in full: its header is not a plain query's, or its name was
+ * guessed wrong. */
 static __attribute__((noinline)) enum zb_verdict read_again(const struct zb_zoneset *zs,
 							    struct zb_batch_query *b)
 {
@@ -520,12 +522,17 @@ void zb_respond_batch(const struct zb_zoneset *zs, struct zb_batch_query *batch,
 			b->query.missed = 0;
 			continue;
 		}
-		enum zb_verdict verdict =
-			read_query(zs, b->packet, b->len, ZB_UDP, b->client, &b->query, 1);
+		enum zb_verdict verdict;
+		if (b->len >= ZB_HEADER_LEN && zb_plain_header(b->packet)) {
+			verdict = read_query(zs, b->packet, b->len, ZB_UDP, b->client, &b->query, 1);
+			if (verdict != ZB_VERDICT_LOOKUP && verdict != ZB_VERDICT_LOOKUP_SIGNED &&
+			    b->query.q.guessed) /* the verdict was on a guess */
+				verdict = read_again(zs, b);
+		} else {
+			verdict = read_again(zs, b);
+		}
 		if (verdict == ZB_VERDICT_LOOKUP || verdict == ZB_VERDICT_LOOKUP_SIGNED)
 			scratch[lookups++] = &b->query;
-		else if (b->query.q.guessed) /* the verdict was on a guess */
-			read_again(zs, b);
 		/* The lookup's second stage, for a query read a few before this one. */
 		if (lookups > fetched + ZB_FETCH_BEHIND) {
 			zb_fetch_entries(zs, scratch[fetched]->node, scratch[fetched]->twin);

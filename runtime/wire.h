@@ -76,6 +76,18 @@ static inline uint16_t zb_hdr_ancount(const uint8_t *h) { return zb_get16(h + 6)
 static inline uint16_t zb_hdr_nscount(const uint8_t *h) { return zb_get16(h + 8); }
 static inline uint16_t zb_hdr_arcount(const uint8_t *h) { return zb_get16(h + 10); }
 
+/* Whether a header (ZB_HEADER_LEN octets) is a plain query's (RFC 1035 §4.1.1): QR clear,
+ * OPCODE QUERY, one question, no answer or authority records; its other flags and ARCOUNT
+ * as they may be. One comparison of octets 2 to 9, as a little-endian word. */
+static inline int zb_plain_header(const uint8_t *h)
+{
+	const uint64_t mask = 0xffffffffffff00f8ull; /* QR and OPCODE; the three counts */
+	const uint64_t plain = 0x0000000001000000ull; /* QDCOUNT 1 */
+	uint64_t w;
+	memcpy(&w, h + 2, 8);
+	return (w & mask) == plain;
+}
+
 /* A parsed question: where it is in the packet, and its name lowercased for the lookup. */
 struct zb_question {
 	uint16_t qtype;
@@ -121,9 +133,10 @@ static inline uint64_t zb_low_octets(uint64_t w, size_t n)
 static inline __m128i zb_lower16(const uint8_t *at)
 {
 	__m128i v = _mm_loadu_si128((const __m128i *)at);
-	/* Signed comparisons: octets from 0x80 up are negative, below 'A'. */
-	__m128i upper = _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8('A' - 1)),
-				      _mm_cmplt_epi8(v, _mm_set1_epi8('Z' + 1)));
+	/* 'A'..'Z' moved to the bottom of the signed octets, -128..-103: one signed comparison
+	 * finds them, every other octet landing above. */
+	__m128i moved = _mm_add_epi8(v, _mm_set1_epi8((char)(0x80 - 'A')));
+	__m128i upper = _mm_cmpgt_epi8(_mm_set1_epi8((char)(0x80 - 'A' + 'Z' + 1)), moved);
 	return _mm_or_si128(v, _mm_and_si128(upper, _mm_set1_epi8(0x20)));
 }
 
