@@ -156,7 +156,7 @@ static void send_batch(struct zb_udp *udp, int fd, unsigned received, unsigned a
 	send_answers(fd, udp->out, n);
 }
 
-void zb_udp_drain(struct zb_udp *udp, int fd, int pktinfo)
+int zb_udp_drain(struct zb_udp *udp, int fd, int pktinfo)
 {
 	/* In locals: the compiler cannot tell the stores below leave *udp alone. */
 	struct zb_udp_slot *const slots = udp->slots;
@@ -178,7 +178,7 @@ void zb_udp_drain(struct zb_udp *udp, int fd, int pktinfo)
 		udp->dirty = 0;
 		int received = recvmmsg(fd, in, udp->batch, MSG_DONTWAIT, NULL);
 		if (received <= 0)
-			return; /* EAGAIN: drained; anything else: try again on the next event */
+			return 0; /* EAGAIN: drained; anything else: try again on the next event */
 		udp->dirty = (unsigned)received;
 		zb_stat_add(&stats->queries[ZB_UDP], (unsigned)received);
 
@@ -219,6 +219,7 @@ void zb_udp_drain(struct zb_udp *udp, int fd, int pktinfo)
 		}
 		send_batch(udp, fd, (unsigned)received, answers);
 		if ((unsigned)received < udp->batch)
-			return;
+			return 0;
 	}
+	return 1;
 }

@@ -47,7 +47,8 @@ void zb_udp_free(struct zb_udp *udp);
 
 /* Answer the queries waiting on a UDP socket, up to ZB_UDP_BATCHES_PER_WAKEUP batches. With
  * `pktinfo` (a socket bound to a wildcard address), each answer leaves from the address its
- * query came to. */
-void zb_udp_drain(struct zb_udp *udp, int fd, int pktinfo);
+ * query came to. Returns 1 when it stopped with every batch full, the socket most likely
+ * holding more; 0 when it found the socket empty (or failed to read it). */
+int zb_udp_drain(struct zb_udp *udp, int fd, int pktinfo);
 
 #endif

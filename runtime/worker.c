@@ -65,6 +65,46 @@ static void resume_listeners(const struct zb_worker *w, int epfd, uint8_t *pause
 			paused[i] = 0;
 }
 
+/*
+ * A UDP socket that stays full is read round after round with epoll not watching it: while
+ * it is in the epoll set, every datagram that comes in and every answer the kernel lets go
+ * wakes the socket's wait queue, and epoll's callback takes its lock, interrupts off, for
+ * each of them, whether or not the worker waits (a bare recvmmsg/sendmmsg loop pays none of
+ * it). So when a read stops with every batch full, the socket leaves the set, and the event
+ * loop polls the set without waiting and reads the socket again after each round of events,
+ * until a read finds it empty: then it goes back (level-triggered: a datagram that came in
+ * meanwhile is reported at once).
+ */
+struct busy_udp {
+	uint8_t *set_aside;  /* by socket index */
+	unsigned count;
+};
+
+static void read_udp(const struct zb_worker *w, int epfd, struct zb_udp *udp,
+		     struct busy_udp *busy, uint32_t index)
+{
+	const struct zb_socket *s = &w->sockets[index];
+	int full = zb_udp_drain(udp, s->fd, s->wildcard);
+	if (full && !busy->set_aside[index]) {
+		if (epoll_ctl(epfd, EPOLL_CTL_DEL, s->fd, NULL) == 0) {
+			busy->set_aside[index] = 1;
+			busy->count++;
+		}
+	} else if (!full && busy->set_aside[index] &&
+		   watch(epfd, s->fd, ZB_EVENT_UDP, index, socket_flags(s)) == 0) {
+		busy->set_aside[index] = 0; /* else read on as it is: it is not lost */
+		busy->count--;
+	}
+}
+
+static void read_set_aside(const struct zb_worker *w, int epfd, struct zb_udp *udp,
+			   struct busy_udp *busy)
+{
+	for (uint32_t i = 0; busy->count && i < w->nsockets; i++)
+		if (busy->set_aside[i])
+			read_udp(w, epfd, udp, busy, i);
+}
+
 /* Stopping (SIGTERM, or a successor that reads the sockets now): the connections this worker
  * holds are served until each client has closed it or it has been quiet for DRAIN_QUIET_MS,
  * DRAIN_MS at most, so that a query that came on a connection accepted just before the stop
@@ -107,7 +147,8 @@ void *zb_worker_run(void *arg)
 	int epfd = epoll_create1(EPOLL_CLOEXEC);
 	int timer = one_second_timer();
 	uint8_t *paused = calloc(w->nsockets ? w->nsockets : 1, 1); /* listeners left out */
-	if (!paused || !cookies)
+	struct busy_udp busy = { calloc(w->nsockets ? w->nsockets : 1, 1), 0 };
+	if (!paused || !busy.set_aside || !cookies)
 		return fail(w, "buffers");
 	zb_cookies_init(cookies, options->cookie_secret);
 	if (epfd < 0 || timer < 0 || watch(epfd, timer, ZB_EVENT_TIMER, 0, 0) != 0 ||
@@ -131,7 +172,7 @@ void *zb_worker_run(void *arg)
 
 	for (int stopping = 0; !stopping;) {
 		struct epoll_event events[64];
-		int ready = epoll_wait(epfd, events, 64, -1);
+		int ready = epoll_wait(epfd, events, 64, busy.count ? 0 : -1);
 		if (ready < 0) {
 			if (errno == EINTR)
 				continue;
@@ -142,7 +183,7 @@ void *zb_worker_run(void *arg)
 			uint32_t index = (uint32_t)events[i].data.u64;
 			switch (kind) {
 			case ZB_EVENT_UDP:
-				zb_udp_drain(&udp, w->sockets[index].fd, w->sockets[index].wildcard);
+				read_udp(w, epfd, &udp, &busy, index);
 				break;
 			case ZB_EVENT_LISTEN:
 				if (zb_tcp_accept(&tcp, w->sockets[index].fd) != 0)
@@ -168,12 +209,15 @@ void *zb_worker_run(void *arg)
 			}
 			}
 		}
+		if (!stopping)
+			read_set_aside(w, epfd, &udp, &busy);
 	}
 	drain_connections(w, epfd, timer, &tcp);
 	zb_tcp_finish(&tcp);
 	zb_udp_free(&udp);
 	free(cookies);
 	free(paused);
+	free(busy.set_aside);
 	close(timer);
 	close(epfd);
 	return NULL;
