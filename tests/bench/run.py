@@ -45,9 +45,12 @@ def loadgen_run(loadgen: Path, port: int, queries: Path, seconds: float, rate: f
 
 def measure(server, loadgen: Path, queries: Path, seconds: float, rate: float = 0,
             cpu: int = 1, edns: int = 0) -> dict:
-    before = server.cpu_seconds()
+    (user, system) = server.cpu_times()
     result = loadgen_run(loadgen, server.port, queries, seconds, rate, cpu, edns)
-    result["cpu_us"] = (server.cpu_seconds() - before) * 1e6 / max(result["answered"], 1)
+    (user_after, system_after) = server.cpu_times()
+    answered = max(result["answered"], 1)
+    result["cpu_us"] = (user_after + system_after - user - system) * 1e6 / answered
+    result["user_us"] = (user_after - user) * 1e6 / answered  # the rest: the kernel's
     return result
 
 

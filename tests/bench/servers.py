@@ -61,17 +61,23 @@ class BenchServer:
             return False
         return response.rcode() == dns.rcode.NOERROR and bool(response.answer)
 
-    def cpu_seconds(self) -> float:
-        """User and system time of every process of the server's group (NSD forks)."""
-        ticks = 0
+    def cpu_times(self) -> tuple[float, float]:
+        """User and system time, in seconds, of every process of the server's group (NSD
+        forks)."""
+        user = system = 0
         for stat in Path("/proc").glob("[0-9]*/stat"):
             try:
                 fields = stat.read_text().rsplit(")", 1)[1].split()
             except OSError:
                 continue
             if int(fields[2]) == self.process.pid:  # field 5: the process group
-                ticks += int(fields[11]) + int(fields[12])  # utime, stime
-        return ticks / os.sysconf("SC_CLK_TCK")
+                user += int(fields[11])  # utime
+                system += int(fields[12])  # stime
+        tick = os.sysconf("SC_CLK_TCK")
+        return user / tick, system / tick
+
+    def cpu_seconds(self) -> float:
+        return sum(self.cpu_times())
 
     def stop(self) -> None:
         if self.process and self.process.poll() is None:

@@ -2,7 +2,8 @@
 size): the benchmark's hosting zone generated with 100, 100,000 and 1,000,000 names, each
 compiled, then every (size, server) pair measured in alternation for several rounds, one
 worker on CPU 0 and the load generator on CPU 1. Prints, per size, the medians of answers/s
-and CPU per query, as ratios to the reflector's measured in the same round.
+and CPU per query, as ratios to the reflector's measured in the same round, and how much of
+that CPU was the server's own code (user time; the rest is the kernel's).
 
     .venv/bin/python tests/bench/sizes.py [--sizes 100,100000,1000000] [--rounds 3]
                                           [--seconds 5] [--workdir build/bench/sizes]
@@ -89,7 +90,7 @@ def report(work: Path, sizes: list[int], rounds: int, seconds: float,
           f"{seconds:.0f} s, server on CPU 0, load on CPU 1; medians [min-max] of each "
           f"round's ratio to the reflector's round")
     print(f"{'names':>9} {'':12} {'answered/s':>24} {'of reflector':>18} "
-          f"{'CPU µs/q':>17} {'x reflector':>17}")
+          f"{'CPU µs/q':>17} {'x reflector':>17} {'user µs/q':>17}")
     smallest = None
     for names in sizes:
         ref = results[names]["reflector"]
@@ -100,7 +101,11 @@ def report(work: Path, sizes: list[int], rounds: int, seconds: float,
             print(f"{names:9} {variant:12} {spread([z['qps'] for z in zb]):>24} "
                   f"{spread(qps, '{:.2f}'):>18} "
                   f"{spread([z['cpu_us'] for z in zb], '{:.2f}'):>17} "
-                  f"{spread(cpu, '{:.2f}'):>17}")
+                  f"{spread(cpu, '{:.2f}'):>17} "
+                  f"{spread([z['user_us'] for z in zb], '{:.2f}'):>17}")
+        print(f"{names:9} {'reflector':12} {spread([r['qps'] for r in ref]):>24} "
+              f"{'':>18} {spread([r['cpu_us'] for r in ref], '{:.2f}'):>17} {'':>17} "
+              f"{spread([r['user_us'] for r in ref], '{:.2f}'):>17}")
         median = statistics.median(z["qps"] for z in results[names]["zonebake"])
         smallest = smallest or (names, median)
     if len(sizes) > 1:
