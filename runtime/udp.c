@@ -75,8 +75,9 @@ void zb_udp_free(struct zb_udp *udp)
 	*udp = (struct zb_udp){ 0 };
 }
 
-/* Turn the packet info a query came with into the one its answer leaves with. */
-static size_t reply_control(struct msghdr *received, uint8_t *control)
+/* Turn the packet info a query came with into the one its answer leaves with, in place (the
+ * answer goes out with the header the query came in with); returns its length. */
+static size_t reply_control(struct msghdr *received)
 {
 	for (struct cmsghdr *c = CMSG_FIRSTHDR(received); c; c = CMSG_NXTHDR(received, c)) {
 		if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO) {
@@ -88,7 +89,6 @@ static size_t reply_control(struct msghdr *received, uint8_t *control)
 		if (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_PKTINFO)
 			return CMSG_SPACE(sizeof(struct in6_pktinfo)); /* reply from ipi6_addr as is */
 	}
-	(void)control;
 	return 0;
 }
 
@@ -214,7 +214,7 @@ int zb_udp_drain(struct zb_udp *udp, int fd, int pktinfo)
 			zb_stats_count_response(stats, slot->iov.iov_base, facts);
 			slot->iov.iov_len = len;
 			in[i].msg_hdr.msg_controllen =
-				pktinfo ? reply_control(&in[i].msg_hdr, slot->control) : 0;
+				pktinfo ? reply_control(&in[i].msg_hdr) : 0;
 			answers++;
 		}
 		send_batch(udp, fd, (unsigned)received, answers);

@@ -16,8 +16,8 @@
 #define ALIGN 8
 /* Each name starts a block of 16 octets and is zero-padded to a whole block: the responder
  * compares names a block at a time (runtime/lookup.h). Zeros after the last: the responder
- * copies a short body in whole blocks (runtime/respond.c), reading up to 32 octets from its
- * start. */
+ * copies a short body in blocks of 32 (runtime/respond.c), reading up to 31 octets past its
+ * end, and the names come after every body. */
 #define NAME_ALIGN 16
 #define NAMES_TAIL 32
 
