@@ -42,13 +42,11 @@ static inline uint64_t first_octets(const uint8_t *hash)
 	return __builtin_bswap64(word);  /* a little-endian host (zonedata.h) */
 }
 
-/* The NSEC3 covering the next closer name's hash: the last hash below it, or around the ring
- * the last of all (RFC 5155 §3.1.7). The bucket of its leading bits bounds the search. */
+/* The NSEC3 covering a hash: the last hash below it, or around the ring the last of all
+ * (RFC 5155 §3.1.7). The bucket of its leading bits bounds the search. */
 static uint32_t nsec3_index(const struct zb_zoneset *zs, const struct zb_chain *chain,
-			    const uint8_t *name, size_t len)
+			    const uint8_t hash[ZB_SHA1_LEN])
 {
-	uint8_t hash[ZB_SHA1_LEN];
-	zb_nsec3_hash(name, len, chain->salt, chain->salt_len, chain->iterations, hash);
 	const uint8_t *hashes = zs->data + chain->hashes_off;
 	uint64_t key = first_octets(hash);
 	uint32_t bucket[2];
@@ -75,24 +73,36 @@ static const struct zb_denial *entry_at(const struct zb_zoneset *zs,
 	return (const struct zb_denial *)(zs->data + entry);
 }
 
-unsigned zb_find_denials(const struct zb_zoneset *zs, const struct zb_question *q,
-			 const struct zb_node *encloser, unsigned next_off,
-			 const struct zb_answer_denial *use, const struct zb_denial *found[2],
-			 unsigned *apex_len)
+/* The name to deny below `encloser` and the table it is denied in (a struct zb_children or
+ * zb_chain): the next closer name, or below a DNAME its image under the target, written
+ * into `image`. */
+static const uint8_t *denied_name(const struct zb_zoneset *zs, const struct zb_question *q,
+				  const struct zb_encloser *encloser, uint8_t image[64 + 256],
+				  const uint8_t **next, size_t *next_len)
 {
-	const uint8_t *table = zs->data + encloser->name_off;
-	/* The next closer name: the query name's, or below a DNAME its image's. */
-	const uint8_t *next = q->lower + next_off;
-	size_t next_len = q->name_len - next_off;
-	uint8_t image[64 + 256];
+	const uint8_t *table = zs->data + encloser->node->name_off;
+	*next = q->lower + encloser->next_off;
+	*next_len = q->name_len - encloser->next_off;
 	if (table[0] == ZB_DENIAL_IMAGE) {
 		const struct zb_image_denial *to = (const struct zb_image_denial *)table;
-		memcpy(image, next, 1u + next[0]);
-		memcpy(image + 1 + next[0], to->target, to->target_len);
-		next_len = 1u + next[0] + to->target_len;
-		next = image;
+		size_t label = 1u + (*next)[0];
+		memcpy(image, *next, label);
+		memcpy(image + label, to->target, to->target_len);
+		*next_len = label + to->target_len;
+		*next = image;
 		table = zs->data + to->table;
 	}
+	return table;
+}
+
+unsigned zb_find_denials(const struct zb_zoneset *zs, const struct zb_question *q,
+			 const struct zb_encloser *encloser, const struct zb_answer_denial *use,
+			 const struct zb_denial *found[2], unsigned *apex_len)
+{
+	uint8_t image[64 + 256];
+	const uint8_t *next;
+	size_t next_len;
+	const uint8_t *table = denied_name(zs, q, encloser, image, &next, &next_len);
 	const struct zb_chain *chain;
 	uint32_t index;
 	unsigned n = 0;
@@ -102,7 +112,11 @@ unsigned zb_find_denials(const struct zb_zoneset *zs, const struct zb_question *
 		index = nsec_index(zs, children, next);
 	} else {
 		chain = (const struct zb_chain *)table;
-		index = nsec3_index(zs, chain, next, next_len);
+		uint8_t hash[ZB_SHA1_LEN];
+		if (!encloser->hashed)
+			zb_nsec3_hash(next, next_len, chain->salt, chain->salt_len,
+				      chain->iterations, hash);
+		index = nsec3_index(zs, chain, encloser->hashed ? encloser->hash : hash);
 	}
 	*apex_len = chain->apex_len;
 	if (use->also)
@@ -110,4 +124,45 @@ unsigned zb_find_denials(const struct zb_zoneset *zs, const struct zb_question *
 	if (index + 1 != use->skip[0] && index + 1 != use->skip[1] && index + 1 != use->also)
 		found[n++] = entry_at(zs, chain, index);
 	return n;
+}
+
+void zb_hash_pending(struct zb_pending_hashes *pending)
+{
+	uint8_t digests[ZB_HASH_LANES_MAX][ZB_SHA1_LEN];
+	if (pending->n == 0)
+		return;
+	zb_sha1_blocks(pending->blocks, pending->n, digests);
+	for (unsigned j = 0; j < pending->n; j++) {
+		const struct zb_chain *chain = pending->chain[j];
+		memcpy(pending->to[j]->hash, digests[j], ZB_SHA1_LEN);
+		zb_nsec3_iterate(pending->to[j]->hash, chain->salt, chain->salt_len,
+				 chain->iterations);
+		pending->to[j]->hashed = 1;
+	}
+	pending->n = 0;
+}
+
+void zb_hash_next_closer(const struct zb_zoneset *zs, const struct zb_question *q,
+			 struct zb_encloser *encloser, struct zb_pending_hashes *pending)
+{
+	uint8_t image[64 + 256];
+	const uint8_t *next;
+	size_t next_len;
+	const uint8_t *table = denied_name(zs, q, encloser, image, &next, &next_len);
+	if (table[0] != ZB_DENIAL_NSEC3)
+		return;
+	const struct zb_chain *chain = (const struct zb_chain *)table;
+	unsigned lanes = zb_sha1_lanes();
+	if (lanes == 1 || next_len + chain->salt_len > ZB_SHA1_ONE_BLOCK) {
+		zb_nsec3_hash(next, next_len, chain->salt, chain->salt_len, chain->iterations,
+			      encloser->hash);
+		encloser->hashed = 1;
+		return;
+	}
+	unsigned j = pending->n++;
+	zb_sha1_pad_one(pending->blocks[j], next, next_len, chain->salt, chain->salt_len);
+	pending->to[j] = encloser;
+	pending->chain[j] = chain;
+	if (pending->n == lanes)
+		zb_hash_pending(pending);
 }

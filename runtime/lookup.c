@@ -41,7 +41,8 @@ below(const struct zb_zoneset *zs, const struct zb_question *q, uint16_t key, ui
 		if (node) {
 			node += twin;
 			if (encloser && node->name_off && twin)
-				*encloser = (struct zb_encloser){node, label_off[strip - 1]};
+				*encloser = (struct zb_encloser){ .node = node,
+								  .next_off = label_off[strip - 1] };
 			return answer_for_miss(zs, node, key);
 		}
 	}

@@ -20,6 +20,9 @@ const struct zb_answer *zb_lookup(const struct zb_zoneset *zs, const struct zb_q
 struct zb_encloser {
 	const struct zb_node *node;  /* NULL: the name has a node, or no denial applies */
 	unsigned next_off;
+	uint8_t hashed;              /* 1: `hash` holds the NSEC3 hash of the name to deny,
+				      * taken with a batch's others (zb_hash_next_closer) */
+	uint8_t hash[20];
 };
 
 /* The same with DO set (RFC 3225): the answers with DNSSEC (zb_zoneset.signed_nodes, 0 when

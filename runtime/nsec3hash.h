@@ -23,10 +23,12 @@ static inline uint32_t zb_rol32(uint32_t x, unsigned n)
 	return x << n | x >> (32 - n);
 }
 
-/* The message schedule's word t (t >= 16), in a ring of 16 (FIPS 180-4 §6.1.2 step 1). */
+/* The message schedule's word t (FIPS 180-4 §6.1.2 step 1), in a ring of 16: the block's own
+ * words first, then each made from four before it. `t` is a constant: the choice folds. */
 #define ZB_SHA1_W(w, t) \
-	((w)[(t) & 15] = zb_rol32((w)[((t) + 13) & 15] ^ (w)[((t) + 8) & 15] ^ \
-				   (w)[((t) + 2) & 15] ^ (w)[(t) & 15], 1))
+	((t) < 16 ? (w)[(t) & 15] \
+		  : ((w)[(t) & 15] = zb_rol32((w)[((t) + 13) & 15] ^ (w)[((t) + 8) & 15] ^ \
+					      (w)[((t) + 2) & 15] ^ (w)[(t) & 15], 1)))
 /* A round (§6.1.2 step 3), the working variables named in turn rather than moved: e takes
  * the new value, b its rotation. */
 #define ZB_SHA1_ROUND(a, b, c, d, e, f, k, wt) do { \
@@ -41,9 +43,30 @@ static inline uint32_t zb_rol32(uint32_t x, unsigned n)
 #define ZB_SHA1_R2(a, b, c, d, e, wt) \
 	ZB_SHA1_ROUND(a, b, c, d, e, ((b) & (c)) + ((d) & ((b) ^ (c))), 0x8F1BBCDC, wt)
 #define ZB_SHA1_R3(a, b, c, d, e, wt) ZB_SHA1_ROUND(a, b, c, d, e, (b) ^ (c) ^ (d), 0xCA62C1D6, wt)
+#define ZB_SHA1_STEP(g, a, b, c, d, e, t) ZB_SHA1_R##g(a, b, c, d, e, ZB_SHA1_W(w, t))
 
-/* One 64-octet block into the state (FIPS 180-4 §6.1.2), its 80 rounds written out: an NSEC3
- * denial hashes a name at run time, and the loop took twice the instructions. */
+/* The 80 rounds written out, `STEP(g, a, b, c, d, e, t)` for round t of the 20 that use
+ * function g: the names come back to their places every five rounds. Written out for one
+ * block and for four (zb_sha1_x4): the loop took twice the instructions. */
+#define ZB_SHA1_FIVE(STEP, g, t) \
+	STEP(g, a, b, c, d, e, (t)); STEP(g, e, a, b, c, d, (t) + 1); \
+	STEP(g, d, e, a, b, c, (t) + 2); STEP(g, c, d, e, a, b, (t) + 3); \
+	STEP(g, b, c, d, e, a, (t) + 4)
+#define ZB_SHA1_TWENTY(STEP, g) \
+	ZB_SHA1_FIVE(STEP, g, 20 * g); ZB_SHA1_FIVE(STEP, g, 20 * g + 5); \
+	ZB_SHA1_FIVE(STEP, g, 20 * g + 10); ZB_SHA1_FIVE(STEP, g, 20 * g + 15)
+#define ZB_SHA1_EIGHTY(STEP) \
+	ZB_SHA1_TWENTY(STEP, 0); ZB_SHA1_TWENTY(STEP, 1); ZB_SHA1_TWENTY(STEP, 2); \
+	ZB_SHA1_TWENTY(STEP, 3)
+
+/* The initial hash value (§5.3.1). */
+#define ZB_SHA1_H0 0x67452301
+#define ZB_SHA1_H1 0xEFCDAB89
+#define ZB_SHA1_H2 0x98BADCFE
+#define ZB_SHA1_H3 0x10325476
+#define ZB_SHA1_H4 0xC3D2E1F0
+
+/* One 64-octet block into the state (FIPS 180-4 §6.1.2). */
 static inline void zb_sha1_block_portable(uint32_t h[5], const uint8_t *p)
 {
 	uint32_t w[16];
@@ -54,86 +77,7 @@ static inline void zb_sha1_block_portable(uint32_t h[5], const uint8_t *p)
 		w[i] = __builtin_bswap32(v);  /* big-endian words; zonedata.h: a little-endian host */
 	}
 	uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4];
-	ZB_SHA1_R0(a, b, c, d, e, w[0]);
-	ZB_SHA1_R0(e, a, b, c, d, w[1]);
-	ZB_SHA1_R0(d, e, a, b, c, w[2]);
-	ZB_SHA1_R0(c, d, e, a, b, w[3]);
-	ZB_SHA1_R0(b, c, d, e, a, w[4]);
-	ZB_SHA1_R0(a, b, c, d, e, w[5]);
-	ZB_SHA1_R0(e, a, b, c, d, w[6]);
-	ZB_SHA1_R0(d, e, a, b, c, w[7]);
-	ZB_SHA1_R0(c, d, e, a, b, w[8]);
-	ZB_SHA1_R0(b, c, d, e, a, w[9]);
-	ZB_SHA1_R0(a, b, c, d, e, w[10]);
-	ZB_SHA1_R0(e, a, b, c, d, w[11]);
-	ZB_SHA1_R0(d, e, a, b, c, w[12]);
-	ZB_SHA1_R0(c, d, e, a, b, w[13]);
-	ZB_SHA1_R0(b, c, d, e, a, w[14]);
-	ZB_SHA1_R0(a, b, c, d, e, w[15]);
-	ZB_SHA1_R0(e, a, b, c, d, ZB_SHA1_W(w, 16));
-	ZB_SHA1_R0(d, e, a, b, c, ZB_SHA1_W(w, 17));
-	ZB_SHA1_R0(c, d, e, a, b, ZB_SHA1_W(w, 18));
-	ZB_SHA1_R0(b, c, d, e, a, ZB_SHA1_W(w, 19));
-	ZB_SHA1_R1(a, b, c, d, e, ZB_SHA1_W(w, 20));
-	ZB_SHA1_R1(e, a, b, c, d, ZB_SHA1_W(w, 21));
-	ZB_SHA1_R1(d, e, a, b, c, ZB_SHA1_W(w, 22));
-	ZB_SHA1_R1(c, d, e, a, b, ZB_SHA1_W(w, 23));
-	ZB_SHA1_R1(b, c, d, e, a, ZB_SHA1_W(w, 24));
-	ZB_SHA1_R1(a, b, c, d, e, ZB_SHA1_W(w, 25));
-	ZB_SHA1_R1(e, a, b, c, d, ZB_SHA1_W(w, 26));
-	ZB_SHA1_R1(d, e, a, b, c, ZB_SHA1_W(w, 27));
-	ZB_SHA1_R1(c, d, e, a, b, ZB_SHA1_W(w, 28));
-	ZB_SHA1_R1(b, c, d, e, a, ZB_SHA1_W(w, 29));
-	ZB_SHA1_R1(a, b, c, d, e, ZB_SHA1_W(w, 30));
-	ZB_SHA1_R1(e, a, b, c, d, ZB_SHA1_W(w, 31));
-	ZB_SHA1_R1(d, e, a, b, c, ZB_SHA1_W(w, 32));
-	ZB_SHA1_R1(c, d, e, a, b, ZB_SHA1_W(w, 33));
-	ZB_SHA1_R1(b, c, d, e, a, ZB_SHA1_W(w, 34));
-	ZB_SHA1_R1(a, b, c, d, e, ZB_SHA1_W(w, 35));
-	ZB_SHA1_R1(e, a, b, c, d, ZB_SHA1_W(w, 36));
-	ZB_SHA1_R1(d, e, a, b, c, ZB_SHA1_W(w, 37));
-	ZB_SHA1_R1(c, d, e, a, b, ZB_SHA1_W(w, 38));
-	ZB_SHA1_R1(b, c, d, e, a, ZB_SHA1_W(w, 39));
-	ZB_SHA1_R2(a, b, c, d, e, ZB_SHA1_W(w, 40));
-	ZB_SHA1_R2(e, a, b, c, d, ZB_SHA1_W(w, 41));
-	ZB_SHA1_R2(d, e, a, b, c, ZB_SHA1_W(w, 42));
-	ZB_SHA1_R2(c, d, e, a, b, ZB_SHA1_W(w, 43));
-	ZB_SHA1_R2(b, c, d, e, a, ZB_SHA1_W(w, 44));
-	ZB_SHA1_R2(a, b, c, d, e, ZB_SHA1_W(w, 45));
-	ZB_SHA1_R2(e, a, b, c, d, ZB_SHA1_W(w, 46));
-	ZB_SHA1_R2(d, e, a, b, c, ZB_SHA1_W(w, 47));
-	ZB_SHA1_R2(c, d, e, a, b, ZB_SHA1_W(w, 48));
-	ZB_SHA1_R2(b, c, d, e, a, ZB_SHA1_W(w, 49));
-	ZB_SHA1_R2(a, b, c, d, e, ZB_SHA1_W(w, 50));
-	ZB_SHA1_R2(e, a, b, c, d, ZB_SHA1_W(w, 51));
-	ZB_SHA1_R2(d, e, a, b, c, ZB_SHA1_W(w, 52));
-	ZB_SHA1_R2(c, d, e, a, b, ZB_SHA1_W(w, 53));
-	ZB_SHA1_R2(b, c, d, e, a, ZB_SHA1_W(w, 54));
-	ZB_SHA1_R2(a, b, c, d, e, ZB_SHA1_W(w, 55));
-	ZB_SHA1_R2(e, a, b, c, d, ZB_SHA1_W(w, 56));
-	ZB_SHA1_R2(d, e, a, b, c, ZB_SHA1_W(w, 57));
-	ZB_SHA1_R2(c, d, e, a, b, ZB_SHA1_W(w, 58));
-	ZB_SHA1_R2(b, c, d, e, a, ZB_SHA1_W(w, 59));
-	ZB_SHA1_R3(a, b, c, d, e, ZB_SHA1_W(w, 60));
-	ZB_SHA1_R3(e, a, b, c, d, ZB_SHA1_W(w, 61));
-	ZB_SHA1_R3(d, e, a, b, c, ZB_SHA1_W(w, 62));
-	ZB_SHA1_R3(c, d, e, a, b, ZB_SHA1_W(w, 63));
-	ZB_SHA1_R3(b, c, d, e, a, ZB_SHA1_W(w, 64));
-	ZB_SHA1_R3(a, b, c, d, e, ZB_SHA1_W(w, 65));
-	ZB_SHA1_R3(e, a, b, c, d, ZB_SHA1_W(w, 66));
-	ZB_SHA1_R3(d, e, a, b, c, ZB_SHA1_W(w, 67));
-	ZB_SHA1_R3(c, d, e, a, b, ZB_SHA1_W(w, 68));
-	ZB_SHA1_R3(b, c, d, e, a, ZB_SHA1_W(w, 69));
-	ZB_SHA1_R3(a, b, c, d, e, ZB_SHA1_W(w, 70));
-	ZB_SHA1_R3(e, a, b, c, d, ZB_SHA1_W(w, 71));
-	ZB_SHA1_R3(d, e, a, b, c, ZB_SHA1_W(w, 72));
-	ZB_SHA1_R3(c, d, e, a, b, ZB_SHA1_W(w, 73));
-	ZB_SHA1_R3(b, c, d, e, a, ZB_SHA1_W(w, 74));
-	ZB_SHA1_R3(a, b, c, d, e, ZB_SHA1_W(w, 75));
-	ZB_SHA1_R3(e, a, b, c, d, ZB_SHA1_W(w, 76));
-	ZB_SHA1_R3(d, e, a, b, c, ZB_SHA1_W(w, 77));
-	ZB_SHA1_R3(c, d, e, a, b, ZB_SHA1_W(w, 78));
-	ZB_SHA1_R3(b, c, d, e, a, ZB_SHA1_W(w, 79));
+	ZB_SHA1_EIGHTY(ZB_SHA1_STEP);
 	h[0] += a;
 	h[1] += b;
 	h[2] += c;
@@ -156,8 +100,9 @@ static inline int zb_cpu_has_sha_extensions(void)
 }
 
 /* Found once before main: most x86-64 servers sold since 2017 have them, and they take the
- * block from about 1,400 instructions to about 150. Per translation unit, as this header is. */
-static int zb_sha1_ni;
+ * block from about 1,400 instructions to about 150. Weak, so that every translation unit
+ * including this header shares one flag, which a test may clear to run the other blocks. */
+__attribute__((weak)) int zb_sha1_ni;
 
 __attribute__((constructor)) static void zb_sha1_detect(void)
 {
@@ -228,62 +173,243 @@ static inline void zb_sha1_block(uint32_t h[5], const uint8_t *p)
 #define zb_sha1_block zb_sha1_block_portable
 #endif
 
-/* SHA-1 of `a` then `b` (either may be empty). */
-static inline void zb_sha1_two(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen,
-			       uint8_t out[ZB_SHA1_LEN])
+/* The one block of a message of `alen` then `blen` octets, 55 at most: the message, then
+ * the padding: a 1 bit, zeros, the length in bits (FIPS 180-4 §5.1.1). */
+static inline void zb_sha1_pad_one(uint8_t block[64], const uint8_t *a, size_t alen,
+				   const uint8_t *b, size_t blen)
 {
-	uint32_t h[5] = {0x67452301, 0xEFCDAB89, 0x98BADCFE, 0x10325476, 0xC3D2E1F0};
-	uint8_t block[64];
-	size_t total = alen + blen, fill = 0;
-	if (total <= 55) {
-		/* One block, the usual case (a name without salt): the message, then the padding:
-		 * a 1 bit, zeros, the length in bits (FIPS 180-4 §5.1.1). */
-		memset(block, 0, sizeof block);
-		memcpy(block, a, alen);
-		memcpy(block + alen, b, blen);
-		block[total] = 0x80;
-	} else {
-		for (size_t done = 0; done < total;) {
-			size_t take = done < alen ? alen - done : total - done;
-			const uint8_t *from = done < alen ? a + done : b + (done - alen);
-			if (take > 64 - fill)
-				take = 64 - fill;
-			memcpy(block + fill, from, take);
-			fill += take;
-			done += take;
-			if (fill == 64) {
-				zb_sha1_block(h, block);
-				fill = 0;
-			}
-		}
-		block[fill++] = 0x80;
-		if (fill > 56) {
-			memset(block + fill, 0, 64 - fill);
-			zb_sha1_block(h, block);
-			fill = 0;
-		}
-		memset(block + fill, 0, 56 - fill);
-	}
-	uint64_t bits = __builtin_bswap64((uint64_t)total * 8);
+	memset(block, 0, 64);
+	memcpy(block, a, alen);
+	memcpy(block + alen, b, blen);
+	block[alen + blen] = 0x80;
+	uint64_t bits = __builtin_bswap64((uint64_t)(alen + blen) * 8);
 	memcpy(block + 56, &bits, 8);
-	zb_sha1_block(h, block);
+}
+
+/* The state as the digest: its words big-endian. */
+static inline void zb_sha1_digest(const uint32_t h[5], uint8_t out[ZB_SHA1_LEN])
+{
 	for (int i = 0; i < 5; i++) {
 		uint32_t word = __builtin_bswap32(h[i]);
 		memcpy(out + 4 * i, &word, 4);
 	}
 }
 
-/* RFC 5155 §5: IH(salt, x, 0) = H(x || salt), IH(salt, x, k) = H(IH(salt, x, k-1) || salt),
- * x the name in canonical (lowercased, uncompressed) wire form; hash algorithm 1, SHA-1. */
-static inline void zb_nsec3_hash(const uint8_t *name, size_t name_len, const uint8_t *salt,
-				 size_t salt_len, unsigned iterations, uint8_t out[ZB_SHA1_LEN])
+/* SHA-1 of `a` then `b` (either may be empty). */
+static inline void zb_sha1_two(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen,
+			       uint8_t out[ZB_SHA1_LEN])
 {
-	zb_sha1_two(name, name_len, salt, salt_len, out);
+	uint32_t h[5] = {ZB_SHA1_H0, ZB_SHA1_H1, ZB_SHA1_H2, ZB_SHA1_H3, ZB_SHA1_H4};
+	uint8_t block[64];
+	size_t total = alen + blen, fill = 0;
+	if (total <= 55) { /* one block, the usual case: a name without salt */
+		zb_sha1_pad_one(block, a, alen, b, blen);
+		zb_sha1_block(h, block);
+		zb_sha1_digest(h, out);
+		return;
+	}
+	for (size_t done = 0; done < total;) {
+		size_t take = done < alen ? alen - done : total - done;
+		const uint8_t *from = done < alen ? a + done : b + (done - alen);
+		if (take > 64 - fill)
+			take = 64 - fill;
+		memcpy(block + fill, from, take);
+		fill += take;
+		done += take;
+		if (fill == 64) {
+			zb_sha1_block(h, block);
+			fill = 0;
+		}
+	}
+	block[fill++] = 0x80;
+	if (fill > 56) {
+		memset(block + fill, 0, 64 - fill);
+		zb_sha1_block(h, block);
+		fill = 0;
+	}
+	memset(block + fill, 0, 56 - fill);
+	uint64_t bits = __builtin_bswap64((uint64_t)total * 8);
+	memcpy(block + 56, &bits, 8);
+	zb_sha1_block(h, block);
+	zb_sha1_digest(h, out);
+}
+
+/* The longest message of one block. */
+#define ZB_SHA1_ONE_BLOCK 55
+
+/*
+ * One-block messages (zb_sha1_pad_one) hashed four or eight at once, one in each 32-bit lane
+ * of the SSE2 registers every x86-64 has, or of AVX2's: a quarter or an eighth of the
+ * instructions of the blocks one by one, for the processors without the SHA extensions. A
+ * UDP batch's names that need a hash go together (runtime/denial.c). The rounds are the
+ * one-block ones (ZB_SHA1_EIGHTY), on vectors: V names the operations' width.
+ */
+#if defined(__x86_64__)
+#define ZB_LANES_ROL(V, x, n) ZB_##V##_OR(ZB_##V##_SHL((x), (n)), ZB_##V##_SHR((x), 32 - (n)))
+#define ZB_LANES_W(V, w, t) \
+	((t) < 16 ? (w)[(t) & 15] \
+		  : ((w)[(t) & 15] = ZB_LANES_ROL(V, ZB_##V##_XOR( \
+			ZB_##V##_XOR((w)[((t) + 13) & 15], (w)[((t) + 8) & 15]), \
+			ZB_##V##_XOR((w)[((t) + 2) & 15], (w)[(t) & 15])), 1)))
+#define ZB_LANES_F0(V, b, c, d) ZB_##V##_XOR((d), ZB_##V##_AND((b), ZB_##V##_XOR((c), (d))))
+#define ZB_LANES_F1(V, b, c, d) ZB_##V##_XOR(ZB_##V##_XOR((b), (c)), (d))
+#define ZB_LANES_F2(V, b, c, d) \
+	ZB_##V##_ADD(ZB_##V##_AND((b), (c)), ZB_##V##_AND((d), ZB_##V##_XOR((b), (c))))
+#define ZB_LANES_F3 ZB_LANES_F1
+#define ZB_LANES_STEP(V, g, a, b, c, d, e, t) do { \
+	(e) = ZB_##V##_ADD(ZB_##V##_ADD((e), ZB_LANES_ROL(V, (a), 5)), \
+			   ZB_##V##_ADD(ZB_LANES_F##g(V, (b), (c), (d)), \
+					ZB_##V##_ADD(ZB_LANES_W(V, w, t), k[g]))); \
+	(b) = ZB_LANES_ROL(V, (b), 30); \
+} while (0)
+/* The state after the rounds, added to the initial value, as each lane's digest. */
+#define ZB_LANES_DIGESTS(V, lanes, out) do { \
+	uint32_t h_[5][lanes]; \
+	ZB_##V##_STORE(h_[0], ZB_##V##_ADD(a, ZB_##V##_SET(ZB_SHA1_H0))); \
+	ZB_##V##_STORE(h_[1], ZB_##V##_ADD(b, ZB_##V##_SET(ZB_SHA1_H1))); \
+	ZB_##V##_STORE(h_[2], ZB_##V##_ADD(c, ZB_##V##_SET(ZB_SHA1_H2))); \
+	ZB_##V##_STORE(h_[3], ZB_##V##_ADD(d, ZB_##V##_SET(ZB_SHA1_H3))); \
+	ZB_##V##_STORE(h_[4], ZB_##V##_ADD(e, ZB_##V##_SET(ZB_SHA1_H4))); \
+	for (int j_ = 0; j_ < (lanes); j_++) \
+		zb_sha1_digest((const uint32_t[5]){h_[0][j_], h_[1][j_], h_[2][j_], h_[3][j_], \
+						   h_[4][j_]}, (out)[j_]); \
+} while (0)
+#define ZB_LANES_ROUNDS(V) \
+	const __typeof__(w[0]) k[4] = { ZB_##V##_SET(0x5A827999), ZB_##V##_SET(0x6ED9EBA1), \
+					ZB_##V##_SET(0x8F1BBCDC), ZB_##V##_SET(0xCA62C1D6) }; \
+	__typeof__(w[0]) a = ZB_##V##_SET(ZB_SHA1_H0), b = ZB_##V##_SET(ZB_SHA1_H1), \
+			 c = ZB_##V##_SET(ZB_SHA1_H2), d = ZB_##V##_SET(ZB_SHA1_H3), \
+			 e = ZB_##V##_SET(ZB_SHA1_H4); \
+	ZB_SHA1_EIGHTY(ZB_##V##_STEP)
+
+#define ZB_X4_ADD _mm_add_epi32
+#define ZB_X4_XOR _mm_xor_si128
+#define ZB_X4_AND _mm_and_si128
+#define ZB_X4_OR _mm_or_si128
+#define ZB_X4_SHL _mm_slli_epi32
+#define ZB_X4_SHR _mm_srli_epi32
+#define ZB_X4_SET(x) _mm_set1_epi32((int)(x))
+#define ZB_X4_STORE(to, x) _mm_storeu_si128((__m128i *)(to), (x))
+#define ZB_X4_STEP(g, a, b, c, d, e, t) ZB_LANES_STEP(X4, g, a, b, c, d, e, t)
+
+/* The 32-bit words of x from big-endian: the halves of each swapped, then their octets. */
+static inline __m128i zb_x4_from_big_endian(__m128i x)
+{
+	x = _mm_shufflehi_epi16(_mm_shufflelo_epi16(x, 0xB1), 0xB1);
+	return _mm_or_si128(_mm_slli_epi16(x, 8), _mm_srli_epi16(x, 8));
+}
+
+static inline void zb_sha1_x4(const uint8_t block[][64], uint8_t out[][ZB_SHA1_LEN])
+{
+	__m128i w[16];
+	/* Word t of every block into w[t], lane j block j: each group of four words of the
+	 * four blocks transposed. */
+	for (int i = 0; i < 16; i += 4) {
+		__m128i r0 = _mm_loadu_si128((const __m128i *)(block[0] + 4 * i));
+		__m128i r1 = _mm_loadu_si128((const __m128i *)(block[1] + 4 * i));
+		__m128i r2 = _mm_loadu_si128((const __m128i *)(block[2] + 4 * i));
+		__m128i r3 = _mm_loadu_si128((const __m128i *)(block[3] + 4 * i));
+		__m128i t0 = _mm_unpacklo_epi32(r0, r1), t1 = _mm_unpacklo_epi32(r2, r3);
+		__m128i t2 = _mm_unpackhi_epi32(r0, r1), t3 = _mm_unpackhi_epi32(r2, r3);
+		w[i] = zb_x4_from_big_endian(_mm_unpacklo_epi64(t0, t1));
+		w[i + 1] = zb_x4_from_big_endian(_mm_unpackhi_epi64(t0, t1));
+		w[i + 2] = zb_x4_from_big_endian(_mm_unpacklo_epi64(t2, t3));
+		w[i + 3] = zb_x4_from_big_endian(_mm_unpackhi_epi64(t2, t3));
+	}
+	ZB_LANES_ROUNDS(X4);
+	ZB_LANES_DIGESTS(X4, 4, out);
+}
+
+#define ZB_X8_ADD _mm256_add_epi32
+#define ZB_X8_XOR _mm256_xor_si256
+#define ZB_X8_AND _mm256_and_si256
+#define ZB_X8_OR _mm256_or_si256
+#define ZB_X8_SHL _mm256_slli_epi32
+#define ZB_X8_SHR _mm256_srli_epi32
+#define ZB_X8_SET(x) _mm256_set1_epi32((int)(x))
+#define ZB_X8_STORE(to, x) _mm256_storeu_si256((__m256i *)(to), (x))
+#define ZB_X8_STEP(g, a, b, c, d, e, t) ZB_LANES_STEP(X8, g, a, b, c, d, e, t)
+
+/* Eight blocks, 64 octets apart; each word of them gathered into its lanes. */
+__attribute__((target("avx2"))) static inline void
+zb_sha1_x8(const uint8_t block[][64], uint8_t out[][ZB_SHA1_LEN])
+{
+	const __m256i reverse = _mm256_set_epi64x(0x0c0d0e0f08090a0b, 0x0405060700010203,
+						  0x0c0d0e0f08090a0b, 0x0405060700010203);
+	const __m256i apart = _mm256_set_epi32(7 * 64, 6 * 64, 5 * 64, 4 * 64, 3 * 64, 2 * 64,
+					       64, 0);
+	__m256i w[16];
+	for (int i = 0; i < 16; i++)
+		w[i] = _mm256_shuffle_epi8(
+			_mm256_i32gather_epi32((const int *)(block[0] + 4 * i), apart, 1), reverse);
+	ZB_LANES_ROUNDS(X8);
+	ZB_LANES_DIGESTS(X8, 8, out);
+}
+
+/* Whether the processor and the system run AVX2 (CPUID and XGETBV, which GCC and clang ask
+ * for us); found once before main as the SHA extensions are. */
+__attribute__((weak)) int zb_sha1_avx2;
+
+__attribute__((constructor)) static void zb_sha1_detect_avx2(void)
+{
+	__builtin_cpu_init();
+	zb_sha1_avx2 = __builtin_cpu_supports("avx2");
+}
+#endif
+
+/* How many one-block messages are best hashed together: 1 with the SHA extensions (a block
+ * costs them less than a lane does), else the lanes of the widest registers. */
+static inline unsigned zb_sha1_lanes(void)
+{
+#if defined(__x86_64__)
+	return zb_sha1_ni ? 1 : zb_sha1_avx2 ? 8 : 4;
+#else
+	return 1;
+#endif
+}
+
+/* The digests of `n` one-block messages (n up to zb_sha1_lanes()). The lanes left over hash
+ * the first block again. */
+static inline void zb_sha1_blocks(uint8_t block[][64], unsigned n, uint8_t out[][ZB_SHA1_LEN])
+{
+#if defined(__x86_64__)
+	if (n > 1) {
+		unsigned lanes = n > 4 ? 8 : 4;
+		for (unsigned j = n; j < lanes; j++)
+			memcpy(block[j], block[0], 64);
+		if (lanes == 8)
+			zb_sha1_x8((const uint8_t(*)[64])block, out);
+		else
+			zb_sha1_x4((const uint8_t(*)[64])block, out);
+		return;
+	}
+#endif
+	for (unsigned j = 0; j < n; j++) {
+		uint32_t h[5] = {ZB_SHA1_H0, ZB_SHA1_H1, ZB_SHA1_H2, ZB_SHA1_H3, ZB_SHA1_H4};
+		zb_sha1_block(h, block[j]);
+		zb_sha1_digest(h, out[j]);
+	}
+}
+
+/* The iterations of RFC 5155 §5's hash after the first, on `out`: IH(salt, x, k) =
+ * H(IH(salt, x, k-1) || salt). */
+static inline void zb_nsec3_iterate(uint8_t out[ZB_SHA1_LEN], const uint8_t *salt,
+				    size_t salt_len, unsigned iterations)
+{
 	for (unsigned i = 0; i < iterations; i++) {
 		uint8_t digest[ZB_SHA1_LEN];
 		memcpy(digest, out, ZB_SHA1_LEN);
 		zb_sha1_two(digest, ZB_SHA1_LEN, salt, salt_len, out);
 	}
+}
+
+/* RFC 5155 §5: IH(salt, x, 0) = H(x || salt), then the iterations; x the name in canonical
+ * (lowercased, uncompressed) wire form; hash algorithm 1, SHA-1. */
+static inline void zb_nsec3_hash(const uint8_t *name, size_t name_len, const uint8_t *salt,
+				 size_t salt_len, unsigned iterations, uint8_t out[ZB_SHA1_LEN])
+{
+	zb_sha1_two(name, name_len, salt, salt_len, out);
+	zb_nsec3_iterate(out, salt, salt_len, iterations);
 }
 
 #endif

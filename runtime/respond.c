@@ -230,7 +230,7 @@ respond_denied(const struct zb_zoneset *zs, const uint8_t *query, const struct z
 {
 	const struct zb_denial *denial[2];
 	unsigned apex_len;
-	unsigned n = zb_find_denials(zs, q, encloser->node, encloser->next_off,
+	unsigned n = zb_find_denials(zs, q, encloser,
 				     (const struct zb_answer_denial *)(zs->data + answer->denial),
 				     denial, &apex_len);
 	size_t denied = 0, insert = answer->dname_split ? q->name_len - answer->dname_owner_len : 0;
@@ -315,11 +315,14 @@ respond_with(const struct zb_zoneset *zs, const uint8_t *query, const struct zb_
 
 /* DO set: the answers with DNSSEC (RFC 4035 §3.1), where the zone set has them (a set
  * without signed zones has signed_nodes 0: the plain answers), for a name the batch's stages
- * did not find. */
+ * did not find, or found no node for. */
 static __attribute__((noinline)) size_t
 respond_signed(const struct zb_zoneset *zs, const uint8_t *query, const struct zb_query *r,
 	       enum zb_transport transport, uint8_t *out, struct zb_query_facts *facts)
 {
+	if (r->verdict == ZB_VERDICT_BELOW_SIGNED)
+		return respond_with(zs, query, &r->q, &r->edns, transport, r->below, &r->encloser,
+				    out, facts);
 	struct zb_encloser encloser = { 0 }; /* a name with a node has none */
 	int tcp = transport == ZB_TCP;
 	const struct zb_answer *answer =
@@ -458,6 +461,7 @@ write_response(const struct zb_zoneset *zs, const uint8_t *query, const struct z
 					   : zb_lookup(zs, &r->q, transport == ZB_TCP);
 			break;
 		case ZB_VERDICT_LOOKUP_SIGNED:
+		case ZB_VERDICT_BELOW_SIGNED:
 			return respond_signed(zs, query, r, transport, out, facts);
 		case ZB_VERDICT_CHAOS:
 			answer = zb_chaos_lookup(zs, &r->q);
@@ -510,6 +514,42 @@ static __attribute__((noinline)) enum zb_verdict read_again(const struct zb_zone
 	return read_query(zs, b->packet, b->len, ZB_UDP, b->client, &b->query, 0);
 }
 
+/* A guessed name not found whole: its labels walked before a lookup strips them, and the
+ * query read in full if they are not the name guessed (it is then looked up in full as it
+ * is written). */
+static inline int read_wrong_guess(const struct zb_zoneset *zs, struct zb_batch_query *b)
+{
+	if (b->query.missed && b->query.q.guessed && !zb_guess_holds(&b->query.q)) {
+		read_again(zs, b);
+		return 1;
+	}
+	return 0;
+}
+
+/* The `n` queries' with DO set whose names have no node, from the first: the closest
+ * encloser of each found, and the NSEC3 hashes their denials need taken together, so that
+ * names in an NSEC3 zone share the hashing (denial.h). Out of line: only signed zones'
+ * misses come here. */
+static __attribute__((noinline)) void look_below_signed(const struct zb_zoneset *zs,
+							struct zb_batch_query *batch, unsigned n)
+{
+	struct zb_pending_hashes pending;
+	pending.n = 0;
+	for (unsigned i = 0; i < n; i++) {
+		struct zb_query *r = &batch[i].query;
+		if (!r->missed || !r->twin || r->verdict != ZB_VERDICT_LOOKUP_SIGNED ||
+		    read_wrong_guess(zs, &batch[i]))
+			continue;
+		r->encloser.node = NULL; /* set, with the rest, where a denial applies */
+		r->below = zb_lookup_below_signed(zs, &r->q, 0, &r->encloser);
+		r->verdict = ZB_VERDICT_BELOW_SIGNED;
+		r->missed = 0; /* its guess, if any, held */
+		if (r->below && r->below->denial && r->encloser.node)
+			zb_hash_next_closer(zs, &r->q, &r->encloser, &pending);
+	}
+	zb_hash_pending(&pending);
+}
+
 void zb_respond_batch(const struct zb_zoneset *zs, struct zb_batch_query *batch, unsigned n,
 		      struct zb_query **scratch)
 {
@@ -542,10 +582,12 @@ void zb_respond_batch(const struct zb_zoneset *zs, struct zb_batch_query *batch,
 	look_up(zs, scratch, lookups, fetched);
 	for (unsigned i = 0; i < n; i++) {
 		struct zb_batch_query *b = &batch[i];
-		/* A guessed name not found whole: its labels walked before the lookup strips
-		 * them, and the query read in full if they are not the name guessed. */
-		if (b->query.missed && b->query.q.guessed && !zb_guess_holds(&b->query.q))
-			read_again(zs, b);
+		if (__builtin_expect(b->query.missed, 0)) {
+			/* The first with DO set in a set with signed zones: it and those after. */
+			if (b->query.twin)
+				look_below_signed(zs, b, n - i);
+			read_wrong_guess(zs, b);
+		}
 		b->len = (uint16_t)write_response(zs, b->packet, &b->query, b->packet, ZB_UDP,
 						  &b->facts);
 	}

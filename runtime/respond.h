@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "cookies.h"
+#include "lookup.h"
 #include "wire.h"
 #include "zonedata.h"
 
@@ -37,6 +38,8 @@ enum zb_verdict {
 	ZB_VERDICT_ERROR,           /* a response without records, `rcode` */
 	ZB_VERDICT_LOOKUP,          /* the zone data's answer, DO clear */
 	ZB_VERDICT_LOOKUP_SIGNED,   /* the zone data's answer with DNSSEC (DO set, RFC 3225) */
+	ZB_VERDICT_BELOW_SIGNED,    /* the same for a name with no node, its answer `below` and
+				     * its closest encloser found by a batch's stages */
 	ZB_VERDICT_CHAOS,           /* class CH: a name about the server itself */
 };
 
@@ -55,6 +58,8 @@ struct zb_query {
 	 * response's writing looks it up, from the closest encloser when `missed`. */
 	const struct zb_answer *answer;
 	uint8_t missed;         /* the stages found the name has no node */
+	const struct zb_answer *below;    /* ZB_VERDICT_BELOW_SIGNED: the answer, NULL if none */
+	struct zb_encloser encloser;      /* ZB_VERDICT_BELOW_SIGNED: where its denial is found */
 };
 
 /*

@@ -10,6 +10,7 @@
 
 #include <netinet/in.h>
 
+#include "nsec3hash.h"
 #include "respond.h"
 #include "rrl.h"
 #include "wire.h"
@@ -93,6 +94,41 @@ static void check(const uint8_t *query, size_t len, const uint8_t *out, size_t n
 		abort();
 }
 
+/* Queries with DO set for names that do not exist, in the NSEC3 zone (one below a name that
+ * does) and the NSEC zone: batched beside the input, their NSEC3 hashes are taken with its
+ * own, in lanes (denial.h): five and the input's fill AVX2's eight lanes but two, or SSE2's
+ * four and two more. Their responses, from zb_respond alone, are kept to compare. */
+#define FIXED 6
+static const char *const fixed_names[FIXED] = {
+	"\3nx1\5nsec3\4test", "\4nxdo\5nsec3\4test", "\1q\3nx3\5nsec3\4test",
+	"\3nx4\4nsec\4test", "\3nx5\5nsec3\4test", "\6nx6nx6\5nsec3\4test" };
+static uint8_t fixed[FIXED][64 + ZB_QUERY_SLACK], fixed_out[FIXED][ZB_RESPONSE_MAX];
+static size_t fixed_len[FIXED], fixed_n[FIXED];
+static struct zb_query_facts fixed_facts[FIXED];
+
+static void setup_fixed(struct zb_client *client)
+{
+	static int done;
+	if (done)
+		return;
+	done = 1;
+	for (unsigned k = 0; k < FIXED; k++) {
+		static const uint8_t header[] = { 0x12, 0x34, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1 };
+		static const uint8_t tail[] = { 0, 0, 1, 0, 1, /* the root, A IN */
+						0, 0, 41, 4, 0xd0, 0, 0, 0x80, 0, 0, 0 };
+		uint8_t *q = fixed[k];
+		size_t name = strlen(fixed_names[k]);
+		memcpy(q, header, sizeof header);
+		memcpy(q + sizeof header, fixed_names[k], name);
+		memcpy(q + sizeof header + name, tail, sizeof tail);
+		fixed_len[k] = sizeof header + name + sizeof tail;
+		fixed_n[k] = zb_respond(&zb_zoneset, q, fixed_len[k], fixed_out[k], ZB_UDP, client,
+					&fixed_facts[k]);
+		if (fixed_n[k] <= fixed_len[k] || (fixed_out[k][3] & 0xf) != ZB_RCODE_NXDOMAIN)
+			abort(); /* the names were meant not to exist */
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static uint8_t out[ZB_RESPONSE_MAX];
@@ -102,6 +138,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	setup();
 	struct zb_client client = { &peer, &cookies };
+	setup_fixed(&client);
+	/* Each way of hashing the processor has, chosen by the input's last octet. */
+	static int ni = -1, avx2;
+	if (ni < 0) {
+		ni = zb_sha1_ni;
+		avx2 = zb_sha1_avx2;
+	}
+	zb_sha1_ni = ni && size && (data[size - 1] & 1);
+	zb_sha1_avx2 = avx2 && size && (data[size - 1] & 2);
 	/* The handler may read ZB_QUERY_SLACK bytes past the query, no further: ASan sees to it. */
 	uint8_t *query = malloc(size + ZB_QUERY_SLACK);
 	memcpy(query, data, size);
@@ -120,22 +165,36 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    (n && memcmp(&in_place_facts, &facts, sizeof(facts)) != 0))
 		abort();
 	/* The UDP path answers through zb_respond_batch, whose stages find a hit's answer
-	 * themselves: the same bytes and facts again, with the query batched beside another. */
-	static uint8_t batched[2][ZB_RESPONSE_MAX + ZB_QUERY_SLACK];
+	 * themselves and take the NSEC3 hashes of a batch's names together: the same bytes and
+	 * facts again, with the query batched beside a hit and names that do not exist. */
+	static uint8_t batched[2 + FIXED][ZB_RESPONSE_MAX + ZB_QUERY_SLACK];
 	static const uint8_t other[] = { 0, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0,
 					 3, 'w', 'w', 'w', 7, 'e', 'x', 'a', 'm', 'p', 'l', 'e',
 					 0, 0, 1, 0, 1 };
 	memcpy(batched[0], other, sizeof(other));
-	memcpy(batched[1], query, size + ZB_QUERY_SLACK);
-	struct zb_batch_query batch[2] = {
+	memcpy(batched[2], query, size + ZB_QUERY_SLACK);
+	struct zb_batch_query batch[2 + FIXED] = {
 		{ .packet = batched[0], .client = &client, .len = sizeof(other) },
-		{ .packet = batched[1], .client = &client, .len = (uint16_t)size },
+		{ .packet = batched[1], .client = &client, .len = (uint16_t)fixed_len[0] },
+		{ .packet = batched[2], .client = &client, .len = (uint16_t)size },
 	};
-	struct zb_query *scratch[2];
-	zb_respond_batch(&zb_zoneset, batch, 2, scratch);
-	if (batch[1].len != n || memcmp(batched[1], out, n) != 0 ||
-	    (n && memcmp(&batch[1].facts, &facts, sizeof(facts)) != 0))
+	memcpy(batched[1], fixed[0], sizeof fixed[0]);
+	for (unsigned k = 1; k < FIXED; k++) {
+		memcpy(batched[2 + k], fixed[k], sizeof fixed[k]);
+		batch[2 + k] = (struct zb_batch_query){ .packet = batched[2 + k], .client = &client,
+							.len = (uint16_t)fixed_len[k] };
+	}
+	struct zb_query *scratch[2 + FIXED];
+	zb_respond_batch(&zb_zoneset, batch, 2 + FIXED, scratch);
+	if (batch[2].len != n || memcmp(batched[2], out, n) != 0 ||
+	    (n && memcmp(&batch[2].facts, &facts, sizeof(facts)) != 0))
 		abort();
+	for (unsigned k = 0; k < FIXED; k++) {
+		unsigned at = k ? 2 + k : 1;
+		if (batch[at].len != fixed_n[k] || memcmp(batched[at], fixed_out[k], fixed_n[k]) ||
+		    memcmp(&batch[at].facts, &fixed_facts[k], sizeof(fixed_facts[k])) != 0)
+			abort();
+	}
 	n = zb_respond(&zb_zoneset, query, size, out, ZB_TCP, NULL, &facts);
 	check(query, size, out, n, ZB_TCP, &facts);
 	free(query);
