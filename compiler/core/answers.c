@@ -280,9 +280,12 @@ static size_t thread_count(void)
 static void merge(struct worker *w)
 {
 	uint32_t *map = xmalloc((w->bodies->list.n + 1) * sizeof *map);
-	if (w->bodies != &bodies)
+	if (w->bodies != &bodies) {
+		/* Its index goes first: the merge reads its bodies and their hashes alone, and
+		 * the set's table grows while they are all there. */
+		body_table_unindex(w->bodies);
 		merge_bodies(&bodies, w->bodies, map);
-	else
+	} else
 		for (uint32_t id = 0; id < bodies.list.n; id++)
 			map[id] = id;
 	size_t offset = typed.n;
@@ -357,11 +360,8 @@ void merge_answers(void)
 {
 	for (size_t k = 0; k < nworkers; k++) {
 		struct worker *w = &workers[k];
-		merge(w);
-		if (k > 0)
-			body_table_free(w->bodies);  /* its arena stays: merged bodies point there */
+		/* What making its answers took goes before the merge, its answers after. */
 		wire_free(w->wire);
-		free(w->typed.v);
 		free(w->qtypes.v);
 		free(w->miss_qtypes.v);
 		free(w->miss_staged.v);
@@ -372,6 +372,10 @@ void merge_answers(void)
 		free(w->response.authority.v);
 		free(w->response.additional.v);
 		free(w->response.optional.v);
+		merge(w);
+		if (k > 0)
+			body_table_free(w->bodies);  /* its arena stays: merged bodies point there */
+		free(w->typed.v);
 	}
 	free(workers);
 	workers = NULL;

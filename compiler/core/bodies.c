@@ -215,13 +215,18 @@ void merge_bodies(struct body_table *into, const struct body_table *from, uint32
 	}
 }
 
+void body_table_unindex(struct body_table *t)
+{
+	huge_free(t->slots, t->nslots * sizeof *t->slots);
+	t->slots = NULL;
+	t->nslots = 0;
+}
+
 void body_table_seal(struct body_table *t)
 {
 	free(t->hashes);
-	huge_free(t->slots, t->nslots * sizeof *t->slots);
 	t->hashes = NULL;
-	t->slots = NULL;
-	t->nslots = 0;
+	body_table_unindex(t);
 }
 
 void body_table_free(struct body_table *t)

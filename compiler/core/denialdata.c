@@ -23,6 +23,16 @@ static uint32_t here(void)
 	return denial_region.n;
 }
 
+/* The region holds a copy of every chain record with its signatures (200 MiB for a million
+ * NSEC3 names), made while the records and the answers' tables are all there: in a file as
+ * the answers' octets are (spill.c), what is written is let go from memory as it goes. */
+#define LET_GO_EVERY 65536  /* chain entries */
+
+static void let_go_written(void)
+{
+	spill_let_go(&denial_region, 0, denial_region.n);
+}
+
 static void align_region(size_t to)
 {
 	static const uint8_t zero;
@@ -126,8 +136,11 @@ static uint32_t put_chain(uint32_t zone)
 			bytes_put(&denial_region, chain_hash(zone, i), 20);
 		put_buckets(zone, at);
 	}
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		put_offset(entries + 4 * i, put_entry(chain_rrset(zone, i), z->origin));
+		if (i % LET_GO_EVERY == LET_GO_EVERY - 1)
+			let_go_written();
+	}
 	return at;
 }
 
@@ -185,6 +198,8 @@ static void put_images(void)
 
 void build_denial_region(void)
 {
+	if (!denial_region.v)
+		reserve_spilled(&denial_region);
 	denial_of_node = xmalloc((nodes.n ? nodes.n : 1) * sizeof *denial_of_node);
 	uint32_t *chain_at = xmalloc((zones.n ? zones.n : 1) * sizeof *chain_at);
 	bytes_put(&denial_region, "zbdenial", 8);  /* offset 0 stays "none" */
@@ -205,6 +220,7 @@ void build_denial_region(void)
 	free(chain_at);
 	put_images();
 	align_region(8);
+	let_go_written();
 }
 
 /* The region placed at `base` in the blob: its offsets made absolute. */

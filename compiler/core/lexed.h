@@ -86,7 +86,10 @@ struct lexer {
 	uint8_t origin[255]; /* the current origin in wire form, as written */
 	size_t origin_len;
 	struct token memo;   /* the previous owner as written; len 0 after an $ORIGIN */
-	struct kept *kept;   /* lines joined from parentheses, kept till the names are read */
+	struct kept *kept;   /* lines joined from parentheses, kept till their records are filed */
+	size_t filling;      /* the number of the block being filled: blocks delivered before */
+	int mapped;          /* `text` is the file mapped: pages read may be let go */
+	const char *let_go;  /* the mapped text before this is not in memory */
 	/* $INCLUDE: the files being read, outermost first, their text kept mapped (its tokens
 	 * are filed later) till the zone is read. */
 	int depth;
@@ -129,5 +132,7 @@ void zonemd(const struct token *f, size_t nf);
 void generic_rdata(uint16_t type, const struct token *f, size_t nf);  /* RFC 3597 §5 */
 void base64_fields(const struct token *f, size_t nf, const char *what);
 void free_kept(struct lexer *lx);
+/* `deliver`, once the blocks before number `filed` are filed: the lines kept for them go. */
+void kept_filed(struct lexer *lx, size_t filed);
 
 #endif

@@ -102,6 +102,7 @@ static void file_here(struct lexer *lx, int last)
 	before_decline = NULL;  /* a record declined while filing is declined as it is */
 	file_block(lx->queue, lx->block);
 	lx->block->n = 0;
+	kept_filed(lx, lx->filling + 1);
 	before_decline = hook;
 }
 
@@ -130,6 +131,7 @@ static void hand_over(struct lexer *lx, int last)
 			pthread_cond_wait(&q->changed, &q->lock);
 		lx->block = &q->blocks[q->produced % QUEUE_BLOCKS];
 		lx->block->n = 0;
+		kept_filed(lx, q->consumed);
 	}
 	pthread_mutex_unlock(&q->lock);
 }
@@ -205,7 +207,7 @@ static const char *open_file(const char *path, size_t *len, int *mapped)
 	*mapped = *len >= READ_BELOW;
 	const char *text = small;
 	if (*mapped) {
-		void *map = mmap(NULL, *len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+		void *map = mmap(NULL, *len, PROT_READ, MAP_PRIVATE, fd, 0);
 		if (map == MAP_FAILED)
 			decline("cannot read %s: %s", path, strerror(errno));
 		text = map;
@@ -234,6 +236,7 @@ void read_zone_file(uint32_t zone_index)
 	struct lexer lx = {.zone = zone};
 	int mapped;
 	lx.text = open_file(zone->path, &lx.size, &mapped);
+	lx.mapped = mapped;
 	int beside = 0;
 	if (lex_beside(lx.size)) {
 		struct queue q = {.lock = PTHREAD_MUTEX_INITIALIZER,

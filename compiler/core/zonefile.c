@@ -541,8 +541,10 @@ static void record(struct lexer *r, const char *line, size_t len)
 	it->ttl = ttl;
 	it->rd = rd;
 	r->building = 0;
-	if (++r->block->n == LEXED_BLOCK)
+	if (++r->block->n == LEXED_BLOCK) {
 		r->deliver(r, 0);
+		r->filling++;
+	}
 }
 
 /* The origin a name in a record's data is relative to, in wire form (names written into the
@@ -561,8 +563,10 @@ static void set_origin(struct lexer *lx, struct token name)
 static void emit(struct lexer *lx, struct lexed it)
 {
 	*current(lx) = it;
-	if (++lx->block->n == LEXED_BLOCK)
+	if (++lx->block->n == LEXED_BLOCK) {
 		lx->deliver(lx, 0);
+		lx->filling++;
+	}
 }
 
 static void lex_lines(struct lexer *lx, const char *text, size_t size, const char *display,
@@ -707,11 +711,13 @@ static int plain_word(const char *p)
 	return ((w | zero_or_cr) & highs) == 0;
 }
 
-/* Lines joined from parentheses, kept till the names in them are read. */
+/* Lines joined from parentheses, kept till the records in them are filed: a signed zone's
+ * RRSIG and NSEC3 records are most of its text (500 MiB of a million names'). */
 #define KEPT_BLOCK 65536
 struct kept {
 	struct kept *next;
 	size_t used, cap;
+	size_t block;  /* the last lexed block whose records point into it */
 	char text[];
 };
 
@@ -727,7 +733,40 @@ static const char *keep(struct lexer *lx, const char *p, size_t len)
 	char *at = k->text + k->used;
 	memcpy(at, p, len);
 	k->used += len;
+	k->block = lx->filling;
 	return at;
+}
+
+void kept_filed(struct lexer *lx, size_t filed)
+{
+	for (struct kept **link = &lx->kept; *link;) {
+		struct kept *k = *link;
+		/* The owner the next record may repeat (lx->memo) stays with its line. */
+		int memo = lx->memo.p >= k->text && lx->memo.p < k->text + k->used;
+		if (k->block < filed && !memo) {
+			*link = k->next;
+			free(k);
+		} else {
+			link = &k->next;
+		}
+	}
+}
+
+/* The mapped file's pages before `p`, but the last few megabytes the records waiting to be
+ * filed may point into, leave the process's memory: a signed zone's text is as large as
+ * all the rest the reader holds. They stay in the page cache, and a private mapping never
+ * written to reads the file again where touched (madvise(2)). */
+#define LET_GO_STEP (16 << 20)
+#define LET_GO_BEHIND (16 << 20)
+
+static void let_go_before(struct lexer *lx, const char *p)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	uintptr_t from = (uintptr_t)lx->let_go & ~(uintptr_t)(page - 1);
+	uintptr_t to = (uintptr_t)p & ~(uintptr_t)(page - 1);
+	if (to > from)
+		madvise((void *)from, to - from, MADV_DONTNEED);
+	lx->let_go = p;
 }
 
 /* The kept lines, and the included files' texts (their names stay: messages name them). */
@@ -874,6 +913,11 @@ void lex_zone_file(struct lexer *lx)
 							  strlen(lx->zone->origin_text)},
 					   NULL, 0, lx->origin);
 	int high = scan_text(lx->text, lx->size, lx->zone->display);
+	lx->let_go = lx->text;
+	if (lx->mapped) {
+		let_go_before(lx, lx->text + lx->size);  /* the scan's pages: lines come back */
+		lx->let_go = lx->text;
+	}
 	lex_lines(lx, lx->text, lx->size, lx->zone->display, high);
 	before_decline = NULL;
 	lx->deliver(lx, 1);
@@ -887,6 +931,8 @@ static void lex_lines(struct lexer *lx, const char *text, size_t size, const cha
 	bytes_t joined = {0};
 	uint32_t number = 0;
 	for (const char *p = text; p < end;) {
+		if (lx->mapped && text == lx->text && p - lx->let_go > LET_GO_STEP + LET_GO_BEHIND)
+			let_go_before(lx, p - LET_GO_BEHIND);
 		const char *e = line_end(p, end);
 		const char *next = e < end ? e + 1 : end;
 		size_t len = e - p;
