@@ -47,7 +47,7 @@ static inline uint32_t zb_rol32(uint32_t x, unsigned n)
 
 /* The 80 rounds written out, `STEP(g, a, b, c, d, e, t)` for round t of the 20 that use
  * function g: the names come back to their places every five rounds. Written out for one
- * block and for four (zb_sha1_x4): the loop took twice the instructions. */
+ * block and for the lanes (zb_sha1_x4, zb_sha1_x8): the loop took twice the instructions. */
 #define ZB_SHA1_FIVE(STEP, g, t) \
 	STEP(g, a, b, c, d, e, (t)); STEP(g, e, a, b, c, d, (t) + 1); \
 	STEP(g, d, e, a, b, c, (t) + 2); STEP(g, c, d, e, a, b, (t) + 3); \
@@ -368,8 +368,8 @@ static inline unsigned zb_sha1_lanes(void)
 #endif
 }
 
-/* The digests of `n` one-block messages (n up to zb_sha1_lanes()). The lanes left over hash
- * the first block again. */
+/* The digests of `n` one-block messages (n up to zb_sha1_lanes()). `block` and `out` have
+ * rows for 8 (for 4 when n is 4 or less): the lanes left over hash the first block again. */
 static inline void zb_sha1_blocks(uint8_t block[][64], unsigned n, uint8_t out[][ZB_SHA1_LEN])
 {
 #if defined(__x86_64__)

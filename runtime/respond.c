@@ -320,15 +320,19 @@ static __attribute__((noinline)) size_t
 respond_signed(const struct zb_zoneset *zs, const uint8_t *query, const struct zb_query *r,
 	       enum zb_transport transport, uint8_t *out, struct zb_query_facts *facts)
 {
-	if (r->verdict == ZB_VERDICT_BELOW_SIGNED)
-		return respond_with(zs, query, &r->q, &r->edns, transport, r->below, &r->encloser,
-				    out, facts);
-	struct zb_encloser encloser = { 0 }; /* a name with a node has none */
+	struct zb_encloser found = { 0 }; /* a name with a node has none */
+	const struct zb_encloser *encloser = &found;
+	const struct zb_answer *answer;
 	int tcp = transport == ZB_TCP;
-	const struct zb_answer *answer =
-		r->missed ? zb_lookup_below_signed(zs, &r->q, tcp, &encloser)
-			  : zb_lookup_signed(zs, &r->q, tcp, &encloser);
-	return respond_with(zs, query, &r->q, &r->edns, transport, answer, &encloser, out, facts);
+	if (r->verdict == ZB_VERDICT_BELOW_SIGNED) {
+		answer = r->below;
+		encloser = &r->encloser;
+	} else if (r->missed) {
+		answer = zb_lookup_below_signed(zs, &r->q, tcp, &found);
+	} else {
+		answer = zb_lookup_signed(zs, &r->q, tcp, &found);
+	}
+	return respond_with(zs, query, &r->q, &r->edns, transport, answer, encloser, out, facts);
 }
 
 /* The options a query's OPT record asked for. A COOKIE option is ignored without cookies
