@@ -147,7 +147,7 @@ unsigned zb_find_denials(const struct zb_zoneset *zs, const struct zb_question *
 
 void zb_hash_pending(struct zb_pending_hashes *pending)
 {
-	uint8_t digests[ZB_HASH_LANES_MAX][ZB_SHA1_LEN];
+	uint8_t digests[ZB_SHA1_LANES_MAX][ZB_SHA1_LEN];
 	if (pending->n == 0)
 		return;
 	zb_sha1_blocks(pending->blocks, pending->n, digests);

@@ -6,6 +6,7 @@
 #define ZB_DENIAL_H
 
 #include "lookup.h"
+#include "nsec3hash.h"  /* ZB_SHA1_LANES_MAX */
 #include "wire.h"
 #include "zonedata.h"
 
@@ -22,15 +23,12 @@ unsigned zb_find_denials(const struct zb_zoneset *zs, const struct zb_question *
 			 const struct zb_encloser *encloser, const struct zb_answer_denial *use,
 			 const struct zb_denial *found[2], unsigned *apex_len);
 
-/* The most names hashed at once: the lanes of AVX2's registers. */
-#define ZB_HASH_LANES_MAX 8
-
 /* The one-block NSEC3 hashes a batch has yet to take, `lanes` at a time. */
 struct zb_pending_hashes {
 	unsigned n;
-	uint8_t blocks[ZB_HASH_LANES_MAX][64];
-	struct zb_encloser *to[ZB_HASH_LANES_MAX];
-	const struct zb_chain *chain[ZB_HASH_LANES_MAX];
+	uint8_t blocks[ZB_SHA1_LANES_MAX][64];
+	struct zb_encloser *to[ZB_SHA1_LANES_MAX];
+	const struct zb_chain *chain[ZB_SHA1_LANES_MAX];
 };
 
 /*

@@ -236,6 +236,8 @@ static inline void zb_sha1_two(const uint8_t *a, size_t alen, const uint8_t *b, 
 
 /* The longest message of one block. */
 #define ZB_SHA1_ONE_BLOCK 55
+/* The most one-block messages hashed at once: the lanes of AVX2's registers. */
+#define ZB_SHA1_LANES_MAX 8
 
 /*
  * One-block messages (zb_sha1_pad_one) hashed four or eight at once, one in each 32-bit lane
@@ -369,7 +371,8 @@ static inline unsigned zb_sha1_lanes(void)
 }
 
 /* The digests of `n` one-block messages (n up to zb_sha1_lanes()). `block` and `out` have
- * rows for 8 (for 4 when n is 4 or less): the lanes left over hash the first block again. */
+ * ZB_SHA1_LANES_MAX rows (4 will do when n is 4 or less): the lanes left over hash the first
+ * block again. */
 static inline void zb_sha1_blocks(uint8_t block[][64], unsigned n, uint8_t out[][ZB_SHA1_LEN])
 {
 #if defined(__x86_64__)

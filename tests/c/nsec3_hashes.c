@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "denial.h"  /* ZB_HASH_LANES_MAX */
 #include "nsec3hash.h"
 #include "unhex.h"
 
@@ -44,7 +43,7 @@ static void print_digest(const uint8_t digest[ZB_SHA1_LEN])
 /* Hash the `n` one-block inputs at once. */
 static void hash_together(struct input *const *group, unsigned n)
 {
-	uint8_t blocks[ZB_HASH_LANES_MAX][64], digests[ZB_HASH_LANES_MAX][ZB_SHA1_LEN];
+	uint8_t blocks[ZB_SHA1_LANES_MAX][64], digests[ZB_SHA1_LANES_MAX][ZB_SHA1_LEN];
 	for (unsigned j = 0; j < n; j++)
 		zb_sha1_pad_one(blocks[j], group[j]->name, group[j]->name_len, group[j]->salt,
 				group[j]->salt_len);
@@ -73,14 +72,17 @@ int main(int argc, char **argv)
 #endif
 	if (argc > 2 && strcmp(argv[1], "--lanes") == 0)
 		lanes = (unsigned)atoi(argv[2]);
-	if (lanes > ZB_HASH_LANES_MAX)
+	if (lanes > ZB_SHA1_LANES_MAX)
 		return 2;
 	static char name_hex[2 * ZB_NSEC3_INPUT_MAX + 2], salt_hex[600];
 	static struct input inputs[4096];
-	struct input *group[ZB_HASH_LANES_MAX];
+	struct input *group[ZB_SHA1_LANES_MAX];
 	unsigned n = 0, grouped = 0;
-	while (n < sizeof inputs / sizeof inputs[0] &&
-	       scanf("%1021s %599s %u", name_hex, salt_hex, &inputs[n].iterations) == 3) {
+	while (scanf("%1021s %599s %u", name_hex, salt_hex, &inputs[n].iterations) == 3) {
+		if (n == sizeof inputs / sizeof inputs[0] - 1) {
+			fprintf(stderr, "nsec3_hashes: more than %u inputs\n", n);
+			return 2;
+		}
 		struct input *in = &inputs[n++];
 		in->name_len = unhex(name_hex, in->name, sizeof in->name);
 		in->salt_len = unhex(salt_hex, in->salt, sizeof in->salt);
