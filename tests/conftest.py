@@ -34,6 +34,19 @@ LISTENING = re.compile(r"serving .* on \[?([^\s\]]+?)\]?:(\d+) \(udp, tcp\)")
 AS_ROOT = ["--allow-root"] if os.geteuid() == 0 else []
 
 
+# A harness in tests/c: warnings are errors, the responder's and the core's headers in reach.
+HARNESS_CFLAGS = ["-std=gnu11", "-O2", "-Wall", "-Wextra", "-Werror", f"-I{ROOT / 'runtime'}",
+                  f"-I{ROOT / 'compiler' / 'core'}"]
+
+
+def c_harness(tmp_path_factory, name: str, *sources: Path) -> Path:
+    """tests/c/NAME.c compiled with SOURCES (of the responder or the core) into a program."""
+    path = tmp_path_factory.mktemp(name) / name
+    subprocess.run(["cc", *HARNESS_CFLAGS, str(TESTS / "c" / f"{name}.c"),
+                    *map(str, sources), "-o", str(path)], check=True)
+    return path
+
+
 def stop_process(process: subprocess.Popen, timeout: float = 10) -> None:
     """SIGTERM by PID, then SIGKILL if it does not exit in time."""
     if process.poll() is None:

@@ -23,6 +23,7 @@
  *   diagnostics.c  errors and warnings, with their positions
  *   dname.c     DNAME images
  *   denial.c    a signed zone's NSEC or NSEC3 chain, in order, and the searches over it
+ *   digestindex.c  where a digest falls among sorted ones: NSEC3 hashes, the cache's keys
  *   resolve.c   the response to each question (RFC 1034 §4.3.2)
  *   proofs.c    with DO set, the denial proofs of a response (RFC 4035 §3.1.3, RFC 5155 §7.2)
  *   wire.c      responses into bodies with name compression
@@ -333,6 +334,21 @@ uint32_t nsec_at_or_before(uint32_t zone, const uint8_t *key);
 uint32_t nsec3_at_or_before(uint32_t zone, const uint8_t hash[20], int *match);
 void name_hash(uint32_t zone, const uint8_t *key, size_t len, uint8_t out[20]);
 void nsec_children(uint32_t zone, name_t encloser, struct child_gaps *out);
+
+/* ---- digestindex.c ---- */
+
+/* An ascending array of `n` digests of `width` octets, and where each value of their first
+ * `bits` bits begins in it. */
+struct digest_index {
+	const uint8_t *digests;
+	size_t n, width;
+	unsigned bits;
+	uint32_t *start;  /* 2^bits + 1 */
+};
+void digest_index_build(struct digest_index *x, const uint8_t *digests, size_t n, size_t width);
+void digest_index_free(struct digest_index *x);
+/* How many of the digests are at or before `digest`; *equal: the last of them is it. */
+size_t digest_rank(const struct digest_index *x, const uint8_t *digest, int *equal);
 
 /* ---- sha256.c, canonical.c ---- */
 

@@ -16,6 +16,7 @@ struct chain {
 	bytes_t keys;           /* NSEC: the owners' lowercased wire names, at key_off */
 	VEC(uint32_t) key_off;
 	uint8_t *hashes;        /* NSEC3: ZB_SHA1_LEN octets per RRset, ascending */
+	struct digest_index index;  /* ...and where each is */
 	uint16_t iterations;
 	uint8_t salt_len, salt[255];
 };
@@ -164,6 +165,7 @@ static void build_nsec3(uint32_t zone, struct chain *c)
 	qsort(order, n, sizeof *order, by_hash);
 	reorder(c, order, ZB_SHA1_LEN);
 	free(order);
+	digest_index_build(&c->index, c->hashes, n, ZB_SHA1_LEN);
 	for (size_t i = 1; i < n; i++)
 		if (memcmp(hash_at(c, i - 1), hash_at(c, i), ZB_SHA1_LEN) == 0)
 			diagnose(zone, ERROR, rrsets.v[c->sets.v[i]].pos, "NSEC3 at %s: a second "
@@ -272,17 +274,8 @@ uint32_t nsec_at_or_before(uint32_t zone, const uint8_t *key)
 uint32_t nsec3_at_or_before(uint32_t zone, const uint8_t hash[ZB_SHA1_LEN], int *match)
 {
 	const struct chain *c = &chains[zone];
-	size_t lo = 0, hi = c->sets.n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (memcmp(hash_at(c, mid), hash, ZB_SHA1_LEN) <= 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	uint32_t index = lo ? lo - 1 : c->sets.n - 1;
-	*match = lo && memcmp(hash_at(c, index), hash, ZB_SHA1_LEN) == 0;
-	return index;
+	size_t at_or_before = digest_rank(&c->index, hash, match);
+	return at_or_before ? at_or_before - 1 : c->sets.n - 1;
 }
 
 void name_hash(uint32_t zone, const uint8_t *key, size_t len, uint8_t out[ZB_SHA1_LEN])

@@ -133,37 +133,27 @@ static int has_algorithm(const uint8_t *bits, unsigned algorithm)
 
 /* The verified digests of the cache, sorted; and this build's. */
 static uint8_t *cached;
-static size_t ncached;
+static struct digest_index cached_index;
 static VEC(uint8_t) digests;
 
 static void load_cache(const char *path)
 {
 	FILE *f = path ? fopen(path, "rb") : NULL;
-	if (!f)
-		return;
 	bytes_t all = {0};
 	uint8_t block[1 << 16];
-	for (size_t n; (n = fread(block, 1, sizeof block, f)) > 0;)
+	for (size_t n; f && (n = fread(block, 1, sizeof block, f)) > 0;)
 		bytes_put(&all, block, n);
-	fclose(f);
+	if (f)
+		fclose(f);
 	cached = all.v;
-	ncached = all.n / SHA256_LEN;
+	digest_index_build(&cached_index, cached, all.n / SHA256_LEN, SHA256_LEN);
 }
 
 static int is_cached(const uint8_t digest[SHA256_LEN])
 {
-	size_t lo = 0, hi = ncached;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int c = memcmp(cached + mid * SHA256_LEN, digest, SHA256_LEN);
-		if (c == 0)
-			return 1;
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return 0;
+	int equal;
+	digest_rank(&cached_index, digest, &equal);
+	return equal;
 }
 
 static int by_digest(const void *a, const void *b)
@@ -404,6 +394,7 @@ void check_signatures(const struct signature_check *o)
 	}
 	free(digests.v);
 	free(cached);
+	digest_index_free(&cached_index);
 	/* The driver verifies them while the answers are made. */
 	if (diagnostics_errors() == 0) {
 		fprintf(stderr, "signatures %zu %zu\n", written, total - written);

@@ -9,9 +9,8 @@ import subprocess
 
 import pytest
 
-from conftest import ROOT, TESTS
+from conftest import ROOT, c_harness
 
-CFLAGS = ["-std=gnu11", "-O2", "-Wall", "-Wextra", "-Werror", f"-I{ROOT / 'runtime'}"]
 KEY = "000102030405060708090a0b0c0d0e0f"
 SECRET = "e5e973e5a6b2a43f48e7dc849e37bfcf"  # RFC 9018 Appendix A.1-A.3
 NONE, CLIENT, VALID = 0, 1, 2
@@ -19,10 +18,7 @@ NONE, CLIENT, VALID = 0, 1, 2
 
 @pytest.fixture(scope="module")
 def binary(tmp_path_factory):
-    path = tmp_path_factory.mktemp("cookies") / "cookie_vectors"
-    subprocess.run(["cc", *CFLAGS, str(TESTS / "c" / "cookie_vectors.c"),
-                    str(ROOT / "runtime" / "cookies.c"), "-o", str(path)], check=True)
-    return path
+    return c_harness(tmp_path_factory, "cookie_vectors", ROOT / "runtime" / "cookies.c")
 
 
 def run(binary, lines: list[str]) -> list[str]:

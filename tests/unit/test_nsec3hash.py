@@ -16,9 +16,8 @@ import subprocess
 import dns.name
 import pytest
 
-from conftest import ROOT, TESTS
+from conftest import c_harness
 
-CFLAGS = ["-std=gnu11", "-O2", "-Wall", "-Wextra", "-Werror", f"-I{ROOT / 'runtime'}"]
 
 # RFC 5155 Appendix A: H(name) for names of its example zone, in base32hex.
 APPENDIX_A = {
@@ -31,10 +30,7 @@ APPENDIX_A = {
 
 @pytest.fixture(scope="module")
 def binary(tmp_path_factory):
-    path = tmp_path_factory.mktemp("nsec3") / "nsec3_hashes"
-    subprocess.run(["cc", *CFLAGS, str(TESTS / "c" / "nsec3_hashes.c"), "-o", str(path)],
-                   check=True)
-    return path
+    return c_harness(tmp_path_factory, "nsec3_hashes")
 
 
 FLAGS = {"portable": ["--portable"], "sha-ni": [], "4 lanes": ["--lanes", "4"],

@@ -10,18 +10,13 @@ import subprocess
 
 import pytest
 
-from conftest import ROOT, TESTS
-
-CFLAGS = ["-std=gnu11", "-O2", "-Wall", "-Wextra", "-Werror", f"-I{ROOT / 'runtime'}",
-          f"-I{ROOT / 'compiler' / 'core'}"]
+from conftest import ROOT, c_harness
 
 
 @pytest.fixture(scope="module")
 def binary(tmp_path_factory):
-    path = tmp_path_factory.mktemp("sha256") / "sha256_digests"
-    subprocess.run(["cc", *CFLAGS, str(TESTS / "c" / "sha256_digests.c"),
-                    str(ROOT / "compiler" / "core" / "sha256.c"), "-o", str(path)], check=True)
-    return path
+    return c_harness(tmp_path_factory, "sha256_digests",
+                     ROOT / "compiler" / "core" / "sha256.c")
 
 
 @pytest.mark.parametrize("block", ["portable", "sha-ni"])
