@@ -262,6 +262,7 @@ static void *work(void *arg)
 			answer_node(w, i, &signed_answers.v[i]);
 		}
 	}
+	body_table_done(w->bodies);  /* the merge reads its bodies */
 	return NULL;
 }
 

@@ -481,7 +481,7 @@ struct body_table {
 	VEC(struct body) list;
 	bytes_t arena;
 	uint8_t arena_index;  /* in arenas */
-	int spilled;       /* the arena is a file's (spill.c) */
+	struct spill_out *spilled;  /* the arena is a file's (spill.c), being written; or NULL */
 	size_t let_go;     /* its octets before this are let go from memory */
 	uint64_t *hashes;  /* per body */
 	struct body_slot { uint32_t tag, id; } *slots;  /* id NONE when empty */
@@ -497,7 +497,8 @@ extern struct body_table bodies;  /* the set's: the first thread's, the others m
 void body_table_init(struct body_table *t);
 void body_table_expect(struct body_table *t, size_t more);  /* presize for more bodies */
 void body_table_free(struct body_table *t);  /* all but the arena, which bodies use */
-void body_table_seal(struct body_table *t);  /* no more bodies: its index goes */
+void body_table_done(struct body_table *t);  /* no more bodies: its arena is all readable */
+void body_table_seal(struct body_table *t);  /* ...and its index goes */
 void body_table_unindex(struct body_table *t);  /* its slots go; merging reads the rest */
 uint32_t intern_body(struct body_table *t, const uint8_t header[10], uint16_t base_len,
 		     const uint8_t *data, uint16_t data_len, const uint16_t *fixups,
@@ -514,6 +515,15 @@ void merge_bodies(struct body_table *into, const struct body_table *from, uint32
 
 void spill_beside(const char *out_path);  /* the file goes in the output's directory */
 int reserve_spilled(bytes_t *b);  /* an arena in a file's shared mapping; 0: in memory */
+/* An arena in a file, appended to with spill_put and read with spill_at until spill_close,
+ * after which b->v holds every octet; NULL: the arena is in memory, bytes_put it. Before
+ * the pieces of one body are put, spill_room says their total: a body is read back from
+ * one place, the buffer or the file. */
+struct spill_out *spill_open(bytes_t *b);
+void spill_room(struct spill_out *s, const bytes_t *b, size_t n);
+void spill_put(struct spill_out *s, bytes_t *b, const void *p, size_t n);
+const uint8_t *spill_at(const struct spill_out *s, const bytes_t *b, size_t at);
+void spill_close(struct spill_out *s, const bytes_t *b);  /* flushed; NULL: nothing */
 void spill_let_go(const bytes_t *b, size_t from, size_t to);  /* whole pages, a spilled one's */
 
 struct wire;  /* one thread's serializer */

@@ -37,7 +37,7 @@ void body_table_init(struct body_table *t)
 {
 	memset(t, 0, sizeof *t);
 	resize(t, 1 << 16);
-	t->spilled = reserve_spilled(&t->arena);
+	t->spilled = spill_open(&t->arena);
 	/* The tables are made on the main thread, before the threads that fill them start. */
 	if (narenas == MAX_ARENAS)
 		fail("more than %d tables of bodies", MAX_ARENAS);
@@ -106,6 +106,8 @@ static uint32_t intern(struct body_table *t, struct body b, uint64_t h, const ui
 	for (; t->slots[s].id != NONE; s = (s + 1) & (t->nslots - 1)) {
 		uint32_t id = t->slots[s].id;
 		const struct body *o = &t->list.v[id];
+		const uint8_t *o_data = t->spilled && o->arena == t->arena_index
+			? spill_at(t->spilled, &t->arena, o->data) : body_data(o);
 		if (t->slots[s].tag == tag_of(h) && t->hashes[id] == h &&
 		    memcmp(o->header, b.header, 10) == 0 &&
 		    o->base_len == b.base_len && o->data_len == b.data_len &&
@@ -116,8 +118,8 @@ static uint32_t intern(struct body_table *t, struct body b, uint64_t h, const ui
 		    o->dynamic_proof == b.dynamic_proof && o->proof_at == b.proof_at &&
 		    o->proof_skip[0] == b.proof_skip[0] && o->proof_skip[1] == b.proof_skip[1] &&
 		    o->proof_also == b.proof_also &&
-		    memcmp(body_data(o), data, b.data_len) == 0 &&
-		    memcmp(body_data(o) + b.data_len, fixups, 2u * b.nfixups) == 0)
+		    memcmp(o_data, data, b.data_len) == 0 &&
+		    memcmp(o_data + b.data_len, fixups, 2u * b.nfixups) == 0)
 			return id;
 	}
 	if (b.arena == NO_ARENA) {  /* new here, not merged from another table */
@@ -125,8 +127,14 @@ static uint32_t intern(struct body_table *t, struct body b, uint64_t h, const ui
 			unsupported("the answers pass 4 GiB");
 		b.arena = t->arena_index;
 		b.data = t->arena.n;
-		bytes_put(&t->arena, data, b.data_len);
-		bytes_put(&t->arena, fixups, 2u * b.nfixups);
+		if (t->spilled) {
+			spill_room(t->spilled, &t->arena, b.data_len + 2u * b.nfixups);
+			spill_put(t->spilled, &t->arena, data, b.data_len);
+			spill_put(t->spilled, &t->arena, fixups, 2u * b.nfixups);
+		} else {
+			bytes_put(&t->arena, data, b.data_len);
+			bytes_put(&t->arena, fixups, 2u * b.nfixups);
+		}
 		if (t->spilled && t->arena.n - t->let_go > 2 * KEPT_MAPPED) {
 			/* From the start: pages a match read back are let go again. */
 			t->let_go = t->arena.n - KEPT_MAPPED;
@@ -222,8 +230,15 @@ void body_table_unindex(struct body_table *t)
 	t->nslots = 0;
 }
 
+void body_table_done(struct body_table *t)
+{
+	spill_close(t->spilled, &t->arena);
+	t->spilled = NULL;
+}
+
 void body_table_seal(struct body_table *t)
 {
+	body_table_done(t);
 	free(t->hashes);
 	t->hashes = NULL;
 	body_table_unindex(t);
