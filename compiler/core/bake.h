@@ -73,6 +73,9 @@ void start_beside(struct beside *b, void *(*fn)(void *), void *arg);
 void join_beside(struct beside *b);  /* for hash tables; see util.c */
 void huge_free(void *p, size_t bytes);
 void phase(const char *name, size_t count, const char *unit);  /* see util.c */
+double clock_seconds(void);  /* monotonic */
+/* A phase that ran beside others, timed by its thread: reported, and the clock not reset. */
+void phase_took(const char *name, double seconds, size_t count, const char *unit);
 
 /* A growable array: VEC(int) v = {0}; PUSH(v, 3); v.v[0], v.n. */
 #define VEC(T) struct { T *v; size_t n, cap; }
@@ -173,6 +176,12 @@ size_t diagnostics_errors(void);
 #define SHOWN_EACH 10
 void diagnose_rest(uint32_t zone, struct pos pos, size_t count, const char *what);
 void print_diagnostics(void);  /* see diagnostics.c */
+/* Checks on a thread beside the main thread's: that thread's diagnostics go aside (on: 1)
+ * until the main thread, once it has joined it, puts them back where its own stood at
+ * diagnostics_mark. One such thread at a time. */
+void diagnostics_aside(int on);
+size_t diagnostics_mark(void);
+void diagnostics_put_back(size_t mark);
 
 /* ---- zones.c ---- */
 
@@ -379,7 +388,8 @@ uint16_t dnskey_tag(const uint8_t *rdata, size_t len);  /* RFC 4034 Appendix B *
 int signable(uint32_t zone, const struct rrset *set);
 /* The earliest expiration of each zone's signatures (seconds since 1970; 0: unsigned). */
 extern int64_t *zone_expiry;
-void check_signatures(const struct signature_check *c);
+/* The signatures to verify written out; how many, and how many found in the cache. */
+void check_signatures(const struct signature_check *c, size_t *to_verify, size_t *in_cache);
 void check_chains(void);  /* each signed zone's NSEC or NSEC3 chain: complete and true */
 
 /* ---- resolve.c ---- */

@@ -26,6 +26,33 @@ struct diagnostic {
 };
 
 static VEC(struct diagnostic) found;
+/* Those of the checks run on a thread beside the main thread's (main.c), kept apart until
+ * they are put back: the order stays the order of checks run one after the other. */
+static VEC(struct diagnostic) aside;
+static _Thread_local int set_aside;
+
+void diagnostics_aside(int on)
+{
+	set_aside = on;
+}
+
+size_t diagnostics_mark(void)
+{
+	return found.n;
+}
+
+void diagnostics_put_back(size_t mark)
+{
+	if (aside.n == 0)
+		return;
+	RESERVE(found, aside.n);
+	memmove(found.v + mark + aside.n, found.v + mark, (found.n - mark) * sizeof *found.v);
+	memcpy(found.v + mark, aside.v, aside.n * sizeof *found.v);
+	found.n += aside.n;
+	free(aside.v);
+	aside.v = NULL;
+	aside.n = aside.cap = 0;
+}
 
 void diagnose(uint32_t zone, enum severity severity, struct pos pos, const char *fmt, ...)
 {
@@ -36,7 +63,10 @@ void diagnose(uint32_t zone, enum severity severity, struct pos pos, const char 
 		fail("out of memory");
 	va_end(ap);
 	struct diagnostic d = {zone, severity, pos, text};
-	PUSH(found, d);
+	if (set_aside)
+		PUSH(aside, d);
+	else
+		PUSH(found, d);
 }
 
 static void print(const struct diagnostic *d)

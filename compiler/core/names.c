@@ -187,8 +187,8 @@ size_t name_wire(name_t id, uint8_t *out)
  * hold four names. */
 const char *name_text(name_t id)
 {
-	static char texts[4][1024];
-	static unsigned turn;
+	static _Thread_local char texts[4][1024];  /* the chain checks run beside (main.c) */
+	static _Thread_local unsigned turn;
 	char *text = texts[turn++ % 4];
 	size_t at = 0;
 	if (id == ROOT)

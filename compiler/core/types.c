@@ -34,7 +34,7 @@ static const struct {
 /* A static buffer for TYPEnnn: messages are made one at a time. */
 const char *type_name(uint16_t type)
 {
-	static char unknown[16];
+	static _Thread_local char unknown[16];
 	for (size_t i = 0; i < NREGISTERED; i++)
 		if (registry[i].type == type)
 			return registry[i].name;

@@ -125,16 +125,25 @@ void huge_free(void *p, size_t bytes)
 
 /* Each phase's end, on stderr, for the driver's progress report and stage times:
  * `phase SECONDS COUNT UNIT NAME`. The first call starts the clock. */
+double clock_seconds(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+void phase_took(const char *name, double seconds, size_t count, const char *unit)
+{
+	fprintf(stderr, "phase %.3f %zu %s %s\n", seconds, count, unit, name);
+	fflush(stderr);
+}
+
 void phase(const char *name, size_t count, const char *unit)
 {
 	static double last;
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	double now = ts.tv_sec + ts.tv_nsec / 1e9;
-	if (name) {
-		fprintf(stderr, "phase %.3f %zu %s %s\n", now - last, count, unit, name);
-		fflush(stderr);
-	}
+	double now = clock_seconds();
+	if (name)
+		phase_took(name, now - last, count, unit);
 	last = now;
 }
 

@@ -4,11 +4,12 @@ expiry reported. The refusals with their positions are in tests/zones/broken/sig
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
 
-from conftest import ZONES, run_zonebake
+from conftest import ZONES, require, run_zonebake
 from zonebake import signatures
 from zonebake.config import load_toml
 from zonebake.core import run as core
@@ -92,6 +93,29 @@ def test_signatures_expiring_within_the_warning_window_are_a_warning(tmp_path):
         in warning.message
     quiet = core.bake(config_for(tmp_path, zone), tmp_path / "zonedata.bin")
     assert not [d for d in quiet.warnings if "signature-warning" in d.message]
+
+
+def test_chain_warnings_come_before_signature_warnings_as_the_checks_run(tmp_path):
+    """The chain is checked on a thread beside the signatures (compiler/core/main.c); its
+    warnings still come first, as when one check ran after the other, build after build."""
+    keygen, signzone = require("bind9-utils", "dnssec-keygen", "dnssec-signzone")
+    key = subprocess.run([keygen, "-q", "-f", "KSK", "-a", "ED25519", "-K", str(tmp_path),
+                          "example."], capture_output=True, text=True, check=True).stdout.strip()
+    unsigned = tmp_path / "unsigned.zone"
+    unsigned.write_text((SIGNED / "example.unsigned.zone").read_text()
+                        + (tmp_path / f"{key}.key").read_text())
+    zone = tmp_path / "signed.zone"
+    subprocess.run([signzone, "-q", "-z", "-S", "-K", str(tmp_path), "-o", "example.", "-3",
+                    "aabbccdd", "-H", "12", "-f", str(zone), str(unsigned)], check=True,
+                   cwd=tmp_path, capture_output=True)
+    config = config_for(tmp_path, zone, 'signature-warning = "1000w"')
+    for _ in range(3):
+        baked = core.bake(config, tmp_path / "zonedata.bin")
+        messages = [d.message for d in baked.warnings]
+        assert messages[0].startswith("NSEC3 iterations 12: RFC 9276 §3.1 says 0")
+        assert messages[1].startswith("NSEC3 salt of 4 octets: RFC 9276 §3.1 says none")
+        assert "within the signature-warning of 7000 days" in messages[2]
+        assert len(messages) == 3
 
 
 @pytest.mark.parametrize("value", ['"soon"', '"7 days"', "-1", "true"])
