@@ -356,6 +356,9 @@ struct digest_index {
 };
 void digest_index_build(struct digest_index *x, const uint8_t *digests, size_t n, size_t width);
 void digest_index_free(struct digest_index *x);
+/* What digest_rank(digest) will read, fetched ahead: stage 0 its place in the table, stage 1
+ * (once that is in the cache) the digest there. */
+void digest_index_prefetch(const struct digest_index *x, const uint8_t *digest, int stage);
 /* How many of the digests are at or before `digest`; *equal: the last of them is it. */
 size_t digest_rank(const struct digest_index *x, const uint8_t *digest, int *equal);
 

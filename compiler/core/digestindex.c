@@ -47,6 +47,15 @@ void digest_index_free(struct digest_index *x)
 	x->start = NULL;
 }
 
+void digest_index_prefetch(const struct digest_index *x, const uint8_t *digest, int stage)
+{
+	uint32_t b = top_bits(digest, x->bits);
+	if (stage == 0)
+		__builtin_prefetch(&x->start[b]);
+	else if (x->start[b] < x->n)
+		__builtin_prefetch(x->digests + (size_t)x->start[b] * x->width);
+}
+
 size_t digest_rank(const struct digest_index *x, const uint8_t *digest, int *equal)
 {
 	uint32_t b = top_bits(digest, x->bits);

@@ -173,17 +173,79 @@ static void put32(FILE *f, uint32_t x)
 	fwrite(o, 1, 4, f);
 }
 
+/* A signature whose cache key is made, waiting for its lookup: the cache's digests are tens
+ * of megabytes, and a lookup two cache misses (the index, then the digest), so each is
+ * fetched while the next signatures are hashed. What the verifier needs goes with it. */
+#define IN_FLIGHT 8
+struct looked_up {
+	uint8_t digest[SHA256_LEN];
+	const struct rrset *sig;
+	const uint8_t *signature;
+	uint16_t signature_len, tag;
+	uint8_t algorithm;
+	size_t signed_len;
+	bytes_t data;  /* what it signs, signed_len octets, and more */
+};
+
 struct zone_check {
 	uint32_t zone;
 	struct zone_keys keys;
 	struct tally expired, early, soon;
 	size_t unsigned_sets, strangers, keyless;
 	bytes_t data;  /* scratch */
+	struct looked_up ring[IN_FLIGHT];
+	size_t pushed, done;  /* counts: ring[i % IN_FLIGHT] */
+	FILE *out;
+	size_t written;
 };
 
+/* The oldest in flight: out to verify unless the cache holds it. */
+static void look_up(struct zone_check *c)
+{
+	struct looked_up *l = &c->ring[c->done++ % IN_FLIGHT];
+	if (is_cached(l->digest))
+		return;
+	char label[300];
+	int label_len = snprintf(label, sizeof label, "%s RRSIG %s", name_text(l->sig->owner),
+				 type_name(l->sig->covers));
+	FILE *out = c->out;
+	fputc('S', out);
+	put32(out, c->zone);
+	put32(out, l->sig->pos.file);
+	put32(out, l->sig->pos.line);
+	put16(out, l->tag);
+	fputc(l->algorithm, out);
+	put16(out, label_len);
+	fwrite(label, 1, label_len, out);
+	put16(out, l->signature_len);
+	fwrite(l->signature, 1, l->signature_len, out);
+	put32(out, l->signed_len);
+	fwrite(l->data.v, 1, l->signed_len, out);
+	c->written++;
+}
+
+/* A key made: its index entry fetched now, its digest halfway through the ring, and the
+ * oldest looked up once the ring is full. */
+static void push_lookup(struct zone_check *c, struct looked_up *l)
+{
+	digest_index_prefetch(&cached_index, l->digest, 0);
+	if (c->pushed - c->done >= IN_FLIGHT / 2) {
+		const struct looked_up *half = &c->ring[(c->pushed - IN_FLIGHT / 2) % IN_FLIGHT];
+		digest_index_prefetch(&cached_index, half->digest, 1);
+	}
+	c->pushed++;
+	if (c->pushed - c->done == IN_FLIGHT)
+		look_up(c);
+}
+
+static void look_up_all(struct zone_check *c)
+{
+	while (c->done < c->pushed)
+		look_up(c);
+}
+
 /* Each RRSIG of one RRset: from the zone, by a key it holds, in time; and out to verify. */
-static void check_rrsig_set(struct zone_check *c, const struct signature_check *o,
-			    uint32_t s, FILE *out, size_t *written)
+static void check_rrsig_set(struct zone_check *c, const struct signature_check *o, uint32_t s)
 {
 	const struct rrset *sig = &rrsets.v[s];
 	uint32_t zone = c->zone;
@@ -245,29 +307,21 @@ static void check_rrsig_set(struct zone_check *c, const struct signature_check *
 			continue;
 		}
 		bytes_put(&c->data, p + fields, len - fields);  /* the signature */
-		uint8_t digest[SHA256_LEN];
-		sha256(c->data.v, c->data.n, digest);
+		struct looked_up *l = &c->ring[c->pushed % IN_FLIGHT];
+		sha256(c->data.v, c->data.n, l->digest);
 		RESERVE(digests, SHA256_LEN);
-		memcpy(digests.v + digests.n, digest, SHA256_LEN);
+		memcpy(digests.v + digests.n, l->digest, SHA256_LEN);
 		digests.n += SHA256_LEN;
-		if (is_cached(digest))
-			continue;
-		char label[300];
-		int label_len = snprintf(label, sizeof label, "%s RRSIG %s", name_text(sig->owner),
-					 type_name(sig->covers));
-		fputc('S', out);
-		put32(out, zone);
-		put32(out, sig->pos.file);
-		put32(out, sig->pos.line);
-		put16(out, tag);
-		fputc(p[2], out);
-		put16(out, label_len);
-		fwrite(label, 1, label_len, out);
-		put16(out, len - fields);
-		fwrite(p + fields, 1, len - fields, out);
-		put32(out, signed_len);
-		fwrite(c->data.v, 1, signed_len, out);
-		(*written)++;
+		l->sig = sig;
+		l->signature = p + fields;
+		l->signature_len = len - fields;
+		l->tag = tag;
+		l->algorithm = p[2];
+		l->signed_len = signed_len;
+		bytes_t swap = l->data;  /* the scratch goes with it, and its old buffer is the next */
+		l->data = c->data;
+		c->data = swap;
+		push_lookup(c, l);
 	}
 }
 
@@ -319,9 +373,9 @@ static void report_times(const struct zone_check *c, const struct signature_chec
 	diagnose_rest(c->zone, pos, c->keyless, "signatures by a key the apex does not hold");
 }
 
-static void check_zone_signatures(struct zone_check *c, const struct signature_check *o,
-				  FILE *out, size_t *written)
+static void check_zone_signatures(struct zone_check *c, const struct signature_check *o)
 {
+	FILE *out = c->out;
 	uint32_t zone = c->zone;
 	const struct zone *z = &zones.v[zone];
 	if (!types_has(&z->types, T_RRSIG))
@@ -346,10 +400,11 @@ static void check_zone_signatures(struct zone_check *c, const struct signature_c
 	}
 	for (size_t s = z->rrsets_begin; s < z->rrsets_end; s++) {
 		if (rrsets.v[s].type == T_RRSIG)
-			check_rrsig_set(c, o, s, out, written);
+			check_rrsig_set(c, o, s);
 		else if (signable(zone, &rrsets.v[s]))
 			check_coverage(c, s);
 	}
+	look_up_all(c);
 	report_times(c, o);
 }
 
@@ -367,8 +422,7 @@ void check_signatures(const struct signature_check *o, size_t *to_verify, size_t
 		put16(out, len);
 		fwrite(files.v[i], 1, len, out);
 	}
-	size_t written = 0;
-	struct zone_check c = {0};
+	struct zone_check c = {.out = out};
 	for (uint32_t zone = 0; zone < zones.n; zone++) {
 		c.zone = zone;
 		c.keys.keys.n = 0;
@@ -377,10 +431,12 @@ void check_signatures(const struct signature_check *o, size_t *to_verify, size_t
 		memset(&c.early, 0, sizeof c.early);
 		memset(&c.soon, 0, sizeof c.soon);
 		c.unsigned_sets = c.strangers = c.keyless = 0;
-		check_zone_signatures(&c, o, out, &written);
+		check_zone_signatures(&c, o);
 	}
 	free(c.keys.keys.v);
 	free(c.data.v);
+	for (size_t i = 0; i < IN_FLIGHT; i++)
+		free(c.ring[i].data.v);
 	if (fclose(out) != 0)
 		fail("cannot write %s", o->out);
 	size_t total = digests.n / SHA256_LEN;
@@ -395,7 +451,7 @@ void check_signatures(const struct signature_check *o, size_t *to_verify, size_t
 	free(digests.v);
 	free(cached);
 	digest_index_free(&cached_index);
-	*to_verify = written;
-	*in_cache = total - written;
+	*to_verify = c.written;
+	*in_cache = total - c.written;
 	phase("signatures", total, "signatures");
 }
