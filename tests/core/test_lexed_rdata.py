@@ -58,6 +58,12 @@ READ = [
     'c CAA 0 issue "ca.example.net; account=\\"a b\\""', 'c CAA 128 "tbs" ""',
     # what the lexer already read, still read so
     f"keys DNSKEY 257 3 13 {KEY}", 'h HINFO "PC" Linux', "t TXT a b \"c d\"",
+    # base64 split inside a quantum, and padding after one: each field's whole quanta are
+    # decoded four characters at a time, the rest one at a time (rdatatext.c)
+    f"keys DNSKEY 257 3 13 {KEY[:6]} {KEY[6:11]} {KEY[11:]}", "keys DNSKEY 257 3 13 aGVsbG8=",
+    "keys DNSKEY 257 3 13 aGVs bG8= ", "keys DNSKEY 257 3 13 aGVsbA==",
+    "keys DNSKEY 257 3 13 aG Vs bA ==",
+    "keys DNSKEY 257 3 13 +/+/AAAA", "keys DNSKEY 1 3 13 AAAA",
 ]
 
 # Forms left to dnspython: it reads them, or says what is wrong.
@@ -83,6 +89,13 @@ DECLINED = [
     "abc NSEC3 1 0 0 - 01 A", "abc NSEC3 1 0 0 - 0000= A", "abc NSEC3 1 0 0 abc 0000 A",
     "x\\\u00e9 A 192.0.2.1", 'q TXT "\\1"', "q TXT x\\", 'c CAA 0 "iss ue" x',
     "q\vq A 192.0.2.1", "svc HTTPS 1 a\\256", "svc HTTPS 1 a..b",
+    # base64 that is not plain: a character off the alphabet, padding too early, too long,
+    # or with more after it, a quantum left whole
+    "keys DNSKEY 257 3 13 aGVs*G8g", "keys DNSKEY 257 3 13 aGVs=G8g",
+    "keys DNSKEY 257 3 13 aGVsb===",
+    "keys DNSKEY 257 3 13 aGVsbG8=aGVs", "keys DNSKEY 257 3 13 aGVsbG8= aGVs",
+    "keys DNSKEY 257 3 13 aGVsbG8", "keys DNSKEY 257 3 13 aGVsbG8gd29y a",
+    "keys DNSKEY 257 3 13 a-Vs",
 ]
 
 # Whole files: the TTLs records without one get (dnspython's Reader, RFC 2308 §4).
