@@ -97,6 +97,21 @@ static uint64_t hash_of(const struct body *b, const uint8_t *data, const uint16_
 	return mix(h, (const uint8_t *)fixups, 2u * b->nfixups);
 }
 
+/* A body's octets, where they are while its table is being written: the arena's buffer or
+ * its file (spill.c), or another table's arena. */
+static const uint8_t *arena_bytes(const struct body_table *t, const struct body *o)
+{
+	return t->spilled && o->arena == t->arena_index ? spill_at(t->spilled, &t->arena, o->data)
+							 : body_data(o);
+}
+
+static int same_octets(const uint8_t *octets, const struct body *b, const uint8_t *data,
+		       const uint16_t *fixups)
+{
+	return memcmp(octets, data, b->data_len) == 0 &&
+	       memcmp(octets + b->data_len, fixups, 2u * b->nfixups) == 0;
+}
+
 /* `b`'s id in the table, added if it is new: with a copy of its data and fixups, or when it
  * comes from another table (b.arena set), where it is. */
 static uint32_t intern(struct body_table *t, struct body b, uint64_t h, const uint8_t *data,
@@ -106,8 +121,6 @@ static uint32_t intern(struct body_table *t, struct body b, uint64_t h, const ui
 	for (; t->slots[s].id != NONE; s = (s + 1) & (t->nslots - 1)) {
 		uint32_t id = t->slots[s].id;
 		const struct body *o = &t->list.v[id];
-		const uint8_t *o_data = t->spilled && o->arena == t->arena_index
-			? spill_at(t->spilled, &t->arena, o->data) : body_data(o);
 		if (t->slots[s].tag == tag_of(h) && t->hashes[id] == h &&
 		    memcmp(o->header, b.header, 10) == 0 &&
 		    o->base_len == b.base_len && o->data_len == b.data_len &&
@@ -118,8 +131,7 @@ static uint32_t intern(struct body_table *t, struct body b, uint64_t h, const ui
 		    o->dynamic_proof == b.dynamic_proof && o->proof_at == b.proof_at &&
 		    o->proof_skip[0] == b.proof_skip[0] && o->proof_skip[1] == b.proof_skip[1] &&
 		    o->proof_also == b.proof_also &&
-		    memcmp(o_data, data, b.data_len) == 0 &&
-		    memcmp(o_data + b.data_len, fixups, 2u * b.nfixups) == 0)
+		    same_octets(arena_bytes(t, o), &b, data, fixups))
 			return id;
 	}
 	if (b.arena == NO_ARENA) {  /* new here, not merged from another table */

@@ -302,9 +302,9 @@ int main(int argc, char **argv)
 	names_seal();
 	build_chains();
 	if (diagnostics_errors() == 0) {
-		if (signatures.out)
+		if (signatures.out) {
 			check_chains_and_signatures(&signatures);
-		else {
+		} else {
 			check_chains();
 			phase("chains", chain_links(), "records");
 		}

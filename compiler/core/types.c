@@ -31,7 +31,8 @@ static const struct {
 
 #define NREGISTERED (sizeof registry / sizeof registry[0])
 
-/* A static buffer for TYPEnnn: messages are made one at a time. */
+/* A buffer for TYPEnnn, one a thread (the chain checks run beside the signature checks):
+ * a thread makes its messages one at a time. */
 const char *type_name(uint16_t type)
 {
 	static _Thread_local char unknown[16];

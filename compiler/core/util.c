@@ -123,8 +123,6 @@ void huge_free(void *p, size_t bytes)
 		munmap(p, bytes);
 }
 
-/* Each phase's end, on stderr, for the driver's progress report and stage times:
- * `phase SECONDS COUNT UNIT NAME`. The first call starts the clock. */
 double clock_seconds(void)
 {
 	struct timespec ts;
@@ -132,6 +130,8 @@ double clock_seconds(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* Each phase's end, on stderr, for the driver's progress report and stage times:
+ * `phase SECONDS COUNT UNIT NAME`. The first call starts the clock. */
 void phase_took(const char *name, double seconds, size_t count, const char *unit)
 {
 	fprintf(stderr, "phase %.3f %zu %s %s\n", seconds, count, unit, name);
