@@ -356,6 +356,7 @@ struct digest_index {
 };
 void digest_index_build(struct digest_index *x, const uint8_t *digests, size_t n, size_t width);
 void digest_index_free(struct digest_index *x);
+void digests_sort(uint8_t *digests, size_t n, size_t width);  /* ascending, in place; width <= 64 */
 /* What digest_rank(digest) will read, fetched ahead: stage 0 its place in the table, stage 1
  * (once that is in the cache) the digest there. */
 void digest_index_prefetch(const struct digest_index *x, const uint8_t *digest, int stage);

@@ -6,6 +6,9 @@
  * takes twenty steps, each a cache miss. Within a value's range the search is binary, so
  * digests made to share their first bits (a zone's author chooses its NSEC3 owners) cost a
  * binary search, never a scan.
+ *
+ * digests_sort puts them in that order: each build's cache keys, two million and more
+ * for a million signed names.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -72,4 +75,52 @@ size_t digest_rank(const struct digest_index *x, const uint8_t *digest, int *equ
 		}
 	}
 	return lo;
+}
+
+static void swap_digests(uint8_t *a, uint8_t *b, size_t width)
+{
+	uint8_t t[64];
+	memcpy(t, a, width);
+	memcpy(a, b, width);
+	memcpy(b, t, width);
+}
+
+/* An American flag sort: the digests that agree before `octet` put in place by their octet
+ * there, in one pass of swaps, then each bucket the same way by the next octet; a few, by
+ * insertion. Evenly spread digests leave buckets of n/256 after a pass, and no buffer as big
+ * as the digests is needed, where qsort took one and twice the time. */
+static void sort_from(uint8_t *d, size_t n, size_t width, size_t octet)
+{
+	if (octet == width)
+		return;  /* all equal */
+	if (n < 32) {
+		for (size_t i = 1; i < n; i++)
+			for (size_t j = i; j > 0 && memcmp(d + (j - 1) * width + octet,
+							   d + j * width + octet, width - octet) > 0; j--)
+				swap_digests(d + (j - 1) * width, d + j * width, width);
+		return;
+	}
+	size_t count[256] = {0}, next[256], end[256];
+	for (size_t i = 0; i < n; i++)
+		count[d[i * width + octet]]++;
+	for (size_t b = 0, at = 0; b < 256; b++) {
+		next[b] = at;
+		at += count[b];
+		end[b] = at;
+	}
+	for (size_t b = 0; b < 256; b++)
+		while (next[b] < end[b]) {
+			uint8_t v = d[next[b] * width + octet];
+			if (v == b)
+				next[b]++;
+			else
+				swap_digests(d + next[b] * width, d + next[v]++ * width, width);
+		}
+	for (size_t b = 0, at = 0; b < 256; at += count[b++])
+		sort_from(d + at * width, count[b], width, octet + 1);
+}
+
+void digests_sort(uint8_t *digests, size_t n, size_t width)
+{
+	sort_from(digests, n, width, 0);
 }

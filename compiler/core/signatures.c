@@ -156,11 +156,6 @@ static int is_cached(const uint8_t digest[SHA256_LEN])
 	return equal;
 }
 
-static int by_digest(const void *a, const void *b)
-{
-	return memcmp(a, b, SHA256_LEN);
-}
-
 static void put16(FILE *f, uint16_t x)
 {
 	uint8_t o[2] = {x & 0xFF, x >> 8};
@@ -441,7 +436,7 @@ void check_signatures(const struct signature_check *o, size_t *to_verify, size_t
 		fail("cannot write %s", o->out);
 	size_t total = digests.n / SHA256_LEN;
 	if (total > 0) {
-		qsort(digests.v, total, SHA256_LEN, by_digest);
+		digests_sort(digests.v, total, SHA256_LEN);
 		char next[4096];
 		snprintf(next, sizeof next, "%s.digests", o->out);
 		FILE *f = fopen(next, "wb");

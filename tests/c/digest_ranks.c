@@ -2,7 +2,9 @@
  * digest_ranks.c - compiler/core/digestindex.c over digests given in hex: the first line is
  * the width in octets, then the ascending digests one a line, then "-", then the digests to
  * look up, for each of which it prints how many are at or before it and whether the last
- * of those is it ("3 1"). tests/unit/test_digest_index.py compares them with bisect.
+ * of those is it ("3 1"). With --sort, the digests need not be in order: it sorts them
+ * (digests_sort) and prints them in hex, one a line. tests/unit/test_digest_index.py
+ * compares them with bisect and sorted.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,8 +35,9 @@ static size_t unhex(const char *hex, uint8_t *out, size_t cap)
 	return n;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	int sort = argc > 1 && strcmp(argv[1], "--sort") == 0;
 	size_t width;
 	if (scanf("%zu", &width) != 1 || width < 4 || width > 64)
 		return 2;
@@ -46,6 +49,16 @@ int main(void)
 			digests = realloc(digests, (cap *= 2) * width);
 		if (unhex(hex, digests + n++ * width, width) != width)
 			return 2;
+	}
+	if (sort) {
+		digests_sort(digests, n, width);
+		for (size_t i = 0; i < n; i++) {
+			for (size_t k = 0; k < width; k++)
+				printf("%02x", digests[i * width + k]);
+			printf("\n");
+		}
+		free(digests);
+		return 0;
 	}
 	struct digest_index x;
 	digest_index_build(&x, digests, n, width);

@@ -1,5 +1,6 @@
 """Where a digest falls among sorted ones (compiler/core/digestindex.c): the NSEC3 owner
-that matches or covers a hash, and whether the verification cache holds a signature's key.
+that matches or covers a hash, and whether the verification cache holds a signature's key;
+and the sort of a build's cache keys, which is Python's sorted for each set below.
 Each rank and match is bisect's, for evenly spread digests, for digests that share their
 first octets (a zone's author chooses its NSEC3 owners, and the index's table must then
 leave a binary search, not a wrong answer), for repeated ones, and for sets of 0 to 3."""
@@ -52,12 +53,13 @@ def sets(width: int) -> dict[str, list[bytes]]:
         + [rng.randbytes(width) for _ in range(500)],
         "repeated": [d for d in (rng.randbytes(width) for _ in range(300)) for _ in range(3)],
         "ends": [bytes(width), b"\xff" * width] + [rng.randbytes(width) for _ in range(100)],
+        "forty equal": [shared + bytes(width - 3)] * 40 + [rng.randbytes(width) for _ in range(50)],
     }
 
 
 @pytest.mark.parametrize("width", [20, 32])
 @pytest.mark.parametrize("kind", ["empty", "one", "three", "spread", "a shared prefix",
-                                  "repeated", "ends"])
+                                  "repeated", "ends", "forty equal"])
 def test_rank_and_match_are_bisects(binary, width, kind):
     digests = sorted(sets(width)[kind])
     rng = random.Random(kind)
@@ -71,3 +73,15 @@ def test_rank_and_match_are_bisects(binary, width, kind):
     wrong = [(q.hex(), g, w) for q, g, w in zip(queries, got, want) if g != w]
     assert len(got) == len(queries)
     assert wrong == []
+
+
+@pytest.mark.parametrize("width", [20, 32])
+@pytest.mark.parametrize("kind", ["empty", "one", "three", "spread", "a shared prefix",
+                                  "repeated", "ends", "forty equal"])
+def test_the_sort_is_pythons(binary, width, kind):
+    digests = sets(width)[kind]
+    random.Random(kind).shuffle(digests)
+    text = "\n".join([str(width), *(d.hex() for d in digests), "-"]) + "\n"
+    out = subprocess.run([str(binary), "--sort"], input=text, capture_output=True, text=True,
+                         check=True, timeout=60).stdout
+    assert [bytes.fromhex(line) for line in out.split()] == sorted(digests)
