@@ -72,6 +72,7 @@ struct beside {
 void start_beside(struct beside *b, void *(*fn)(void *), void *arg);
 void join_beside(struct beside *b);  /* for hash tables; see util.c */
 void huge_free(void *p, size_t bytes);
+void let_go_pages(const void *from, const void *to);  /* a file mapping's, see util.c */
 void phase(const char *name, size_t count, const char *unit);  /* see util.c */
 double clock_seconds(void);  /* monotonic */
 /* A phase that ran beside others, timed by its thread: reported, and the clock not reset. */

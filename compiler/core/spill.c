@@ -25,7 +25,6 @@
 #include "bake.h"
 
 static char *spill_dir;
-static size_t page;  /* set before any thread starts */
 /* The arenas in files: only these may be let go (an anonymous one's octets would be lost).
  * Made on the main thread before any other starts. */
 #define MAX_SPILLED 32
@@ -47,7 +46,6 @@ static void out_of_space(int sig)
 void spill_beside(const char *out_path)
 {
 	const char *slash = strrchr(out_path, '/');
-	page = sysconf(_SC_PAGESIZE);
 	spill_dir = slash ? strndup(out_path, slash - out_path + (slash == out_path)) : strdup(".");
 	if (!spill_dir)
 		fail("out of memory");
@@ -186,10 +184,6 @@ void spill_let_go(const bytes_t *b, size_t from, size_t to)
 	int found = 0;
 	for (size_t i = 0; i < nspilled; i++)
 		found |= spilled[i] == b->v;
-	if (!found)
-		return;
-	from &= ~(page - 1);
-	to &= ~(page - 1);
-	if (to > from)
-		madvise(b->v + from, to - from, MADV_DONTNEED);
+	if (found)
+		let_go_pages(b->v + from, b->v + to);
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "bake.h"
 
@@ -115,6 +116,16 @@ void *huge_alloc(size_t bytes)
 		fail("out of memory (%zu octets)", bytes);
 	madvise(p, bytes, MADV_HUGEPAGE);
 	return p;
+}
+
+/* Pages of a mapping that can be read again (a file's) out of the resident set: those
+ * wholly before `to` from the one holding `from` (madvise(2), MADV_DONTNEED). */
+void let_go_pages(const void *from, const void *to)
+{
+	uintptr_t page = sysconf(_SC_PAGESIZE);
+	uintptr_t a = (uintptr_t)from & ~(page - 1), b = (uintptr_t)to & ~(page - 1);
+	if (b > a)
+		madvise((void *)a, b - a, MADV_DONTNEED);
 }
 
 void huge_free(void *p, size_t bytes)

@@ -478,6 +478,15 @@ static int implicit_ttl(const struct ttls *t, uint32_t *ttl)
 	return 1;
 }
 
+/* The record just put in the block counted: a full block goes to be filed. */
+static void counted(struct lexer *lx)
+{
+	if (++lx->block->n == LEXED_BLOCK) {
+		lx->deliver(lx, 0);
+		lx->filling++;
+	}
+}
+
 static void record(struct lexer *r, const char *line, size_t len)
 {
 	struct tokens tk;
@@ -541,10 +550,7 @@ static void record(struct lexer *r, const char *line, size_t len)
 	it->ttl = ttl;
 	it->rd = rd;
 	r->building = 0;
-	if (++r->block->n == LEXED_BLOCK) {
-		r->deliver(r, 0);
-		r->filling++;
-	}
+	counted(r);
 }
 
 /* The origin a name in a record's data is relative to, in wire form (names written into the
@@ -563,10 +569,7 @@ static void set_origin(struct lexer *lx, struct token name)
 static void emit(struct lexer *lx, struct lexed it)
 {
 	*current(lx) = it;
-	if (++lx->block->n == LEXED_BLOCK) {
-		lx->deliver(lx, 0);
-		lx->filling++;
-	}
+	counted(lx);
 }
 
 static void lex_lines(struct lexer *lx, const char *text, size_t size, const char *display,
@@ -761,11 +764,7 @@ void kept_filed(struct lexer *lx, size_t filed)
 
 static void let_go_before(struct lexer *lx, const char *p)
 {
-	long page = sysconf(_SC_PAGESIZE);
-	uintptr_t from = (uintptr_t)lx->let_go & ~(uintptr_t)(page - 1);
-	uintptr_t to = (uintptr_t)p & ~(uintptr_t)(page - 1);
-	if (to > from)
-		madvise((void *)from, to - from, MADV_DONTNEED);
+	let_go_pages(lx->let_go, p);
 	lx->let_go = p;
 }
 
