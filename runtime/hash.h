@@ -19,61 +19,86 @@
 __extension__ typedef unsigned __int128 zb_u128;
 
 #define ZB_HASH_M 0x9E3779B97F4A7C15ull
+#define ZB_HASH_K 0xA0761D6478BD642Full
+#define ZB_HASH_END 0xE7037ED1A0B428DBull
 #define ZB_PILOT_M 0xC2B2AE3D27D4EB4Full
 #define ZB_SLOT_M 0xD6E8FEB86659FD93ull
 
-static inline uint64_t zb_fmix64(uint64_t h)
+/* Two words multiplied into 128 bits, the halves folded together: one multiply mixes every
+ * bit of both into most bits of the result (wyhash's step). On x86-64 the multiply is
+ * written out: inlined into the request handler, GCC passes the 128-bit product through the
+ * stack. */
+static inline uint64_t zb_mum(uint64_t a, uint64_t b)
 {
-	h ^= h >> 33;
-	h *= 0xFF51AFD7ED558CCDull;
-	h ^= h >> 33;
-	h *= 0xC4CEB9FE1A85EC53ull;
-	h ^= h >> 33;
-	return h;
+#if defined(__x86_64__)
+	uint64_t lo, hi;
+	__asm__("mulq %3" : "=a"(lo), "=d"(hi) : "a"(a), "rm"(b) : "cc");
+	return lo ^ hi;
+#else
+	zb_u128 p = (zb_u128)a * b;
+	return (uint64_t)p ^ (uint64_t)(p >> 64);
+#endif
 }
 
-/* The hash runs eight bytes at a time over a name, little-endian (zonedata.h insists on it),
- * the last word zero-padded; these three steps let a caller feed it words it already has. */
+/*
+ * The hash runs over a name sixteen octets at a time, as two little-endian words (zonedata.h
+ * insists on the byte order), the last block zero-padded: one multiply a block. A block's
+ * product is 0 where one of its factors is; both factors hold the seed, so names that meet
+ * there, or whose two words trade places, meet for one seed only, and the perfect hash tries
+ * another (compiler/core/phash.c). These steps let a caller feed it blocks it already has.
+ */
 static inline uint64_t zb_hash_start(size_t len, uint64_t seed)
 {
-	return seed ^ ((uint64_t)len * ZB_HASH_M);
+	return seed ^ len;
 }
 
-static inline uint64_t zb_hash_word(uint64_t h, uint64_t w)
+static inline uint64_t zb_hash_key(uint64_t seed)
 {
-	h = (h ^ w) * ZB_HASH_M;
-	return h ^ (h >> 32);
+	return (seed + 1) * ZB_HASH_M ^ ZB_HASH_K;
+}
+
+static inline uint64_t zb_hash_block(uint64_t h, uint64_t lo, uint64_t hi, uint64_t key)
+{
+	return zb_mum(lo ^ h, hi ^ key);
+}
+
+static inline uint64_t zb_hash_end(uint64_t h)
+{
+	return zb_mum(h, ZB_HASH_END);
 }
 
 static inline uint64_t zb_hash(const uint8_t *key, size_t len, uint64_t seed)
 {
-	uint64_t h = zb_hash_start(len, seed);
+	uint64_t h = zb_hash_start(len, seed), k = zb_hash_key(seed), lo, hi;
 	size_t i = 0;
-	uint64_t w;
 
-	for (; i + 8 <= len; i += 8) {
-		memcpy(&w, key + i, 8);
-		h = zb_hash_word(h, w);
+	for (; i + 16 <= len; i += 16) {
+		memcpy(&lo, key + i, 8);
+		memcpy(&hi, key + i + 8, 8);
+		h = zb_hash_block(h, lo, hi, k);
 	}
 	if (i < len) {
-		w = 0;
-		memcpy(&w, key + i, len - i);
-		h = zb_hash_word(h, w);
+		uint8_t last[16] = { 0 };
+		memcpy(last, key + i, len - i);
+		memcpy(&lo, last, 8);
+		memcpy(&hi, last + 8, 8);
+		h = zb_hash_block(h, lo, hi, k);
 	}
-	return zb_fmix64(h);
+	return zb_hash_end(h);
 }
 
-/* zb_hash of a key followed by at least 7 zeros (a query's name, or a suffix of it): its last
- * word read whole. */
+/* zb_hash of a key followed by at least 15 zeros (a query's name, or a suffix of it): its last
+ * block read whole. */
 static inline uint64_t zb_hash_padded(const uint8_t *key, size_t len, uint64_t seed)
 {
-	uint64_t h = zb_hash_start(len, seed);
-	for (size_t i = 0; i < len; i += 8) {
-		uint64_t w;
-		memcpy(&w, key + i, 8);
-		h = zb_hash_word(h, w);
+	uint64_t h = zb_hash_start(len, seed), k = zb_hash_key(seed);
+	for (size_t i = 0; i < len; i += 16) {
+		uint64_t lo, hi;
+		memcpy(&lo, key + i, 8);
+		memcpy(&hi, key + i + 8, 8);
+		h = zb_hash_block(h, lo, hi, k);
 	}
-	return zb_fmix64(h);
+	return zb_hash_end(h);
 }
 
 static inline uint32_t zb_bucket_of(uint64_t h, uint32_t nbuckets)

@@ -116,18 +116,23 @@ static inline uint64_t zb_lower8(uint64_t w)
 	return w | (upper >> 2);
 }
 
-/* The low `n` octets of a little-endian word (1 <= n <= 8), the rest zero. */
-static inline uint64_t zb_low_octets(uint64_t w, size_t n)
+/* The mask of a name's blocks: the sixteen octets at zb_name_mask(len) + i keep those of
+ * block i that are the name's (256 ones, then 16 zeros). */
+static inline const uint8_t *zb_name_mask(size_t len)
 {
-	return w & (~0ull >> (8 * (8 - n)));
+	static const uint8_t ones_then_zeros[ZB_MAX_NAME + 1 + 16] = {
+		[0 ... ZB_MAX_NAME] = 0xff
+	};
+	return ones_then_zeros + ZB_MAX_NAME + 1 - len;
 }
 
 /*
- * A name of `len` octets lowercased into `out` and hashed as zb_hash hashes the result, in
- * one pass: with SSE2 (every x86-64) sixteen octets at a time, else eight. Zeros follow it to
- * the end of its last block and for a whole block more, so that it and every suffix of it
- * compare a block at a time (zb_same_name). It reads up to 15 octets past the name (the query
- * has ZB_QUERY_SLACK octets of slack); `out` has room for 256 + 16.
+ * A name of `len` octets (at least 1) lowercased into `out` and hashed as zb_hash hashes the
+ * result, in one pass over blocks of sixteen octets: with SSE2 (every x86-64) a block at a
+ * time, else a word. Zeros follow it to the end of its last block and for a whole block
+ * more, so that it and every suffix of it compare a block at a time (zb_same_name). It reads
+ * up to 15 octets past the name (the query has ZB_QUERY_SLACK octets of slack); `out` has
+ * room for 256 + 16.
  */
 #if defined(__SSE2__) && !defined(ZB_NO_SIMD)
 static inline __m128i zb_lower16(const uint8_t *at)
@@ -143,48 +148,41 @@ static inline __m128i zb_lower16(const uint8_t *at)
 static inline uint64_t zb_lower_hash(const uint8_t *name, size_t len, uint64_t seed,
 				     uint8_t *out)
 {
-	/* Sixteen ones then sixteen zeros: the mask of the last block's first n octets is the
-	 * sixteen from 16 - n. */
-	static const uint8_t keep[32] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-					  0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
-	uint64_t h = zb_hash_start(len, seed);
+	const uint8_t *mask = zb_name_mask(len);
+	uint64_t h = zb_hash_start(len, seed), key = zb_hash_key(seed);
 	size_t i = 0;
-	for (; i + 16 <= len; i += 16) {
-		__m128i v = zb_lower16(name + i);
-		_mm_store_si128((__m128i *)(out + i), v);
-		h = zb_hash_word(h, (uint64_t)_mm_cvtsi128_si64(v));
-		h = zb_hash_word(h, (uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(v, v)));
-	}
-	size_t rest = len - i;
-	if (rest) {
+	do {
 		__m128i v = _mm_and_si128(zb_lower16(name + i),
-					  _mm_loadu_si128((const __m128i *)(keep + 16 - rest)));
+					  _mm_loadu_si128((const __m128i *)(mask + i)));
 		_mm_store_si128((__m128i *)(out + i), v);
-		h = zb_hash_word(h, (uint64_t)_mm_cvtsi128_si64(v));
-		if (rest > 8)
-			h = zb_hash_word(h, (uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(v, v)));
+		h = zb_hash_block(h, (uint64_t)_mm_cvtsi128_si64(v),
+				  (uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(v, v)), key);
 		i += 16;
-	}
+	} while (i < len);
 	_mm_store_si128((__m128i *)(out + i), _mm_setzero_si128());
-	return zb_fmix64(h);
+	return zb_hash_end(h);
 }
 #else
 static inline uint64_t zb_lower_hash(const uint8_t *name, size_t len, uint64_t seed,
 				     uint8_t *out)
 {
-	uint64_t h = zb_hash_start(len, seed);
+	const uint8_t *mask = zb_name_mask(len);
+	uint64_t h = zb_hash_start(len, seed), key = zb_hash_key(seed);
 	size_t i = 0;
-	for (; i < len; i += 8) {
-		uint64_t w;
-		memcpy(&w, name + i, 8);
-		w = zb_lower8(w);
-		if (len - i < 8)
-			w = zb_low_octets(w, len - i);
-		memcpy(out + i, &w, 8);
-		h = zb_hash_word(h, w);
-	}
-	memset(out + i, 0, 8);
-	return zb_fmix64(h);
+	do {
+		uint64_t w[2];
+		for (int j = 0; j < 2; j++) {
+			uint64_t keep;
+			memcpy(&w[j], name + i + 8 * j, 8);
+			memcpy(&keep, mask + i + 8 * j, 8);
+			w[j] = zb_lower8(w[j]) & keep;
+		}
+		memcpy(out + i, w, 16);
+		h = zb_hash_block(h, w[0], w[1], key);
+		i += 16;
+	} while (i < len);
+	memset(out + i, 0, 16);
+	return zb_hash_end(h);
 }
 #endif
 
