@@ -93,19 +93,30 @@ static int is_unimplemented_qtype(uint16_t qtype)
  * octets more than asked: the data holds at least 32 after every body (the names and their
  * zeros come last, compiler/core/layout.c), and a response buffer (512 octets or more) holds
  * them after any question (271 at most) and 64 octets. */
+static inline void copy_block(uint8_t *dst, const uint8_t *src)
+{
+#if defined(__SSE2__) && !defined(ZB_NO_SIMD)
+	__m128i a = _mm_loadu_si128((const __m128i *)src);
+	__m128i b = _mm_loadu_si128((const __m128i *)(src + 16));
+	_mm_storeu_si128((__m128i *)dst, a);
+	_mm_storeu_si128((__m128i *)(dst + 16), b);
+#else
+	uint64_t w[4];
+	memcpy(w, src, 32);
+	memcpy(dst, w, 32);
+#endif
+}
+
 static inline void copy_short(uint8_t *dst, const uint8_t *src, size_t len)
 {
-	uint8_t block[32];
 	if (__builtin_expect(len > 32, 0)) {
 		if (len > 64) {
 			memcpy(dst, src, len);
 			return;
 		}
-		memcpy(block, src + 32, 32);
-		memcpy(dst + 32, block, 32);
+		copy_block(dst + 32, src + 32);
 	}
-	memcpy(block, src, 32);
-	memcpy(dst, block, 32);
+	copy_block(dst, src);
 }
 
 /* Shift every compression pointer of a copied body (the first `len` octets of it) by
@@ -117,7 +128,8 @@ shift_pointers(const struct zb_zoneset *zs, const struct zb_answer *answer, uint
 	       size_t len, unsigned delta, size_t split, size_t insert)
 {
 	const uint8_t *fixup = zs->data + answer->fixups_off;
-	for (unsigned i = 0; i < answer->nfixups; i++) {
+	unsigned n = answer->nfixups; /* read once: the stores below might alias it */
+	for (unsigned i = 0; i < n; i++) {
 		uint16_t at;
 		memcpy(&at, fixup + 2 * i, 2); /* little-endian, as zonedata.h requires */
 		if (at >= len)
@@ -284,21 +296,25 @@ respond_with(const struct zb_zoneset *zs, const uint8_t *query, const struct zb_
 		}
 	}
 
-	/* Header: ID from the query, flags and counts from the answer, RD and CD copied. When
-	 * answering in place (out == query) the question is already where it belongs. */
-	uint8_t rd = query[2] & (ZB_FLAG_RD >> 8), cd = query[3] & ZB_FLAG_CD;
+	/* Header: ID from the query, flags and counts from the answer, RD and CD copied (the
+	 * answer has them clear), the first eight octets after the ID as one little-endian
+	 * word. When answering in place (out == query) the question is already where it
+	 * belongs. */
+	uint64_t flags, counts;
+	memcpy(&flags, query + 2, 8);
+	memcpy(&counts, answer->header, 8);
+	counts |= flags & (ZB_FLAG_RD >> 8 | (uint64_t)ZB_FLAG_CD << 8);
 	if (out != query) {
 		memcpy(out, query, 2);
 		memcpy(out + ZB_HEADER_LEN, query + ZB_HEADER_LEN, q->end - ZB_HEADER_LEN);
 	}
-	memcpy(out + 2, answer->header, 10);
+	memcpy(out + 2, &counts, 8);
+	memcpy(out + 10, answer->header + 8, 2);
 	size_t opt = edns->opt_len;
 	*facts = (struct zb_query_facts){
 		.qtype = q->qtype, .rcode = answer->header[1] & 0xf, .question = 1,
 		.edns = edns->present, .cookie = edns->cookie_verdict,
 		.rrl_key = (uint32_t)((uintptr_t)answer - (uintptr_t)zs->data) };
-	out[2] |= rd;
-	out[3] |= cd;
 
 	size_t room = size_limit(zs, edns, transport) - opt;
 	size_t end;
