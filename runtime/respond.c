@@ -10,6 +10,7 @@
 #include "chaos.h"
 #include "denial.h"
 #include "lookup.h"
+#include "statkeys.h"
 #include "wire.h"
 
 #define ZB_OPT_LEN 11 /* an OPT record with no options */
@@ -59,8 +60,9 @@ static size_t error_response(const struct zb_zoneset *zs, const uint8_t *query,
 	uint16_t flags = zb_hdr_flags(query);
 	size_t len = ZB_HEADER_LEN;
 
-	*facts = (struct zb_query_facts){ .qtype = q ? q->qtype : 0, .rcode = (uint8_t)rcode,
-					  .question = q != NULL, .edns = edns && edns->present,
+	*facts = (struct zb_query_facts){ .stat_key = zb_stat_key(q != NULL, q ? q->qtype : 0,
+								  rcode),
+					  .edns = edns && edns->present,
 					  .cookie = edns ? edns->cookie_verdict : 0,
 					  .rrl_key = ZB_RRL_KEY_ERROR };
 	memcpy(out, query, 2); /* ID */
@@ -312,7 +314,7 @@ respond_with(const struct zb_zoneset *zs, const uint8_t *query, const struct zb_
 	memcpy(out + 10, answer->header + 8, 2);
 	size_t opt = edns->opt_len;
 	*facts = (struct zb_query_facts){
-		.qtype = q->qtype, .rcode = answer->header[1] & 0xf, .question = 1,
+		.stat_key = zb_stat_key(1, q->qtype, answer->header[1] & 0xf),
 		.edns = edns->present, .cookie = edns->cookie_verdict,
 		.rrl_key = (uint32_t)((uintptr_t)answer - (uintptr_t)zs->data) };
 

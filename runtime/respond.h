@@ -18,16 +18,13 @@
 enum zb_transport { ZB_UDP, ZB_TCP };
 
 /* What zb_respond found out about a query that its response does not say plainly, for the
- * statistics (stats.h). Set whenever it returns a response. */
+ * statistics (stats.h) and rate limiting (rrl.h). Set whenever it returns a response. */
 struct zb_query_facts { /* no padding: every octet is a member's, set with the rest */
 	uint32_t rrl_key;     /* the answer given (rate limiting, rrl.h): ZB_RRL_KEY_ERROR for
 			       * every error response */
-	uint16_t qtype;       /* when `question` is 1 */
-	uint8_t rcode;        /* the response's, extended bits included (BADVERS is 16) */
-	uint8_t question;     /* 1: the question could be read, and is in the response */
+	uint16_t stat_key;    /* its query type and RCODE, extended bits included (statkeys.h) */
 	uint8_t edns;         /* 1: the query had a good OPT record: the response ends in one */
 	uint8_t cookie;       /* enum zb_cookie_verdict */
-	uint16_t reserved;    /* 0 */
 };
 
 #define ZB_RRL_KEY_ERROR 0xffffffffu

@@ -14,26 +14,6 @@
 #include "wire.h"
 #include "zonedata.h"
 
-/* Every entry "other", then the ones counted apart: a later initializer overrides an earlier
- * one, as intended here. */
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Woverride-init"
-const uint8_t zb_stat_qtype_slot[ZB_STAT_QTYPE_TABLE] = {
-	[0 ... ZB_STAT_QTYPE_TABLE - 1] = ZB_STAT_QTYPE_OTHER,
-	[1] = ZB_STAT_A, [2] = ZB_STAT_NS, [5] = ZB_STAT_CNAME, [6] = ZB_STAT_SOA,
-	[12] = ZB_STAT_PTR, [15] = ZB_STAT_MX, [16] = ZB_STAT_TXT, [28] = ZB_STAT_AAAA,
-	[33] = ZB_STAT_SRV, [43] = ZB_STAT_DS, [48] = ZB_STAT_DNSKEY, [64] = ZB_STAT_SVCB,
-	[65] = ZB_STAT_HTTPS, [255] = ZB_STAT_ANY, [257] = ZB_STAT_CAA,
-};
-
-const uint8_t zb_stat_rcode_slot[ZB_STAT_RCODE_TABLE] = {
-	[0 ... ZB_STAT_RCODE_TABLE - 1] = ZB_STAT_RCODE_OTHER,
-	[0] = ZB_STAT_NOERROR, [1] = ZB_STAT_FORMERR, [2] = ZB_STAT_SERVFAIL,
-	[3] = ZB_STAT_NXDOMAIN, [4] = ZB_STAT_NOTIMP, [5] = ZB_STAT_REFUSED, [6] = ZB_STAT_YXDOMAIN,
-	[9] = ZB_STAT_NOTAUTH, [ZB_RCODE_BADVERS] = ZB_STAT_BADVERS,
-};
-#pragma GCC diagnostic pop
-
 static const char *const transport_names[] = { "udp", "tcp" };
 static const char *const rcode_names[ZB_STAT_NRCODES] = {
 	"NOERROR", "FORMERR", "SERVFAIL", "NXDOMAIN", "NOTIMP", "REFUSED", "YXDOMAIN", "NOTAUTH",
@@ -112,13 +92,21 @@ static __attribute__((format(printf, 2, 3))) void put(struct zb_text *t, const c
 		t->len += (size_t)n;
 }
 
-/* Each counter is read with a relaxed atomic load: its writer is another thread. */
+/* Each counter is read with a relaxed atomic load: its writer is another thread. The keyed
+ * responses are folded into their RCODE's and query type's counters. */
 static void load(struct zb_stats *into, const struct zb_stats *from, int add)
 {
 	uint64_t *to = (uint64_t *)into;
 	const uint64_t *src = (const uint64_t *)from;
-	for (size_t i = 0; i < sizeof(*into) / sizeof(uint64_t); i++)
+	for (size_t i = 0; i < offsetof(struct zb_stats, keyed) / sizeof(uint64_t); i++)
 		to[i] = (add ? to[i] : 0) + __atomic_load_n(&src[i], __ATOMIC_RELAXED);
+	for (unsigned key = 0; key < ZB_STAT_KEYS; key++) {
+		uint64_t n = __atomic_load_n(&from->keyed[key], __ATOMIC_RELAXED);
+		unsigned qtype = key / ZB_STAT_RCODE_TABLE, rcode = key % ZB_STAT_RCODE_TABLE;
+		into->responses[zb_stat_rcode_slot[rcode]] += n;
+		if (qtype < ZB_STAT_NQTYPES)
+			into->qtypes[qtype] += n;
+	}
 }
 
 void zb_stats_sum(const struct zb_server *server, struct zb_stats *total)

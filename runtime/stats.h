@@ -15,20 +15,7 @@
 #include <stdint.h>
 
 #include "respond.h"
-
-/* Response codes counted apart; anything else is ZB_STAT_RCODE_OTHER. */
-enum zb_stat_rcode {
-	ZB_STAT_NOERROR, ZB_STAT_FORMERR, ZB_STAT_SERVFAIL, ZB_STAT_NXDOMAIN, ZB_STAT_NOTIMP,
-	ZB_STAT_REFUSED, ZB_STAT_YXDOMAIN, ZB_STAT_NOTAUTH, ZB_STAT_BADVERS, ZB_STAT_RCODE_OTHER,
-	ZB_STAT_NRCODES
-};
-
-/* Query types counted apart; anything else is ZB_STAT_QTYPE_OTHER. */
-enum zb_stat_qtype {
-	ZB_STAT_A, ZB_STAT_NS, ZB_STAT_CNAME, ZB_STAT_SOA, ZB_STAT_PTR, ZB_STAT_MX, ZB_STAT_TXT,
-	ZB_STAT_AAAA, ZB_STAT_SRV, ZB_STAT_DS, ZB_STAT_DNSKEY, ZB_STAT_HTTPS, ZB_STAT_SVCB,
-	ZB_STAT_CAA, ZB_STAT_ANY, ZB_STAT_QTYPE_OTHER, ZB_STAT_NQTYPES
-};
+#include "statkeys.h"
 
 /* Why a TCP connection was closed. */
 enum zb_stat_close {
@@ -49,6 +36,9 @@ struct zb_stats {
 	uint64_t tcp_closed[ZB_CLOSE_NREASONS];
 	uint64_t rrl_dropped;                 /* responses rate limiting kept back */
 	uint64_t rrl_slipped;                 /* and sent truncated (or BADCOOKIE) instead */
+	/* A worker's responses by key (statkeys.h), which a sum folds into `responses` and
+	 * `qtypes` (a worker's own are 0): counting a response is one add. Not carried over. */
+	uint64_t keyed[ZB_STAT_KEYS];
 } __attribute__((aligned(64)));
 
 /* Add to a counter of the calling worker's own stats: a plain add, one instruction on
@@ -62,24 +52,11 @@ static inline void zb_stat_add(uint64_t *counter, uint64_t n)
 	*counter += n;
 }
 
-/* Index of each counted query type, by type number (CAA is 257); others ZB_STAT_QTYPE_OTHER. */
-#define ZB_STAT_QTYPE_TABLE 258
-extern const uint8_t zb_stat_qtype_slot[ZB_STAT_QTYPE_TABLE];
-/* Index of each counted RCODE, extended bits included, by number (BADVERS is 16); 32 of them
- * so that masking, not a comparison, keeps the index in the table (zb_respond sends none
- * above 16). */
-#define ZB_STAT_RCODE_TABLE 32
-extern const uint8_t zb_stat_rcode_slot[ZB_STAT_RCODE_TABLE];
-
 /* Count one response (TC read from its header) with what zb_respond found out. */
 static inline void zb_stats_count_response(struct zb_stats *s, const uint8_t *response,
 					   const struct zb_query_facts *facts)
 {
-	uint16_t qtype = facts->qtype;
-	zb_stat_add(&s->responses[zb_stat_rcode_slot[facts->rcode & (ZB_STAT_RCODE_TABLE - 1)]], 1);
-	if (facts->question)
-		zb_stat_add(&s->qtypes[qtype < ZB_STAT_QTYPE_TABLE ? zb_stat_qtype_slot[qtype]
-								   : ZB_STAT_QTYPE_OTHER], 1);
+	zb_stat_add(&s->keyed[facts->stat_key], 1);
 	zb_stat_add(&s->truncated, (response[2] >> 1) & 1); /* TC: adds 0 or 1, no branch */
 	zb_stat_add(&s->edns, facts->edns);
 }

@@ -13,6 +13,7 @@
 #include "nsec3hash.h"
 #include "respond.h"
 #include "rrl.h"
+#include "statkeys.h"
 #include "wire.h"
 
 /* A client with cookies, its clock fixed: the same query gets the same response in and out
@@ -50,8 +51,9 @@ static void check_slip(const uint8_t *query, size_t len, const uint8_t *response
 	struct zb_question q;
 	if (n == 0 || zb_rrl_account(&rrl, &peer, facts->rrl_key) != ZB_RRL_SLIP)
 		return;
-	size_t end = facts->question && zb_parse_question(query, len, 0, &q) == 0 ? q.end
-										: ZB_HEADER_LEN;
+	size_t end = zb_stat_key_question(facts->stat_key) &&
+				     zb_parse_question(query, len, 0, &q) == 0
+			     ? q.end : ZB_HEADER_LEN;
 	memcpy(slipped, response, n);
 	size_t m = zb_rrl_slip(slipped, n, facts);
 	if (m > n || m < end || memcmp(slipped, response, 2) != 0 ||
@@ -78,9 +80,10 @@ static void check(const uint8_t *query, size_t len, const uint8_t *out, size_t n
 	/* The facts the statistics count agree with the response: its RCODE's low bits, the
 	 * query's QTYPE when the question was echoed. */
 	struct zb_question q;
-	if ((facts->rcode & 0xf) != (out[3] & 0xf) || facts->question != (zb_get16(out + 4) == 1) ||
-	    (facts->question &&
-	     (zb_parse_question(query, len, 0, &q) != 0 || q.qtype != facts->qtype)))
+	int question = zb_stat_key_question(facts->stat_key);
+	if ((facts->stat_key & 0xf) != (out[3] & 0xf) || question != (zb_get16(out + 4) == 1) ||
+	    (question && (zb_parse_question(query, len, 0, &q) != 0 ||
+			  zb_stat_key(1, q.qtype, facts->stat_key) != facts->stat_key)))
 		abort();
 	/* Every response: a whole header, QR set, the query's ID. */
 	if (n < ZB_HEADER_LEN || !(out[2] & 0x80) || memcmp(out, query, 2) != 0 || len < 2)

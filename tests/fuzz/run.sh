@@ -12,7 +12,7 @@ out=build/fuzz
 
 "$python" -m zonebake build -c tests/fuzz/fuzz.toml -o "$out"
 clang -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-	-Iruntime "-Wa,-I$out" runtime/wire.c runtime/lookup.c runtime/denial.c runtime/chaos.c runtime/respond.c runtime/cookies.c runtime/rrl.c "$out/zonedata.c" \
+	-Iruntime "-Wa,-I$out" runtime/wire.c runtime/lookup.c runtime/denial.c runtime/chaos.c runtime/respond.c runtime/statkeys.c runtime/cookies.c runtime/rrl.c "$out/zonedata.c" \
 	tests/fuzz/fuzz_respond.c -o "$out/fuzz_respond"
 mkdir -p "$out/corpus"
 exec "$out/fuzz_respond" -max_total_time="$seconds" -print_final_stats=1 \
