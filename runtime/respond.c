@@ -129,14 +129,13 @@ static inline __attribute__((always_inline)) void
 shift_pointers(const struct zb_zoneset *zs, const struct zb_answer *answer, uint8_t *body,
 	       size_t len, unsigned delta, size_t split, size_t insert)
 {
-	const uint8_t *fixup = zs->data + answer->fixups_off;
+	const uint16_t *fixup = (const uint16_t *)(zs->data + answer->fixups_off);
 	unsigned n = answer->nfixups; /* read once: the stores below might alias it */
+	if (len != answer->body_len) /* the last lie in records the truncation cut off */
+		while (n && fixup[n - 1] >= len) /* little-endian, as zonedata.h requires */
+			n--;
 	for (unsigned i = 0; i < n; i++) {
-		uint16_t at;
-		memcpy(&at, fixup + 2 * i, 2); /* little-endian, as zonedata.h requires */
-		if (at >= len)
-			break; /* the rest lies in records the truncation cut off */
-		size_t pos = at + (split && at >= split ? insert : 0);
+		size_t pos = fixup[i] + (split && fixup[i] >= split ? insert : 0);
 		zb_put16(body + pos, (uint16_t)(zb_get16(body + pos) + delta));
 	}
 }

@@ -57,7 +57,8 @@ struct zb_answer {
 	uint16_t trunc_len;      /* body length without the optional additional records */
 	uint16_t trunc_arcount;  /* ARCOUNT without them */
 	uint32_t body_off;       /* the body, in data */
-	uint32_t fixups_off;     /* `nfixups` uint16 body offsets of compression pointers, in data */
+	uint32_t fixups_off;     /* `nfixups` uint16 body offsets of compression pointers, in
+				  * ascending order, in data (2-aligned) */
 	/* DNAME synthesis (RFC 6672 §3.3), when dname_split is not 0: the query name's labels in
 	 * front of the DNAME owner (dname_owner_len octets) go at body offset dname_split,
 	 * completing the target of the synthesized CNAME; if there are more than
