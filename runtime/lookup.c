@@ -26,8 +26,13 @@ static inline __attribute__((always_inline)) const struct zb_answer *
 below(const struct zb_zoneset *zs, const struct zb_question *q, uint16_t key, uint32_t twin,
       struct zb_encloser *encloser)
 {
-	uint8_t label_off[ZB_MAX_LABELS + 1];
-	unsigned nlabels = zb_label_offsets(q->lower, label_off);
+	uint8_t walked[ZB_MAX_LABELS + 1];
+	const uint8_t *label_off = q->label_off;
+	unsigned nlabels = q->nlabels;
+	if (!q->walked) {
+		nlabels = zb_label_offsets(q->lower, walked);
+		label_off = walked;
+	}
 	/* No node has more than max_labels labels: skip straight to suffixes that short. */
 	unsigned first = 1;
 	if (nlabels > zs->max_labels)

@@ -95,10 +95,13 @@ struct zb_question {
 	uint16_t name_len;              /* wire length of QNAME, root label included */
 	uint16_t end;                   /* offset just past QCLASS */
 	uint8_t guessed;                /* 1: the name's labels not walked (zb_guess_question) */
+	uint8_t walked;                 /* 1: nlabels and label_off say where its labels are */
+	uint8_t nlabels;                /* labels before the root */
 	uint64_t hash;                  /* zb_hash of `lower` (hash.h), computed while parsing */
 	/* QNAME, ASCII letters lowercased (RFC 4343), then zeros to the end of its last block of
 	 * 16 octets and for 16 more (zb_lower_hash) */
 	uint8_t lower[ZB_MAX_NAME + 1 + 16] __attribute__((aligned(16)));
+	uint8_t label_off[ZB_MAX_LABELS + 1]; /* each label's offset, the root's last */
 };
 
 /* A query buffer must be readable this far past the query's end: the name is read sixteen
@@ -196,6 +199,7 @@ zb_take_question(const uint8_t *pkt, size_t name_len, uint64_t seed, struct zb_q
 	q->qtype = zb_get16(after);
 	q->qclass = zb_get16(after + 2);
 	q->end = (uint16_t)(ZB_HEADER_LEN + name_len + 4);
+	q->walked = 0;
 	q->hash = zb_lower_hash(pkt + ZB_HEADER_LEN, name_len, seed, q->lower);
 }
 
@@ -267,17 +271,21 @@ zb_guess_question(const uint8_t *pkt, size_t len, int opt, uint64_t seed, struct
 
 /* Whether a guessed question's name is the one zb_parse_question finds: its labels, each a
  * plain length, end at the last octet guessed (a 0, checked). The lowercased name serves: no
- * label length is a letter. */
-static inline int zb_guess_holds(const struct zb_question *q)
+ * label length is a letter. Where the labels start is kept, for the lookup from the closest
+ * encloser that follows (lookup.c). */
+static inline int zb_guess_holds(struct zb_question *q)
 {
-	size_t at = 0, last = q->name_len - 1u;
+	unsigned at = 0, last = q->name_len - 1u, n = 0;
 	while (at < last) {
 		unsigned label = q->lower[at];
 		if (label - 1 >= 63)
 			return 0;
+		q->label_off[n++] = (uint8_t)at;
 		at += 1 + label;
 	}
-	return at == last;
+	q->label_off[n] = (uint8_t)at;
+	q->nlabels = (uint8_t)n;
+	return q->walked = at == last;
 }
 
 /* The offset of each label of a well-formed name (a question's, parsed) in `off`, the root
