@@ -45,23 +45,24 @@ const struct zb_answer *zb_lookup_below_signed(const struct zb_zoneset *zs,
  * at least 16 zeros (zb_lower_hash). */
 static inline int zb_same_name(const uint8_t *compiled, const uint8_t *name, size_t len)
 {
+	/* Every block compared, the verdicts and-ed: no branch but the loop's (len >= 1). */
 #if defined(__SSE2__) && !defined(ZB_NO_SIMD)
-	for (size_t i = 0; i < len; i += 16) {
-		__m128i same = _mm_cmpeq_epi8(_mm_load_si128((const __m128i *)(compiled + i)),
-					      _mm_loadu_si128((const __m128i *)(name + i)));
-		if (_mm_movemask_epi8(same) != 0xffff)
-			return 0;
-	}
+	unsigned same = 0xffff;
+	for (size_t i = 0; i < len; i += 16)
+		same &= (unsigned)_mm_movemask_epi8(
+			_mm_cmpeq_epi8(_mm_load_si128((const __m128i *)(compiled + i)),
+				       _mm_loadu_si128((const __m128i *)(name + i))));
+	return same == 0xffff;
 #else
+	uint64_t differ = 0;
 	for (size_t i = 0; i < len; i += 8) {
 		uint64_t x, y;
 		memcpy(&x, compiled + i, 8);
 		memcpy(&y, name + i, 8);
-		if (x != y)
-			return 0;
+		differ |= x ^ y;
 	}
+	return differ == 0;
 #endif
-	return 1;
 }
 
 /* The node the perfect hash gives a name hashed to `hash`: the name's, if it has one. */
@@ -88,10 +89,11 @@ static inline const struct zb_answer *zb_answer_for_type(const struct zb_zoneset
 							 const struct zb_node *node, uint16_t key)
 {
 	const struct zb_type_entry *entry = &zs->types[node->types_off];
+	const struct zb_type_entry *end = entry + node->ntypes;
 
-	for (unsigned i = 0; i < node->ntypes; i++)
-		if (entry[i].qtype == key)
-			return zb_answer_at(zs, entry[i].answer);
+	for (; entry != end; entry++)
+		if (entry->qtype == key)
+			return zb_answer_at(zs, entry->answer);
 	return zb_answer_at(zs, node->default_answer);
 }
 
