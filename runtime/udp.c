@@ -170,10 +170,11 @@ int zb_udp_drain(struct zb_udp *udp, int fd, int pktinfo)
 	for (unsigned round = 0; round < ZB_UDP_BATCHES_PER_WAKEUP; round++) {
 		/* recvmmsg shortens the address and control lengths it fills, and each answer
 		 * set its buffer's length: give them back. */
-		for (unsigned i = 0; i < udp->dirty; i++) {
-			in[i].msg_hdr.msg_namelen = sizeof(struct sockaddr_storage);
-			in[i].msg_hdr.msg_controllen = ZB_CONTROL_SIZE;
-			slots[i].iov.iov_len = ZB_UDP_QUERY_MAX;
+		struct zb_udp_slot *used = slots;
+		for (struct mmsghdr *m = in, *end = in + udp->dirty; m != end; m++, used++) {
+			m->msg_hdr.msg_namelen = sizeof(struct sockaddr_storage);
+			m->msg_hdr.msg_controllen = ZB_CONTROL_SIZE;
+			used->iov.iov_len = ZB_UDP_QUERY_MAX;
 		}
 		udp->dirty = 0;
 		int received = recvmmsg(fd, in, udp->batch, MSG_DONTWAIT, NULL);
