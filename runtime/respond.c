@@ -400,6 +400,55 @@ static enum zb_verdict refuse(struct zb_query *r, unsigned rcode, int question)
 	return r->verdict = ZB_VERDICT_ERROR;
 }
 
+/* read_query's checks of a query not taken on a guess: the question parsed, the other
+ * sections and the OPT record checked. Returns 0, or -1 with `r` refused. */
+static inline __attribute__((always_inline)) int
+read_in_full(const struct zb_zoneset *zs, const uint8_t *query, size_t len,
+	     enum zb_transport transport, const struct zb_client *client, struct zb_query *r,
+	     int plain, unsigned arcount)
+{
+	struct zb_question *q = &r->q;
+	struct zb_edns *edns = &r->edns;
+
+	if ((!plain && zb_hdr_qdcount(query) != 1) ||
+	    zb_parse_question(query, len, zs->seed, q) != 0) {
+		refuse(r, zb_hdr_opcode(query) != ZB_OPCODE_QUERY ? ZB_RCODE_NOTIMP
+								  : ZB_RCODE_FORMERR, 0);
+		return -1;
+	}
+	/* A query carries no answer or authority records; the additional section holds at most
+	 * one OPT, and nothing may follow it (Knot says FORMERR to the same). */
+	if (!plain && (zb_hdr_ancount(query) || zb_hdr_nscount(query))) {
+		refuse(r, ZB_RCODE_FORMERR, 1);
+		return -1;
+	}
+	if (arcount) {
+		if (zb_parse_additional(query, len, q->end, arcount, edns) != 0) {
+			*edns = (struct zb_edns){ 0 }; /* no OPT goes back in the FORMERR */
+			refuse(r, ZB_RCODE_FORMERR, 1);
+			return -1;
+		}
+		edns->opt_len = edns->present ? ZB_OPT_LEN : 0;
+		if (__builtin_expect(edns->nsid | edns->cookie_len | edns->cookie_malformed, 0) &&
+		    take_options(zs, client, edns, q->end, transport, r->cookie) != 0) {
+			refuse(r, ZB_RCODE_FORMERR, 1);
+			return -1;
+		}
+	} else if (q->end != len) {
+		refuse(r, ZB_RCODE_FORMERR, 1);
+		return -1;
+	}
+	if (!plain && zb_hdr_opcode(query) != ZB_OPCODE_QUERY) {
+		refuse(r, ZB_RCODE_NOTIMP, 1);
+		return -1;
+	}
+	if (edns->present && edns->version != 0) {
+		refuse(r, ZB_RCODE_BADVERS, 1); /* RFC 6891 §6.1.3 */
+		return -1;
+	}
+	return 0;
+}
+
 /* Read a query into `r`: its header, question and OPT checked; returns r->verdict. With
  * `plain`, the caller has found the header plain (zb_plain_header), and the question is
  * taken on a guess at its name's length (zb_guess_question): the verdict holds only where
@@ -420,49 +469,34 @@ read_query(const struct zb_zoneset *zs, const uint8_t *query, size_t len,
 	if (!plain && (len < ZB_HEADER_LEN || (query[2] & (ZB_FLAG_QR >> 8))))
 		return r->verdict = ZB_VERDICT_DROP;
 	unsigned arcount = zb_hdr_arcount(query);
-	if ((!plain && zb_hdr_qdcount(query) != 1) ||
-	    ((!plain || arcount > 1 || zb_guess_question(query, len, arcount, zs->seed, q) != 0) &&
-	     zb_parse_question(query, len, zs->seed, q) != 0))
-		return refuse(r, zb_hdr_opcode(query) != ZB_OPCODE_QUERY ? ZB_RCODE_NOTIMP
-									: ZB_RCODE_FORMERR, 0);
-	/* A query carries no answer or authority records; the additional section holds at most
-	 * one OPT, and nothing may follow it (Knot says FORMERR to the same). */
-	if (!plain && (zb_hdr_ancount(query) || zb_hdr_nscount(query)))
-		return refuse(r, ZB_RCODE_FORMERR, 1);
-	if (arcount && q->guessed) {
-		/* The guess took the OPT record without options that ends the query. */
-		zb_take_opt_fields(query + q->end + 1, edns);
-		edns->opt_len = ZB_OPT_LEN;
-	} else if (arcount) {
-		if (zb_parse_additional(query, len, q->end, arcount, edns) != 0) {
-			*edns = (struct zb_edns){ 0 }; /* no OPT goes back in the FORMERR */
-			return refuse(r, ZB_RCODE_FORMERR, 1);
+	if (plain && arcount <= 1 && zb_guess_question(query, len, arcount, zs->seed, q) == 0) {
+		/* The guess took the question to the query's end, or to the OPT record without
+		 * options that ends it. */
+		if (arcount) {
+			zb_take_opt_fields(query + q->end + 1, edns);
+			edns->opt_len = ZB_OPT_LEN;
+			if (edns->version != 0)
+				return refuse(r, ZB_RCODE_BADVERS, 1); /* RFC 6891 §6.1.3 */
 		}
-		edns->opt_len = edns->present ? ZB_OPT_LEN : 0;
-		if (__builtin_expect(edns->nsid | edns->cookie_len | edns->cookie_malformed, 0) &&
-		    take_options(zs, client, edns, q->end, transport, r->cookie) != 0)
-			return refuse(r, ZB_RCODE_FORMERR, 1);
-	} else if (q->end != len) {
-		return refuse(r, ZB_RCODE_FORMERR, 1);
+	} else if (read_in_full(zs, query, len, transport, client, r, plain, arcount) != 0) {
+		return ZB_VERDICT_ERROR;
 	}
-	if (!plain && zb_hdr_opcode(query) != ZB_OPCODE_QUERY)
-		return refuse(r, ZB_RCODE_NOTIMP, 1);
-	if (edns->present && edns->version != 0)
-		return refuse(r, ZB_RCODE_BADVERS, 1); /* RFC 6891 §6.1.3 */
 	/* Class ANY matches our class IN data (RFC 1035 §3.2.5; Knot and NSD answer it). Of the
 	 * other classes, CH gets a few names about the server itself; the rest is REFUSED. */
 	if (q->qclass != ZB_CLASS_IN && q->qclass != ZB_CLASS_ANY)
 		return r->verdict = ZB_VERDICT_CHAOS;
 	if (is_unimplemented_qtype(q->qtype))
 		return refuse(r, ZB_RCODE_NOTIMP, 1);
-	r->verdict = ZB_VERDICT_LOOKUP;
-	r->twin = 0;
+	enum zb_verdict verdict = ZB_VERDICT_LOOKUP;
+	uint32_t twin = 0;
 	if (__builtin_expect(edns->flags & ZB_OPT_FLAG_DO, 0)) {
-		r->verdict = ZB_VERDICT_LOOKUP_SIGNED;
-		r->twin = zs->signed_nodes;
+		verdict = ZB_VERDICT_LOOKUP_SIGNED;
+		twin = zs->signed_nodes;
 	}
-	r->node = zb_fetch_node(zs, q->hash, r->twin); /* the lookup's first stage (look_up) */
-	return r->verdict;
+	r->verdict = (uint8_t)verdict;
+	r->twin = twin;
+	r->node = zb_fetch_node(zs, q->hash, twin); /* the lookup's first stage (look_up) */
+	return verdict;
 }
 
 /* Write the response to a query read into `r`, `query` unchanged since, into `out` (which
