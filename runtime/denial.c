@@ -23,27 +23,29 @@ static inline uint64_t label_prefix(const uint8_t *label)
 	return __builtin_bswap64(word);
 }
 
-/* RFC 4034 §6.1, for two labels (length, then lowercased octets): most end at the prefix. */
-static int label_cmp(const uint8_t *a, const uint8_t *b)
+/* Whether label `a` sorts before label `b` (length, then lowercased octets; RFC 4034 §6.1)
+ * when their prefixes (label_prefix) are equal. */
+static int label_before(const uint8_t *a, const uint8_t *b)
 {
-	uint64_t pa = label_prefix(a), pb = label_prefix(b);
-	if (pa != pb)
-		return pa < pb ? -1 : 1;
 	int c = memcmp(a + 1, b + 1, a[0] < b[0] ? a[0] : b[0]);
-	return c ? c : a[0] - b[0];
+	return c ? c < 0 : a[0] < b[0];
 }
 
 /* The entry covering a name whose label under the encloser is `label`: after the last child
  * that sorts before it, or before the first. The label never equals a child's: that child
- * would be a node, found by the lookup. */
+ * would be a node, found by the lookup. Most comparisons end at the prefixes, the label's
+ * taken once. */
 static uint32_t nsec_index(const struct zb_zoneset *zs, const struct zb_children *table,
 			   const uint8_t *label)
 {
 	const struct zb_child *child = (const struct zb_child *)(table + 1);
+	uint64_t key = label_prefix(label);
 	uint32_t lo = 0, hi = table->count;
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
-		if (label_cmp(zs->data + child[mid].label_off, label) < 0)
+		const uint8_t *at = zs->data + child[mid].label_off;
+		uint64_t word = label_prefix(at);
+		if (word != key ? word < key : label_before(at, label))
 			lo = mid + 1;
 		else
 			hi = mid;
