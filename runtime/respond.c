@@ -495,7 +495,7 @@ read_query(const struct zb_zoneset *zs, const uint8_t *query, size_t len,
 	}
 	r->verdict = (uint8_t)verdict;
 	r->twin = twin;
-	r->node = zb_fetch_node(zs, q->hash, twin); /* the lookup's first stage (look_up) */
+	zb_fetch_pilot(zs, q->hash); /* the lookup's first stage (look_up) */
 	return verdict;
 }
 
@@ -541,18 +541,17 @@ size_t zb_respond(const struct zb_zoneset *zs, const uint8_t *query, size_t len,
 	return write_response(zs, query, &r, out, transport, facts);
 }
 
-/* How many queries behind the one being read the batch's read pass fetches a node's name and
- * type entries: far enough that the node it prefetched has come in. */
-#define ZB_FETCH_BEHIND 4
-
 /* Look the answers of `n` queries read up (verdicts ZB_VERDICT_LOOKUP and
  * ZB_VERDICT_LOOKUP_SIGNED) in stages over all of them, so that their cache misses overlap,
- * and bring the answers into the caches. read_query has fetched each node, and the read pass
- * the names and type entries of the first `fetched`. */
+ * and bring the answers into the caches: read_query prefetched each pilot; here each node,
+ * then its name and type entries, then the answer. A stage's loop over the batch gives the
+ * prefetches of the one before it time to come in. */
 static inline void look_up(const struct zb_zoneset *zs, struct zb_query *const *queries,
-			   unsigned n, unsigned fetched)
+			   unsigned n)
 {
-	for (unsigned i = fetched; i < n; i++)
+	for (unsigned i = 0; i < n; i++)
+		queries[i]->node = zb_fetch_node(zs, queries[i]->q.hash, queries[i]->twin);
+	for (unsigned i = 0; i < n; i++)
 		zb_fetch_entries(zs, queries[i]->node, queries[i]->twin);
 	for (unsigned i = 0; i < n; i++) {
 		struct zb_query *r = queries[i];
@@ -608,11 +607,11 @@ static __attribute__((noinline)) void look_below_signed(const struct zb_zoneset 
 void zb_respond_batch(const struct zb_zoneset *zs, struct zb_batch_query *batch, unsigned n,
 		      struct zb_query **scratch)
 {
-	unsigned lookups = 0, fetched = 0;
+	unsigned lookups = 0;
 	for (unsigned i = 0; i < n; i++) {
 		struct zb_batch_query *b = &batch[i];
-		b->query.verdict = ZB_VERDICT_DROP;
 		if (!b->len) {
+			b->query.verdict = ZB_VERDICT_DROP;
 			b->query.answer = NULL;
 			b->query.missed = 0;
 			continue;
@@ -628,13 +627,8 @@ void zb_respond_batch(const struct zb_zoneset *zs, struct zb_batch_query *batch,
 		}
 		if (verdict == ZB_VERDICT_LOOKUP || verdict == ZB_VERDICT_LOOKUP_SIGNED)
 			scratch[lookups++] = &b->query;
-		/* The lookup's second stage, for a query read a few before this one. */
-		if (lookups > fetched + ZB_FETCH_BEHIND) {
-			zb_fetch_entries(zs, scratch[fetched]->node, scratch[fetched]->twin);
-			fetched++;
-		}
 	}
-	look_up(zs, scratch, lookups, fetched);
+	look_up(zs, scratch, lookups);
 	for (unsigned i = 0; i < n; i++) {
 		struct zb_batch_query *b = &batch[i];
 		if (__builtin_expect(b->query.missed, 0)) {
