@@ -26,12 +26,14 @@ static inline __attribute__((always_inline)) const struct zb_answer *
 below(const struct zb_zoneset *zs, const struct zb_question *q, uint16_t key, uint32_t twin,
       struct zb_encloser *encloser)
 {
-	uint8_t walked[ZB_MAX_LABELS + 1];
+	/* Where the labels start: kept by the check of a guessed name (zb_guess_holds), else
+	 * found here. */
+	uint8_t found[ZB_MAX_LABELS + 1];
 	const uint8_t *label_off = q->label_off;
 	unsigned nlabels = q->nlabels;
 	if (!q->walked) {
-		nlabels = zb_label_offsets(q->lower, walked);
-		label_off = walked;
+		nlabels = zb_label_offsets(q->lower, found);
+		label_off = found;
 	}
 	/* No node has more than max_labels labels: skip straight to suffixes that short. */
 	unsigned first = 1;

@@ -91,10 +91,7 @@ static int is_unimplemented_qtype(uint16_t qtype)
 	return qtype == 0 || (qtype >= ZB_TYPE_IXFR && qtype <= ZB_TYPE_MAILA);
 }
 
-/* Copy `len` octets of compiled data into a response. Up to 64 go in blocks of 32, up to 31
- * octets more than asked: the data holds at least 32 after every body (the names and their
- * zeros come last, compiler/core/layout.c), and a response buffer (512 octets or more) holds
- * them after any question (271 at most) and 64 octets. */
+/* 32 octets copied through registers (a local array between would be stored too). */
 static inline void copy_block(uint8_t *dst, const uint8_t *src)
 {
 #if defined(__SSE2__) && !defined(ZB_NO_SIMD)
@@ -109,6 +106,10 @@ static inline void copy_block(uint8_t *dst, const uint8_t *src)
 #endif
 }
 
+/* Copy `len` octets of compiled data into a response. Up to 64 go in blocks of 32, up to 31
+ * octets more than asked: the data holds at least 32 after every body (the names and their
+ * zeros come last, compiler/core/layout.c), and a response buffer (512 octets or more) holds
+ * them after any question (271 at most) and 64 octets. */
 static inline void copy_short(uint8_t *dst, const uint8_t *src, size_t len)
 {
 	if (__builtin_expect(len > 32, 0)) {

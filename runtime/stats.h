@@ -37,7 +37,8 @@ struct zb_stats {
 	uint64_t rrl_dropped;                 /* responses rate limiting kept back */
 	uint64_t rrl_slipped;                 /* and sent truncated (or BADCOOKIE) instead */
 	/* A worker's responses by key (statkeys.h), which a sum folds into `responses` and
-	 * `qtypes` (a worker's own are 0): counting a response is one add. Not carried over. */
+	 * `qtypes` (a worker's own of those two stay 0): counting a response is one add. Not
+	 * carried over a swap: the sums are. */
 	uint64_t keyed[ZB_STAT_KEYS];
 } __attribute__((aligned(64)));
 

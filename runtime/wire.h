@@ -131,8 +131,8 @@ static inline const uint8_t *zb_name_mask(size_t len)
 
 /*
  * A name of `len` octets (at least 1) lowercased into `out` and hashed as zb_hash hashes the
- * result, in one pass over blocks of sixteen octets: with SSE2 (every x86-64) a block at a
- * time, else a word. Zeros follow it to the end of its last block and for a whole block
+ * result, in one pass over blocks of sixteen octets: with SSE2 (every x86-64) in one
+ * register, else as two words. Zeros follow it to the end of its last block and for a whole block
  * more, so that it and every suffix of it compare a block at a time (zb_same_name). It reads
  * up to 15 octets past the name (the query has ZB_QUERY_SLACK octets of slack); `out` has
  * room for 256 + 16.
