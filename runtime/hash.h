@@ -43,18 +43,17 @@ static inline uint64_t zb_mum(uint64_t a, uint64_t b)
 /*
  * The hash runs over a name sixteen octets at a time, as two little-endian words (zonedata.h
  * insists on the byte order), the last block zero-padded: one multiply a block. A block's
- * product is 0 where one of its factors is; both factors hold the seed, so names that meet
- * there, or whose two words trade places, meet for one seed only, and the perfect hash tries
- * another (compiler/core/phash.c). These steps let a caller feed it blocks it already has.
+ * product is 0 where one of its factors is; both factors hold the seed's key, so names that
+ * meet there, or whose two words trade places, meet for one seed only, and the perfect hash
+ * tries another (compiler/core/phash.c). The key is the compiler's to work out: the zone set
+ * holds it (zb_zoneset.hash_key), and the responder hashes with it. These steps let a caller
+ * feed the hash blocks it already has.
  */
-static inline uint64_t zb_hash_start(size_t len, uint64_t seed)
-{
-	return seed ^ len;
-}
+#define ZB_HASH_KEY(seed) (((uint64_t)(seed) + 1) * ZB_HASH_M ^ ZB_HASH_K)
 
-static inline uint64_t zb_hash_key(uint64_t seed)
+static inline uint64_t zb_hash_start(size_t len, uint64_t key)
 {
-	return (seed + 1) * ZB_HASH_M ^ ZB_HASH_K;
+	return (key << 32 | key >> 32) ^ len;
 }
 
 static inline uint64_t zb_hash_block(uint64_t h, uint64_t lo, uint64_t hi, uint64_t key)
@@ -69,7 +68,7 @@ static inline uint64_t zb_hash_end(uint64_t h)
 
 static inline uint64_t zb_hash(const uint8_t *key, size_t len, uint64_t seed)
 {
-	uint64_t h = zb_hash_start(len, seed), k = zb_hash_key(seed), lo, hi;
+	uint64_t k = ZB_HASH_KEY(seed), h = zb_hash_start(len, k), lo, hi;
 	size_t i = 0;
 
 	for (; i + 16 <= len; i += 16) {
@@ -87,11 +86,11 @@ static inline uint64_t zb_hash(const uint8_t *key, size_t len, uint64_t seed)
 	return zb_hash_end(h);
 }
 
-/* zb_hash of a key followed by at least 15 zeros (a query's name, or a suffix of it): its last
- * block read whole. */
-static inline uint64_t zb_hash_padded(const uint8_t *key, size_t len, uint64_t seed)
+/* zb_hash of a key followed by at least 15 zeros (a query's name, or a suffix of it), with
+ * the seed's ZB_HASH_KEY: its last block read whole. */
+static inline uint64_t zb_hash_padded(const uint8_t *key, size_t len, uint64_t hash_key)
 {
-	uint64_t h = zb_hash_start(len, seed), k = zb_hash_key(seed);
+	uint64_t h = zb_hash_start(len, hash_key), k = hash_key;
 	for (size_t i = 0; i < len; i += 16) {
 		uint64_t lo, hi;
 		memcpy(&lo, key + i, 8);

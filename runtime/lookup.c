@@ -44,7 +44,7 @@ below(const struct zb_zoneset *zs, const struct zb_question *q, uint16_t key, ui
 		size_t len = q->name_len - off;
 		const struct zb_node *node =
 			zb_find_node(zs, q->lower + off, len,
-				     zb_hash_padded(q->lower + off, len, zs->seed));
+				     zb_hash_padded(q->lower + off, len, zs->hash_key));
 		if (node) {
 			node += twin;
 			if (encloser && node->name_off && twin)

@@ -412,7 +412,7 @@ read_in_full(const struct zb_zoneset *zs, const uint8_t *query, size_t len,
 	struct zb_edns *edns = &r->edns;
 
 	if ((!plain && zb_hdr_qdcount(query) != 1) ||
-	    zb_parse_question(query, len, zs->seed, q) != 0) {
+	    zb_parse_question(query, len, zs->hash_key, q) != 0) {
 		refuse(r, zb_hdr_opcode(query) != ZB_OPCODE_QUERY ? ZB_RCODE_NOTIMP
 								  : ZB_RCODE_FORMERR, 0);
 		return -1;
@@ -470,7 +470,7 @@ read_query(const struct zb_zoneset *zs, const uint8_t *query, size_t len,
 	if (!plain && (len < ZB_HEADER_LEN || (query[2] & (ZB_FLAG_QR >> 8))))
 		return r->verdict = ZB_VERDICT_DROP;
 	unsigned arcount = zb_hdr_arcount(query);
-	if (plain && arcount <= 1 && zb_guess_question(query, len, arcount, zs->seed, q) == 0) {
+	if (plain && arcount <= 1 && zb_guess_question(query, len, arcount, zs->hash_key, q) == 0) {
 		/* The guess took the question to the query's end, or to the OPT record without
 		 * options that ends it. */
 		if (arcount) {

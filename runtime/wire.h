@@ -148,11 +148,11 @@ static inline __m128i zb_lower16(const uint8_t *at)
 	return _mm_or_si128(v, _mm_and_si128(upper, _mm_set1_epi8(0x20)));
 }
 
-static inline uint64_t zb_lower_hash(const uint8_t *name, size_t len, uint64_t seed,
+static inline uint64_t zb_lower_hash(const uint8_t *name, size_t len, uint64_t key,
 				     uint8_t *out)
 {
 	const uint8_t *mask = zb_name_mask(len);
-	uint64_t h = zb_hash_start(len, seed), key = zb_hash_key(seed);
+	uint64_t h = zb_hash_start(len, key);
 	size_t i = 0;
 	do {
 		__m128i v = _mm_and_si128(zb_lower16(name + i),
@@ -166,11 +166,11 @@ static inline uint64_t zb_lower_hash(const uint8_t *name, size_t len, uint64_t s
 	return zb_hash_end(h);
 }
 #else
-static inline uint64_t zb_lower_hash(const uint8_t *name, size_t len, uint64_t seed,
+static inline uint64_t zb_lower_hash(const uint8_t *name, size_t len, uint64_t key,
 				     uint8_t *out)
 {
 	const uint8_t *mask = zb_name_mask(len);
-	uint64_t h = zb_hash_start(len, seed), key = zb_hash_key(seed);
+	uint64_t h = zb_hash_start(len, key);
 	size_t i = 0;
 	do {
 		uint64_t w[2];
@@ -192,7 +192,7 @@ static inline uint64_t zb_lower_hash(const uint8_t *name, size_t len, uint64_t s
 /* The question of a packet whose name has `name_len` octets (at least 1, the last a 0): its
  * type, class and end, and its name lowercased and hashed. */
 static inline __attribute__((always_inline)) void
-zb_take_question(const uint8_t *pkt, size_t name_len, uint64_t seed, struct zb_question *q)
+zb_take_question(const uint8_t *pkt, size_t name_len, uint64_t key, struct zb_question *q)
 {
 	const uint8_t *after = pkt + ZB_HEADER_LEN + name_len;
 	q->name_len = (uint16_t)name_len;
@@ -200,18 +200,19 @@ zb_take_question(const uint8_t *pkt, size_t name_len, uint64_t seed, struct zb_q
 	q->qclass = zb_get16(after + 2);
 	q->end = (uint16_t)(ZB_HEADER_LEN + name_len + 4);
 	q->walked = 0;
-	q->hash = zb_lower_hash(pkt + ZB_HEADER_LEN, name_len, seed, q->lower);
+	q->hash = zb_lower_hash(pkt + ZB_HEADER_LEN, name_len, key, q->lower);
 }
 
 /*
  * Parse the question that starts at offset 12 of a packet of `len` bytes, lowercasing its
  * name into q->lower on the way (RFC 4343) so the lookup can hash and compare it byte for
- * byte, and hash that with `seed`. Returns 0, or -1 when it is malformed: runs past the end,
- * a label type other than a plain length (a compression pointer has nothing to point back to
- * in a question), or a name over 255 octets. Inline: every query's, on the hot path.
+ * byte, and hash that with `key` (a seed's ZB_HASH_KEY). Returns 0, or -1 when it is
+ * malformed: runs past the end, a label type other than a plain length (a compression
+ * pointer has nothing to point back to in a question), or a name over 255 octets. Inline:
+ * every query's, on the hot path.
  */
 static inline __attribute__((always_inline)) int
-zb_parse_question(const uint8_t *pkt, size_t len, uint64_t seed, struct zb_question *q)
+zb_parse_question(const uint8_t *pkt, size_t len, uint64_t key, struct zb_question *q)
 {
 	const uint8_t *name = pkt + ZB_HEADER_LEN, *p = name;
 	/* The root label must lie within the packet and within 255 octets of the name's start:
@@ -235,7 +236,7 @@ zb_parse_question(const uint8_t *pkt, size_t len, uint64_t seed, struct zb_quest
 	size_t name_len = (size_t)(p - name) + 1;
 	if (ZB_HEADER_LEN + name_len + 4 > len)
 		return -1;
-	zb_take_question(pkt, name_len, seed, q);
+	zb_take_question(pkt, name_len, key, q);
 	q->guessed = 0;
 	return 0;
 }
@@ -250,7 +251,7 @@ zb_parse_question(const uint8_t *pkt, size_t len, uint64_t seed, struct zb_quest
  * zb_guess_holds says, before anything relies on the labels.
  */
 static inline __attribute__((always_inline)) int
-zb_guess_question(const uint8_t *pkt, size_t len, int opt, uint64_t seed, struct zb_question *q)
+zb_guess_question(const uint8_t *pkt, size_t len, int opt, uint64_t key, struct zb_question *q)
 {
 	/* The OPT record's owner, the root; its TYPE; its RDLENGTH, 0 (RFC 6891 §6.1.2). */
 	size_t tail = 4;
@@ -264,7 +265,7 @@ zb_guess_question(const uint8_t *pkt, size_t len, int opt, uint64_t seed, struct
 	if (len < ZB_HEADER_LEN + tail + 1 || name_len > ZB_MAX_NAME ||
 	    pkt[ZB_HEADER_LEN + name_len - 1] != 0)
 		return -1;
-	zb_take_question(pkt, name_len, seed, q);
+	zb_take_question(pkt, name_len, key, q);
 	q->guessed = 1;
 	return 0;
 }

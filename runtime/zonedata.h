@@ -174,6 +174,7 @@ struct zb_zoneset {
 	const struct zb_type_entry *types;
 	const uint16_t *pilots;  /* perfect hash: one per bucket */
 	uint64_t seed;
+	uint64_t hash_key;       /* ZB_HASH_KEY(seed) (hash.h), which the responder hashes with */
 	uint32_t nnodes;         /* = the perfect hash's slots */
 	uint32_t nanswers;
 	uint32_t nbuckets;

@@ -38,7 +38,7 @@ int main(int argc, char **argv)
 		struct zb_question q;
 		if (guess) {
 			for (int opt = 0; opt <= 1; opt++) {
-				if (zb_guess_question(packet, len, opt, 7, &q) != 0) {
+				if (zb_guess_question(packet, len, opt, ZB_HASH_KEY(7), &q) != 0) {
 					printf("%s-", opt ? " | " : "");
 					continue;
 				}
@@ -48,7 +48,7 @@ int main(int argc, char **argv)
 			printf("\n");
 			continue;
 		}
-		if (zb_parse_question(packet, len, 7, &q) != 0) {
+		if (zb_parse_question(packet, len, ZB_HASH_KEY(7), &q) != 0) {
 			printf("-1\n");
 			continue;
 		}
