@@ -179,7 +179,9 @@ def read_private(key_path: Path, dnskey: dns.rdata.Rdata) -> tuple[object, dict[
         octets = base64.b64decode(fields.get("PrivateKey", ""), validate=True)
     except binascii.Error:
         octets = b""
-    if len(octets) != 32:
+    # Ed25519's private key is its 32-octet seed (RFC 8080 §3); BIND writes an ECDSA one as
+    # a big-endian number without its leading zero octets (one key in 256 has 31).
+    if len(octets) != 32 and not (dnskey.algorithm == 13 and 0 < len(octets) < 32):
         raise UsageError(f"{path}: no 32-octet PrivateKey in base64")
     private = (ed25519.Ed25519PrivateKey.from_private_bytes(octets) if dnskey.algorithm == 15
                else _ecdsa_private(path, octets))

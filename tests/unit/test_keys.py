@@ -4,6 +4,7 @@ dnssec-dsfromkey prints; a broken pair is refused with the file named."""
 
 from __future__ import annotations
 
+import base64
 import re
 import stat
 import subprocess
@@ -15,10 +16,11 @@ import dns.rdataclass
 import dns.rdatatype
 import dns.rrset
 import pytest
+from cryptography.hazmat.primitives.asymmetric import ec
 
 from conftest import run_zonebake as zonebake
 from zonebake.errors import UsageError
-from zonebake.keys import load
+from zonebake.keys import generate, load
 
 ORIGIN = dns.name.from_text("example.")
 
@@ -78,6 +80,21 @@ def test_keys_from_dnssec_keygen_are_read(tmp_path, algorithm):
     assert shown.returncode == 0, shown.stderr
     assert shown.stdout.strip().upper() == bind_ds(ksk)
     assert zsk.exists()
+
+
+def test_an_ecdsa_key_bind_wrote_without_its_leading_zero_is_read(tmp_path, monkeypatch):
+    """BIND writes an ECDSA private key as a number, its leading zero octets left out: one
+    dnssec-keygen key in 256 has 31 octets, and they are read as the same key."""
+    scalar = int.from_bytes(b"\0" + bytes(range(1, 32)), "big")
+    monkeypatch.setattr(ec, "generate_private_key",
+                        lambda curve: ec.derive_private_key(scalar, curve))
+    pair = generate(ORIGIN, "ecdsap256sha256", True, tmp_path)
+    private = pair.path.with_suffix(".private")
+    short = base64.b64encode(scalar.to_bytes(31, "big")).decode()
+    private.write_text(re.sub(r"PrivateKey: .*", f"PrivateKey: {short}", private.read_text()))
+    (read,) = load(ORIGIN, tmp_path)
+    assert read.private.private_numbers().private_value == scalar
+    assert read.dnskey == pair.dnskey and signs(read)
 
 
 def test_without_a_ksk_every_key_gets_a_ds(tmp_path):
