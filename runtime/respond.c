@@ -632,7 +632,8 @@ void zb_respond_batch(const struct zb_zoneset *zs, struct zb_batch_query *batch,
 	look_up(zs, scratch, lookups);
 	for (unsigned i = 0; i < n; i++) {
 		struct zb_batch_query *b = &batch[i];
-		if (__builtin_expect(b->query.missed, 0)) {
+		/* A miss has no answer yet: most queries have one, and test nothing else. */
+		if (__builtin_expect(!b->query.answer && b->query.missed, 0)) {
 			/* The first with DO set in a set with signed zones: it and those after. */
 			if (b->query.twin)
 				look_below_signed(zs, b, n - i);

@@ -312,6 +312,8 @@ int zb_skip_name(const uint8_t *pkt, size_t len, size_t *off);
 
 struct zb_edns {
 	uint8_t present;
+	uint8_t cookie_verdict;   /* the responder's: enum zb_cookie_verdict (beside `present`:
+				   * the facts take both at once) */
 	uint8_t version;
 	uint8_t nsid;       /* the NSID option was in the query */
 	uint16_t flags;     /* DO and the rest of the OPT TTL's low 16 bits */
@@ -319,7 +321,6 @@ struct zb_edns {
 	uint8_t cookie_len; /* the first COOKIE option's length; 0: none */
 	uint8_t cookie_malformed; /* a COOKIE option of a length RFC 7873 §5.2.2 forbids */
 	const uint8_t *cookie;    /* its octets, in the query; then the responder's reply */
-	uint8_t cookie_verdict;   /* the responder's: enum zb_cookie_verdict */
 	uint16_t opt_len;         /* the responder's: the length of the OPT record it returns */
 };
 
