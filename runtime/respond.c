@@ -402,7 +402,7 @@ static enum zb_verdict refuse(struct zb_query *r, unsigned rcode, int question)
 }
 
 /* read_query's checks of a query not taken on a guess: the question parsed, the other
- * sections and the OPT record checked. Returns 0, or -1 with `r` refused. */
+ * sections and the OPT record checked. Returns 0, or ZB_VERDICT_ERROR with `r` refused. */
 static inline __attribute__((always_inline)) int
 read_in_full(const struct zb_zoneset *zs, const uint8_t *query, size_t len,
 	     enum zb_transport transport, const struct zb_client *client, struct zb_query *r,
@@ -412,41 +412,29 @@ read_in_full(const struct zb_zoneset *zs, const uint8_t *query, size_t len,
 	struct zb_edns *edns = &r->edns;
 
 	if ((!plain && zb_hdr_qdcount(query) != 1) ||
-	    zb_parse_question(query, len, zs->hash_key, q) != 0) {
-		refuse(r, zb_hdr_opcode(query) != ZB_OPCODE_QUERY ? ZB_RCODE_NOTIMP
+	    zb_parse_question(query, len, zs->hash_key, q) != 0)
+		return refuse(r, zb_hdr_opcode(query) != ZB_OPCODE_QUERY ? ZB_RCODE_NOTIMP
 								  : ZB_RCODE_FORMERR, 0);
-		return -1;
-	}
 	/* A query carries no answer or authority records; the additional section holds at most
 	 * one OPT, and nothing may follow it (Knot says FORMERR to the same). */
-	if (!plain && (zb_hdr_ancount(query) || zb_hdr_nscount(query))) {
-		refuse(r, ZB_RCODE_FORMERR, 1);
-		return -1;
-	}
+	if (!plain && (zb_hdr_ancount(query) || zb_hdr_nscount(query)))
+		return refuse(r, ZB_RCODE_FORMERR, 1);
 	if (arcount) {
 		if (zb_parse_additional(query, len, q->end, arcount, edns) != 0) {
 			*edns = (struct zb_edns){ 0 }; /* no OPT goes back in the FORMERR */
-			refuse(r, ZB_RCODE_FORMERR, 1);
-			return -1;
+			return refuse(r, ZB_RCODE_FORMERR, 1);
 		}
 		edns->opt_len = edns->present ? ZB_OPT_LEN : 0;
 		if (__builtin_expect(edns->nsid | edns->cookie_len | edns->cookie_malformed, 0) &&
-		    take_options(zs, client, edns, q->end, transport, r->cookie) != 0) {
-			refuse(r, ZB_RCODE_FORMERR, 1);
-			return -1;
-		}
+		    take_options(zs, client, edns, q->end, transport, r->cookie) != 0)
+			return refuse(r, ZB_RCODE_FORMERR, 1);
 	} else if (q->end != len) {
-		refuse(r, ZB_RCODE_FORMERR, 1);
-		return -1;
+		return refuse(r, ZB_RCODE_FORMERR, 1);
 	}
-	if (!plain && zb_hdr_opcode(query) != ZB_OPCODE_QUERY) {
-		refuse(r, ZB_RCODE_NOTIMP, 1);
-		return -1;
-	}
-	if (edns->present && edns->version != 0) {
-		refuse(r, ZB_RCODE_BADVERS, 1); /* RFC 6891 §6.1.3 */
-		return -1;
-	}
+	if (!plain && zb_hdr_opcode(query) != ZB_OPCODE_QUERY)
+		return refuse(r, ZB_RCODE_NOTIMP, 1);
+	if (edns->present && edns->version != 0)
+		return refuse(r, ZB_RCODE_BADVERS, 1); /* RFC 6891 §6.1.3 */
 	return 0;
 }
 
