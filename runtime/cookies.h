@@ -17,9 +17,8 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#define ZB_COOKIE_CLIENT_LEN 8
-#define ZB_COOKIE_SERVER_LEN 16 /* RFC 9018: version, reserved, timestamp, hash */
-#define ZB_COOKIE_LEN (ZB_COOKIE_CLIENT_LEN + ZB_COOKIE_SERVER_LEN)
+#include "wire.h" /* the cookies' lengths */
+
 #define ZB_COOKIE_SECRET_LEN 16 /* SipHash-2-4's key */
 #define ZB_COOKIE_MEMO 1024     /* entries, a power of two */
 

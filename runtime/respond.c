@@ -13,7 +13,6 @@
 #include "statkeys.h"
 #include "wire.h"
 
-#define ZB_OPT_LEN 11 /* an OPT record with no options */
 #define ZB_COOKIE_OPTION_LEN (4 + ZB_COOKIE_LEN)
 
 /* The options in a response's OPT record: NSID when asked for and configured (RFC 5001), the
@@ -358,13 +357,13 @@ respond_signed(const struct zb_zoneset *zs, const uint8_t *query, const struct z
  * and edns->cookie points there. NSID is optional (RFC 5001 §2.3): it goes when configured
  * and when the question and the OPT with it fit in what the client takes, so that no
  * response, an error or a bare TC included, is larger (RFC 6891 §6.2.5). Sets edns->opt_len;
- * returns -1 when the COOKIE option is malformed (FORMERR, RFC 7873 §5.2.2). Out of line:
- * most queries ask for neither. */
-static __attribute__((noinline)) int take_options(const struct zb_zoneset *zs,
-						  const struct zb_client *client,
-						  struct zb_edns *edns, size_t question_end,
-						  enum zb_transport transport,
-						  uint8_t reply[ZB_COOKIE_LEN])
+ * returns -1 when the COOKIE option is malformed (FORMERR, RFC 7873 §5.2.2). Written once,
+ * inlined into the reading of a guessed query with a cookie, and called out of line by the
+ * full read (take_options): most queries ask for neither. */
+static inline __attribute__((always_inline)) int
+take_options_inline(const struct zb_zoneset *zs, const struct zb_client *client,
+		    struct zb_edns *edns, size_t question_end, enum zb_transport transport,
+		    uint8_t reply[ZB_COOKIE_LEN])
 {
 	if (!client || !client->cookies)
 		edns->cookie_len = edns->cookie_malformed = 0;
@@ -391,6 +390,15 @@ static __attribute__((noinline)) int take_options(const struct zb_zoneset *zs,
 	else
 		edns->nsid = 0;
 	return 0;
+}
+
+static __attribute__((noinline)) int take_options(const struct zb_zoneset *zs,
+						  const struct zb_client *client,
+						  struct zb_edns *edns, size_t question_end,
+						  enum zb_transport transport,
+						  uint8_t reply[ZB_COOKIE_LEN])
+{
+	return take_options_inline(zs, client, edns, question_end, transport, reply);
 }
 
 /* A query answered by a response without records. */
@@ -438,6 +446,32 @@ read_in_full(const struct zb_zoneset *zs, const uint8_t *query, size_t len,
 	return 0;
 }
 
+/* read_query's reading of a plain query that ends in an OPT record with one COOKIE option,
+ * `tail` octets after its name (zb_guess_cookie_tail), its question taken on a guess as the
+ * other plain ones are, the option as read_in_full takes it. Returns 0, or ZB_VERDICT_ERROR
+ * with `r` refused; a guess that does not fit has the query read in full. Out of line: the
+ * other forms guessed have no options. */
+static __attribute__((noinline)) int read_cookie_guess(const struct zb_zoneset *zs,
+						       const uint8_t *query, size_t len,
+						       size_t tail, enum zb_transport transport,
+						       const struct zb_client *client,
+						       struct zb_query *r)
+{
+	struct zb_question *q = &r->q;
+	struct zb_edns *edns = &r->edns;
+	if (zb_guess_question(query, len, tail, zs->hash_key, q) != 0)
+		return read_in_full(zs, query, len, transport, client, r, 1, 1);
+	zb_take_opt_fields(query + q->end + 1, edns);
+	edns->opt_len = ZB_OPT_LEN;
+	edns->cookie = query + q->end + ZB_OPT_LEN + 4;
+	edns->cookie_len = (uint8_t)(tail - 4 - ZB_OPT_LEN - 4);
+	if (take_options_inline(zs, client, edns, q->end, transport, r->cookie) != 0)
+		return refuse(r, ZB_RCODE_FORMERR, 1);
+	if (edns->version != 0)
+		return refuse(r, ZB_RCODE_BADVERS, 1); /* RFC 6891 §6.1.3 */
+	return 0;
+}
+
 /* Read a query into `r`: its header, question and OPT checked; returns r->verdict. With
  * `plain`, the caller has found the header plain (zb_plain_header), and the question is
  * taken on a guess at its name's length (zb_guess_question): the verdict holds only where
@@ -458,7 +492,8 @@ read_query(const struct zb_zoneset *zs, const uint8_t *query, size_t len,
 	if (!plain && (len < ZB_HEADER_LEN || (query[2] & (ZB_FLAG_QR >> 8))))
 		return r->verdict = ZB_VERDICT_DROP;
 	unsigned arcount = zb_hdr_arcount(query);
-	if (plain && arcount <= 1 && zb_guess_question(query, len, arcount, zs->hash_key, q) == 0) {
+	size_t tail = plain && arcount <= 1 ? zb_guess_tail(query, len, arcount) : 0;
+	if (tail && zb_guess_question(query, len, tail, zs->hash_key, q) == 0) {
 		/* The guess took the question to the query's end, or to the OPT record without
 		 * options that ends it. */
 		if (arcount) {
@@ -467,6 +502,9 @@ read_query(const struct zb_zoneset *zs, const uint8_t *query, size_t len,
 			if (edns->version != 0)
 				return refuse(r, ZB_RCODE_BADVERS, 1); /* RFC 6891 §6.1.3 */
 		}
+	} else if (plain && arcount == 1 && (tail = zb_guess_cookie_tail(query, len)) != 0) {
+		if (read_cookie_guess(zs, query, len, tail, transport, client, r) != 0)
+			return ZB_VERDICT_ERROR;
 	} else if (read_in_full(zs, query, len, transport, client, r, plain, arcount) != 0) {
 		return ZB_VERDICT_ERROR;
 	}

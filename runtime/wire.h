@@ -88,6 +88,15 @@ static inline int zb_plain_header(const uint8_t *h)
 	return (w & mask) == plain;
 }
 
+/* EDNS(0) (RFC 6891). */
+#define ZB_OPT_LEN 11 /* an OPT record with no options: owner, TYPE, CLASS, TTL, RDLENGTH */
+#define ZB_EDNS_OPTION_NSID 3 /* RFC 5001 */
+#define ZB_EDNS_OPTION_COOKIE 10 /* RFC 7873 */
+#define ZB_OPT_FLAG_DO 0x8000u /* RFC 3225 */
+#define ZB_COOKIE_CLIENT_LEN 8
+#define ZB_COOKIE_SERVER_LEN 16 /* RFC 9018: version, reserved, timestamp, hash */
+#define ZB_COOKIE_LEN (ZB_COOKIE_CLIENT_LEN + ZB_COOKIE_SERVER_LEN)
+
 /* A parsed question: where it is in the packet, and its name lowercased for the lookup. */
 struct zb_question {
 	uint16_t qtype;
@@ -241,26 +250,61 @@ zb_parse_question(const uint8_t *pkt, size_t len, uint64_t key, struct zb_questi
 	return 0;
 }
 
+/* Whether a packet of `len` octets ends in an OPT record (RFC 6891 §6.1.2: the root as its
+ * owner, TYPE OPT) with `rdlen` octets of RDATA, after at least a header and a question. */
+static inline int zb_ends_in_opt(const uint8_t *pkt, size_t len, size_t rdlen)
+{
+	if (len < ZB_HEADER_LEN + 1 + 4 + ZB_OPT_LEN + rdlen)
+		return 0;
+	const uint8_t *opt = pkt + len - ZB_OPT_LEN - rdlen;
+	return opt[0] == 0 && zb_get16(opt + 1) == ZB_TYPE_OPT && zb_get16(opt + 9) == rdlen;
+}
+
+/* Whether a packet of `len` octets ends in a COOKIE option (RFC 7873 §4) of `cookie` octets,
+ * the one option of an OPT record. */
+static inline int zb_ends_in_cookie(const uint8_t *pkt, size_t len, size_t cookie)
+{
+	const uint8_t *option = pkt + len - 4 - cookie;
+	return zb_ends_in_opt(pkt, len, 4 + cookie) &&
+	       zb_get16(option) == ZB_EDNS_OPTION_COOKIE && zb_get16(option + 2) == cookie;
+}
+
+/*
+ * How many octets follow a plain query's question, on a guess from its end: its QTYPE and
+ * QCLASS (4) when ARCOUNT is 0, those and an OPT record without options when it is 1, the
+ * forms nearly every query has. Returns 0 when the packet does not end so.
+ */
+static inline size_t zb_guess_tail(const uint8_t *pkt, size_t len, unsigned arcount)
+{
+	if (!arcount)
+		return 4;
+	return zb_ends_in_opt(pkt, len, 0) ? 4 + ZB_OPT_LEN : 0;
+}
+
+/* The same with ARCOUNT 1 for the OPT record with one COOKIE option (RFC 7873 §4) that a
+ * resolver holding a cookie of ours sends with every query: a client cookie alone or with a
+ * server cookie of RFC 9018's size. Returns 0 when the packet ends in neither. */
+static inline size_t zb_guess_cookie_tail(const uint8_t *pkt, size_t len)
+{
+	if (zb_ends_in_cookie(pkt, len, ZB_COOKIE_LEN))
+		return 4 + ZB_OPT_LEN + 4 + ZB_COOKIE_LEN;
+	if (zb_ends_in_cookie(pkt, len, ZB_COOKIE_CLIENT_LEN))
+		return 4 + ZB_OPT_LEN + 4 + ZB_COOKIE_CLIENT_LEN;
+	return 0;
+}
+
 /*
  * The question of a packet of `len` octets taken on a guess at its name's length, its labels
- * not walked, for a plain query: the question then nothing (`opt` 0), or the question then an
- * OPT record without options (`opt` 1), the two forms nearly every query has. Returns 0, or
- * -1 when the packet does not fit the guess (zb_parse_question then reads it). The guess
- * holds for any name a lookup finds whole: a compiled name is well formed, and lowercasing
- * leaves every label length as it is, so a name equal to one has its labels; for any other,
- * zb_guess_holds says, before anything relies on the labels.
+ * not walked, for a plain query whose question `tail` octets end (zb_guess_tail,
+ * zb_guess_cookie_tail). Returns 0, or -1 when the packet does not fit the guess
+ * (zb_parse_question then reads it). The guess holds for any name a lookup finds whole: a
+ * compiled name is well formed, and lowercasing leaves every label length as it is, so a name
+ * equal to one has its labels, and the parser reads from the front what the guess took from
+ * the end; for any other, zb_guess_holds says, before anything relies on the labels.
  */
 static inline __attribute__((always_inline)) int
-zb_guess_question(const uint8_t *pkt, size_t len, int opt, uint64_t key, struct zb_question *q)
+zb_guess_question(const uint8_t *pkt, size_t len, size_t tail, uint64_t key, struct zb_question *q)
 {
-	/* The OPT record's owner, the root; its TYPE; its RDLENGTH, 0 (RFC 6891 §6.1.2). */
-	size_t tail = 4;
-	if (opt) {
-		if (len < ZB_HEADER_LEN + 1 + 4 + 11 || pkt[len - 11] != 0 ||
-		    zb_get16(pkt + len - 10) != ZB_TYPE_OPT || zb_get16(pkt + len - 2) != 0)
-			return -1;
-		tail += 11;
-	}
 	size_t name_len = len - ZB_HEADER_LEN - tail;
 	if (len < ZB_HEADER_LEN + tail + 1 || name_len > ZB_MAX_NAME ||
 	    pkt[ZB_HEADER_LEN + name_len - 1] != 0)
@@ -306,10 +350,6 @@ static inline unsigned zb_label_offsets(const uint8_t *name, uint8_t off[ZB_MAX_
 int zb_skip_name(const uint8_t *pkt, size_t len, size_t *off);
 
 /* EDNS(0) (RFC 6891) as the query asked for it. */
-#define ZB_EDNS_OPTION_NSID 3 /* RFC 5001 */
-#define ZB_EDNS_OPTION_COOKIE 10 /* RFC 7873 */
-#define ZB_OPT_FLAG_DO 0x8000u /* RFC 3225 */
-
 struct zb_edns {
 	uint8_t present;
 	uint8_t cookie_verdict;   /* the responder's: enum zb_cookie_verdict (beside `present`:

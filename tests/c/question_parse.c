@@ -3,9 +3,9 @@
  * input line of hex (the whole packet, header included):
  *   out: -1                                   (malformed)
  *        NAME_LEN NLABELS QTYPE QCLASS END HASH LOWERHEX   (NLABELS: zb_label_offsets)
- * With the argument `guess`, what zb_guess_question makes of each, as a plain query and as
- * one with an OPT record: for each, `-` (not that form) or HOLDS (zb_guess_holds) and the
- * fields above, the two separated by ` | `.
+ * With the argument `guess`, what zb_guess_question makes of each, as a plain query with
+ * ARCOUNT 0 and with ARCOUNT 1 (zb_guess_tail, then zb_guess_cookie_tail): for each, `-` (not a form guessed) or HOLDS
+ * (zb_guess_holds), the fields above and the tail guessed, the two separated by ` | `.
  * Built twice by tests/unit/test_question_parse.py, with SSE2 and with -DZB_NO_SIMD, whose
  * outputs must agree.
  */
@@ -37,13 +37,18 @@ int main(int argc, char **argv)
 		memset(packet + len, 0x5A, ZB_QUERY_SLACK); /* what a buffer may hold past it */
 		struct zb_question q;
 		if (guess) {
-			for (int opt = 0; opt <= 1; opt++) {
-				if (zb_guess_question(packet, len, opt, ZB_HASH_KEY(7), &q) != 0) {
-					printf("%s-", opt ? " | " : "");
+			for (unsigned arcount = 0; arcount <= 1; arcount++) {
+				size_t tail = zb_guess_tail(packet, len, arcount);
+				if (!tail && arcount) /* as read_query tries them */
+					tail = zb_guess_cookie_tail(packet, len);
+				if (!tail ||
+				    zb_guess_question(packet, len, tail, ZB_HASH_KEY(7), &q) != 0) {
+					printf("%s-", arcount ? " | " : "");
 					continue;
 				}
-				printf("%s%d ", opt ? " | " : "", zb_guess_holds(&q));
+				printf("%s%d ", arcount ? " | " : "", zb_guess_holds(&q));
 				print_question(&q);
+				printf(" %zu", tail);
 			}
 			printf("\n");
 			continue;

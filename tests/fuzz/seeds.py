@@ -45,6 +45,16 @@ def seeds() -> list[bytes]:
     out.append(dns.message.make_query("www.example.", "A", use_edns=0, options=[
         dns.edns.GenericOption(dns.edns.NSID, b""), dns.edns.GenericOption(65001, b"x")]).to_wire())
     out.append(dns.message.make_query("www.example.", "A", use_edns=1).to_wire())
+    # Cookies (RFC 7873): the sizes a read takes on a guess, a client's alone and with a
+    # server cookie of RFC 9018's size, then others, a malformed one, and one beside NSID.
+    for cookie in (bytes(range(8)), bytes(range(24)), bytes(range(16)), bytes(range(40)),
+                   bytes(range(7))):
+        for name in ("www.example.", "nope.example.", "a.b.sub.example."):
+            out.append(dns.message.make_query(name, "A", use_edns=0, options=[
+                dns.edns.GenericOption(dns.edns.COOKIE, cookie)]).to_wire())
+    out.append(dns.message.make_query("www.example.", "A", use_edns=0, options=[
+        dns.edns.GenericOption(dns.edns.NSID, b""),
+        dns.edns.GenericOption(dns.edns.COOKIE, bytes(range(8)))]).to_wire())
     # Class CH: the server's own names (TXT, ANY, another type) and one it does not answer.
     for name, qtype in [("id.server.", "TXT"), ("Version.Bind.", "ANY"),
                         ("hostname.bind.", "A"), ("authors.bind.", "TXT")]:
@@ -62,8 +72,16 @@ def seeds() -> list[bytes]:
 
 
 def main() -> None:
+    """Write the seeds, each with ID 0 (make_query picks one at random), and remove the files
+    of the same seeds with another ID."""
+    fixed = [b"\0\0" + seed[2:] if len(seed) >= 2 else seed for seed in seeds()]
+    bodies = {seed[2:] for seed in fixed if len(seed) >= 12}
     CORPUS.mkdir(exist_ok=True)
-    for seed in seeds():
+    for old in CORPUS.iterdir():
+        data = old.read_bytes()
+        if len(data) >= 12 and data[2:] in bodies and data[:2] != b"\0\0":
+            old.unlink()
+    for seed in fixed:
         (CORPUS / hashlib.sha1(seed).hexdigest()).write_bytes(seed)
 
 

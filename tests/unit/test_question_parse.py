@@ -79,52 +79,96 @@ def test_portable_and_sse2_agree_and_lowercase_ascii_letters_only(parsers):
 OPT_TAIL = b"\0" + struct.pack("!HHIH", 41, 1232, 0, 0)  # an OPT record without options
 
 
+def cookie_tail(length: int, code: int = 10, declared: int | None = None) -> bytes:
+    """An OPT record whose one option is a COOKIE (RFC 7873 §4) of `length` octets."""
+    option = struct.pack("!HH", code, length if declared is None else declared)
+    return b"\0" + struct.pack("!HHIH", 41, 1232, 0, 4 + length) + option + bytes(
+        range(1, length + 1))
+
+
+# The tails zb_guess_tail takes (ARCOUNT 1): an OPT without options, with a client cookie
+# alone, with a client and a server cookie of RFC 9018's 16 octets.
+GUESSED_TAILS = [OPT_TAIL, cookie_tail(8), cookie_tail(24)]
+# OPT records the guess leaves to the full parser: other cookie sizes, another option, a
+# COOKIE whose length disagrees with the record's.
+OTHER_TAILS = [cookie_tail(16), cookie_tail(40), cookie_tail(24, code=3),
+               cookie_tail(24, declared=23)]
+
+
 def guess_packets(rng: random.Random) -> list[bytes]:
     """Plain queries and queries with an OPT record, their names well formed or not: random
     octets ending in a 0, letters where label lengths go, a name shorter than the guess with
-    octets after it, an OPT record with an option."""
+    octets after it, OPT records the guess takes and others."""
     packets = []
     for labels in random_names(rng, 1500) + [[b"WwW", b"ExAmPlE"], []]:
         packets.append(packet(labels))
-        packets.append(packet(labels, struct.pack("!HH", 28, 1) + OPT_TAIL))
+        packets.append(packet(labels, struct.pack("!HH", 28, 1) +
+                              rng.choice(GUESSED_TAILS + OTHER_TAILS)))
     for _ in range(1500):
         size = rng.randrange(1, 256)
         junk = bytes(rng.choice((1, 2, 3, 7, 0x41, 0x5A, 0x61, 0xC0, 0)) if rng.random() < 0.3
                      else rng.randrange(256) for _ in range(size - 1)) + b"\0"
-        tail = struct.pack("!HH", 1, 1) + (OPT_TAIL if rng.random() < 0.5 else b"")
+        tail = struct.pack("!HH", 1, 1) + (rng.choice(GUESSED_TAILS) if rng.random() < 0.5
+                                           else b"")
         packets.append(bytes(12) + junk + tail)
     shorter = packet([b"www", b"example"], b"\0\1\0\1\3abc\0")  # the guess runs past its root
     upper = bytes(12) + b"\x03www\x47example\x00\x00\x01\x00\x01"  # 'G' where a length goes
-    with_option = packet([b"www"], b"\0\1\0\1\0\0\x29\4\xd0\0\0\0\0\0\4\0\x0a\0\0")
-    return packets + [shorter, upper, with_option]
+    # A name that ends where a cookie's guess would put it: "\x13" then 19 octets.
+    inside = packet([b"a" * 19], struct.pack("!HH", 1, 1) + OPT_TAIL)
+    return packets + [shorter, upper, inside]
 
 
 def test_a_guessed_name_holds_exactly_when_the_parser_reads_the_same(parsers):
-    """zb_guess_question takes a plain query's name on a guess at its length; zb_guess_holds
-    must say yes exactly when zb_parse_question finds that very name, and the fields taken on
-    the guess are then the parser's."""
+    """zb_guess_question takes a plain query's name on a guess at its length from the end
+    (zb_guess_tail); zb_guess_holds must say yes exactly when zb_parse_question finds that
+    very name, and the fields taken on the guess are then the parser's."""
     packets = guess_packets(random.Random(1035))
     for variant in ("sse2", "portable"):
         parsed = run(parsers[variant], packets)
         guessed = subprocess.run([parsers[variant], "guess"],
                                  input="".join(p.hex() + "\n" for p in packets),
                                  capture_output=True, text=True, check=True).stdout.splitlines()
-        taken = held = 0
+        taken = held = expected = 0
+        tails = set()
         for pkt, full, line in zip(packets, parsed, guessed, strict=True):
+            expected += full != "-1" and pkt[int(full.split()[4]):] in [b""] + GUESSED_TAILS
             forms = line.split(" | ")
             assert len(forms) == 2
-            for opt, form in enumerate(forms):
+            for arcount, form in enumerate(forms):
                 if form == "-":
                     continue
                 taken += 1
                 holds, fields = form.split(" ", 1)
+                fields, tail = fields.rsplit(" ", 1)
                 same_name = full != "-1" and full.split()[0] == fields.split()[0]
-                assert holds == ("1" if same_name else "0"), (pkt.hex(), opt)
+                assert holds == ("1" if same_name else "0"), (pkt.hex(), arcount)
                 if holds == "1":
                     held += 1
                     assert fields == full, pkt.hex()
-        # Every well-formed plain packet (3,004 of them) is taken on the guess and holds.
-        assert held >= 3004 and taken > held
+                    assert pkt[int(full.split()[4]):] == pkt[len(pkt) - int(tail) + 4:]
+                    tails.add(int(tail))
+        # Every well-formed packet that ends in a form guessed (2,000 or so) is taken on the
+        # guess and holds, with every tail guessed.
+        assert expected > 2000 and held >= expected and taken > held
+        assert tails == {4} | {4 + len(t) for t in GUESSED_TAILS}
+
+
+def test_the_guess_takes_the_cookies_resolvers_send_and_nothing_else(parsers):
+    """With ARCOUNT 1, the forms guessed are the OPT record without options and with one
+    COOKIE option of 8 or 24 octets; any other OPT is read in full."""
+    name = [b"www", b"example"]
+    question = struct.pack("!HH", 1, 1)
+    lines = subprocess.run(
+        [parsers["sse2"], "guess"], capture_output=True, text=True, check=True,
+        input="".join(packet(name, question + t).hex() + "\n"
+                      for t in GUESSED_TAILS + OTHER_TAILS)).stdout.splitlines()
+    for tail, line in zip(GUESSED_TAILS + OTHER_TAILS, lines, strict=True):
+        with_opt = line.split(" | ")[1]
+        if tail in GUESSED_TAILS:
+            assert with_opt.startswith("1 13 2 1 1 29 ") and \
+                with_opt.endswith(f" {4 + len(tail)}"), (tail.hex(), line)
+        else:
+            assert with_opt == "-", (tail.hex(), line)
 
 
 def test_the_hash_is_the_lowercased_names(parsers):
