@@ -14,11 +14,21 @@
 #define MAX_POINTER 0x3FFF
 #define MAX_MESSAGE 65535
 
-/* One thread's serializer. The compression table says where each name (a suffix of
- * something written) was last written, by name id; `gen` stamps the entries of the current
- * body, so nothing is cleared between bodies. */
+/* The compression table: where each name (a suffix of something written) was last written
+ * in the current body, by name id, in a small open-addressed table (a body holds a few
+ * names; an array over every name of the set cost a cache miss a label). `gen` stamps the
+ * entries of the current body, so nothing is cleared between bodies. */
+struct written {
+	name_t name;
+	uint32_t pos;
+	uint32_t gen;
+};
+
+/* One thread's serializer. */
 struct wire {
-	uint32_t *pos, *stamp;
+	struct written *table;
+	uint32_t table_bits;   /* the table has 1 << table_bits entries */
+	uint32_t in_table;     /* entries of the current body */
 	uint32_t gen;
 	bytes_t out;           /* the body, from body_start */
 	size_t body_start;     /* message offset of out.v[0] */
@@ -35,18 +45,20 @@ size_t wire_oversize(const struct wire *w)
 	return w->oversize;
 }
 
+#define TABLE_BITS 10  /* to start with: grown when half full */
+
 struct wire *wire_new(void)
 {
 	struct wire *w = xcalloc(1, sizeof *w);
-	w->pos = xmalloc(names.n * sizeof *w->pos);
-	w->stamp = xcalloc(names.n, sizeof *w->stamp);
+	w->table_bits = TABLE_BITS;
+	w->table = xcalloc((size_t)1 << TABLE_BITS, sizeof *w->table);
+	w->gen = 1;  /* the table's zeros are no body's */
 	return w;
 }
 
 void wire_free(struct wire *w)
 {
-	free(w->pos);
-	free(w->stamp);
+	free(w->table);
 	free(w->out.v);
 	free(w->pointers.v);
 	free(w);
@@ -57,11 +69,45 @@ static size_t tell(const struct wire *w)
 	return w->body_start + w->out.n;
 }
 
+/* The entry of `name` in the current body's table, or the free one where it would go. */
+static struct written *table_slot(const struct wire *w, name_t name)
+{
+	uint32_t mask = (1u << w->table_bits) - 1;
+	uint32_t i = (name * 0x9E3779B1u) >> (32 - w->table_bits);
+	while (w->table[i].gen == w->gen && w->table[i].name != name)
+		i = (i + 1) & mask;
+	return &w->table[i];
+}
+
+/* Where `name` was last written in the current body, or NULL. */
+static const struct written *table_find(const struct wire *w, name_t name)
+{
+	const struct written *e = table_slot(w, name);
+	return e->gen == w->gen ? e : NULL;
+}
+
+/* Twice the room, the current body's entries moved over. */
+static void table_grow(struct wire *w)
+{
+	struct written *old = w->table;
+	size_t n = (size_t)1 << w->table_bits;
+	w->table_bits++;
+	w->table = xcalloc(2 * n, sizeof *w->table);
+	for (size_t i = 0; i < n; i++)
+		if (old[i].gen == w->gen)
+			*table_slot(w, old[i].name) = old[i];
+	free(old);
+}
+
 static void table_add(struct wire *w, name_t name, size_t pos)
 {
 	if (pos <= w->limit && !w->frozen) {
-		w->pos[name] = pos;
-		w->stamp[name] = w->gen;
+		struct written *e = table_slot(w, name);
+		if (e->gen != w->gen && 2 * ++w->in_table > (1u << w->table_bits)) {
+			table_grow(w);
+			e = table_slot(w, name);
+		}
+		*e = (struct written){.name = name, .pos = pos, .gen = w->gen};
 	}
 }
 
@@ -70,9 +116,10 @@ static void table_add(struct wire *w, name_t name, size_t pos)
 static void write_name(struct wire *w, name_t name, int owner)
 {
 	for (name_t s = name; s != ROOT; s = N(s)->parent) {
-		if (w->stamp[s] == w->gen && (owner || w->pos[s] >= w->body_start)) {
+		const struct written *at = table_find(w, s);
+		if (at && (owner || at->pos >= w->body_start)) {
 			PUSH(w->pointers, (uint16_t)(tell(w) - w->body_start));
-			bytes_u16(&w->out, 0xC000 | w->pos[s]);
+			bytes_u16(&w->out, 0xC000 | at->pos);
 			return;
 		}
 		table_add(w, s, tell(w));
@@ -182,6 +229,7 @@ static void write_dname_cname(struct wire *w, const struct rrset *dname)
 static void start_body(struct wire *w, name_t base)
 {
 	w->gen++;
+	w->in_table = 0;
 	size_t base_len = N(base)->wire_len;
 	w->body_start = HEADER_LEN + base_len + QUESTION_TAIL;
 	w->limit = MAX_POINTER - (MAX_NAME - base_len);
