@@ -16,15 +16,35 @@ static size_t narenas;
  * next ones most often match. */
 #define KEPT_MAPPED (8u << 20)
 
-/* Eight octets at a time: bodies are hashed once each, some hundreds of megabytes of them. */
+/* One word into a running hash. */
+static uint64_t mix_word(uint64_t h, const uint8_t *p)
+{
+	uint64_t w;
+	memcpy(&w, p, 8);
+	h = (h ^ w) * 0x9E3779B97F4A7C15ull;
+	return h ^ h >> 29;
+}
+
+/* Bodies are hashed once each, gigabytes of them for a large signed zone: 32 octets at a
+ * time in four lanes, whose multiplies do not wait on each other (one lane's chain of them
+ * took 0.7 s of a million-name signed zone's warm build), then eight at a time. */
 static uint64_t mix(uint64_t h, const uint8_t *p, size_t n)
 {
 	uint64_t w;
-	for (; n >= 8; p += 8, n -= 8) {
-		memcpy(&w, p, 8);
-		h = (h ^ w) * 0x9E3779B97F4A7C15ull;
-		h ^= h >> 29;
+	if (n >= 32) {
+		uint64_t a = h, b = h ^ 0x6A09E667F3BCC908ull, c = h ^ 0xBB67AE8584CAA73Bull,
+			 d = h ^ 0x3C6EF372FE94F82Bull;
+		for (; n >= 32; p += 32, n -= 32) {
+			a = mix_word(a, p);
+			b = mix_word(b, p + 8);
+			c = mix_word(c, p + 16);
+			d = mix_word(d, p + 24);
+		}
+		h = ((a ^ b * 0xC2B2AE3D27D4EB4Full) ^ c * 0x165667B19E3779F9ull) ^
+		    d * 0xD6E8FEB86659FD93ull;
 	}
+	for (; n >= 8; p += 8, n -= 8)
+		h = mix_word(h, p);
 	w = 0;
 	memcpy(&w, p, n);
 	h = (h ^ w ^ n) * 0x9E3779B97F4A7C15ull;
