@@ -26,8 +26,7 @@ static uint64_t mix_word(uint64_t h, const uint8_t *p)
 }
 
 /* Bodies are hashed once each, gigabytes of them for a large signed zone: 32 octets at a
- * time in four lanes, whose multiplies do not wait on each other (one lane's chain of them
- * took 0.7 s of a million-name signed zone's warm build), then eight at a time. */
+ * time in four lanes, whose multiplies do not wait on each other, then eight at a time. */
 static uint64_t mix(uint64_t h, const uint8_t *p, size_t n)
 {
 	uint64_t w;

@@ -15,9 +15,9 @@
 #define MAX_MESSAGE 65535
 
 /* The compression table: where each name (a suffix of something written) was last written
- * in the current body, by name id, in a small open-addressed table (a body holds a few
- * names; an array over every name of the set cost a cache miss a label). `gen` stamps the
- * entries of the current body, so nothing is cleared between bodies. */
+ * in the current body, by name id, in a small open-addressed table (a body holds a few names,
+ * the set may have millions). `gen` stamps the entries of the current body, so nothing is
+ * cleared between bodies. */
 struct written {
 	name_t name;
 	uint32_t pos;
