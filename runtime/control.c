@@ -23,6 +23,7 @@
 #include "descriptors.h"
 #include "log.h"
 #include "notify.h"
+#include "reload.h"
 #include "stats.h"
 #include "threads.h"
 
@@ -145,6 +146,7 @@ struct conversation {
 	int conn;
 	pid_t peer;
 	int handed_sockets; /* `takeover` sent them: `stop-reading` may follow */
+	int stopped_reading; /* after `stop-reading`, the peer closing is the swap's end */
 };
 
 enum { ZB_GO_ON, ZB_HANG_UP };
@@ -211,6 +213,7 @@ static int command_takeover(struct zb_control *c, struct conversation *v)
 	}
 	zb_ctl_sendf(v->conn, "ok sockets=%u", server->nsockets);
 	v->handed_sockets = 1;
+	zb_reload_logged();
 	zb_log("handed %u sockets to pid %d; serving until it has started", server->nsockets,
 	       (int)v->peer);
 	return ZB_GO_ON;
@@ -233,6 +236,7 @@ static int command_stop_reading(struct zb_control *c, struct conversation *v)
 	zb_log("pid %d reads every socket; stopping reading", (int)v->peer);
 	count_swap(c->server);
 	zb_server_stop(c->server);
+	v->stopped_reading = 1;
 	zb_ctl_sendf(v->conn, "ok stopping");
 	if (read(c->finished_fd, &finished, sizeof(finished)) != sizeof(finished))
 		return ZB_HANG_UP;
@@ -324,7 +328,7 @@ static void converse(struct zb_control *c, int conn)
 	zb_ctl_sendf(conn, "ok zonebake-control %d", ZB_CONTROL_VERSION);
 	for (;;) {
 		if (read_before(conn, line, sizeof(line), deadline) != 0) {
-			if (v.handed_sockets)
+			if (v.handed_sockets && !v.stopped_reading)
 				zb_log_warning("pid %d took the sockets but did not ask to stop reading (%s); "
 				       "still serving", (int)v.peer, zb_ctl_why());
 			return;

@@ -22,6 +22,9 @@
 
 extern char **environ;
 
+/* Held from the spawn until the successor's pid is logged (zb_reload_logged). */
+static pthread_mutex_t starting = PTHREAD_MUTEX_INITIALIZER;
+
 static int hup_unheeded; /* a SIGHUP without --release, not logged yet */
 
 static void on_hup_unheeded(int signal)
@@ -114,15 +117,23 @@ static void reload(const struct zb_reload *r)
 	posix_spawnattr_setsigmask(&attr, &none);
 	posix_spawnattr_setsigdefault(&attr, &defaults);
 	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+	pthread_mutex_lock(&starting);
 	int failed = posix_spawn(&child, r->release, NULL, &attr, argv, environ);
 	posix_spawnattr_destroy(&attr);
-	if (failed) {
+	if (failed)
 		zb_log_warning("reload: cannot run %s: %s; still serving", r->release, strerror(failed));
-		return;
-	}
-	zb_log("reload: started pid %d (%s) to serve in this one's place", (int)child,
-	       r->release);
-	watch(r, child);
+	else
+		zb_log("reload: started pid %d (%s) to serve in this one's place", (int)child,
+		       r->release);
+	pthread_mutex_unlock(&starting);
+	if (!failed)
+		watch(r, child);
+}
+
+void zb_reload_logged(void)
+{
+	pthread_mutex_lock(&starting);
+	pthread_mutex_unlock(&starting);
 }
 
 static void *reload_thread(void *arg)

@@ -28,6 +28,11 @@ void zb_reload_prepare(const struct zb_reload *r);
 /* With --release, start the thread that waits for SIGHUP. Returns 0, or -1 (logged). */
 int zb_reload_start(struct zb_reload *r, const struct zb_server *server);
 
+/* Return once a successor being started, if any, has been logged: the control thread calls
+ * it before it hands the sockets over, so that "started pid N" comes before "handed ... to
+ * pid N" and this process, which ends with the swap, never ends before saying it. */
+void zb_reload_logged(void);
+
 /* A worker's one-second tick: log a SIGHUP that came without --release, once. */
 void zb_reload_tick(void);
 

@@ -164,9 +164,17 @@ def test_reloads_under_load_lose_no_query_and_tell_systemd(releases, tmp_path):
     assert stats["swaps"] == RELOADS
     assert len(set(pids)) == RELOADS + 1
     assert all(gone(pid) for pid in pids[:-1])
+    # Each old server says what it did, in order, to its end, and no warning: the swaps all
+    # went as they should (the pid's log line is said before the process can end with the
+    # swap; the successor closing the connection after stop-reading is the swap's end).
     for old, new in zip(pids, pids[1:]):
-        assert f"reload: started pid {new} ({server.link}) to serve in this one's place" in \
-            log_lines(server.log, old)
+        said = log_lines(server.log, old)
+        assert [line for line in said if "pid %d" % new in line] == [
+            f"reload: started pid {new} ({server.link}) to serve in this one's place",
+            f"handed 4 sockets to pid {new}; serving until it has started",
+            f"pid {new} reads every socket; stopping reading",
+            f"stopped; pid {new} serves in its place"], said
+        assert not [line for line in said if line.startswith(("warning", "error"))], said
         assert f"pid {old} has stopped; the swap is complete" in log_lines(server.log, new)
 
 
