@@ -169,7 +169,7 @@ def test_reloads_under_load_lose_no_query_and_tell_systemd(releases, tmp_path):
     # swap; the successor closing the connection after stop-reading is the swap's end).
     for old, new in zip(pids, pids[1:]):
         said = log_lines(server.log, old)
-        assert [line for line in said if "pid %d" % new in line] == [
+        assert [line for line in said if re.search(rf"\bpid {new}\b", line)] == [
             f"reload: started pid {new} ({server.link}) to serve in this one's place",
             f"handed 4 sockets to pid {new}; serving until it has started",
             f"pid {new} reads every socket; stopping reading",
