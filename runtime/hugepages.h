@@ -12,9 +12,9 @@
  * page and the kernel gives transparent huge pages on request (madvise mode or always),
  * copy it into an anonymous mapping that asks for them, and return `copy`, the zone set
  * pointing there; else return `zs` as it is. Either way, nothing changes but where the data is.
- * Asked for with --huge-pages: the batch's prefetching stages (lookup.h) hide most of those
- * misses already, and on the development VM the copy made no difference that showed in the
- * benchmark (README, Benchmark), while it adds up to 0.4 s to the start of a million names.
+ * The default (--no-huge-pages leaves the data in place): at a million names the TLB's misses
+ * are what the batch's prefetching stages (lookup.h) leave of the server's own time (README,
+ * Benchmark), and the copy adds up to 0.4 s to the start of a million names.
  */
 const struct zb_zoneset *zb_on_huge_pages(const struct zb_zoneset *zs, struct zb_zoneset *copy);
 

@@ -34,8 +34,9 @@ static void usage(FILE *to)
 		    "                              per CPU)\n"
 		    "  --cpu-affinity              pin worker i to CPU i\n"
 		    "  --batch N                   UDP queries taken per recvmmsg (default: 64)\n"
-		    "  --huge-pages                copy the zone data to transparent huge pages at\n"
-		    "                              start-up, when 2 MiB or more and the kernel allows\n"
+		    "  --no-huge-pages             leave the zone data in the binary's mapping; by\n"
+		    "                              default, when 2 MiB or more and the kernel allows,\n"
+		    "                              it is copied to transparent huge pages at start-up\n"
 		    "  --udp-rcvbuf BYTES          UDP socket receive buffer (default: the system's)\n"
 		    "  --udp-sndbuf BYTES          UDP socket send buffer (default: the system's)\n"
 		    "  --metrics ADDRESS:PORT      serve statistics over HTTP there: GET /metrics\n"
@@ -120,7 +121,7 @@ int zb_options_parse(struct zb_options *o, int argc, char **argv)
 		.threads = zb_zoneset.default_threads ? zb_zoneset.default_threads
 			   : cpus > 0 ? (unsigned)cpus : 1,
 		.batch = 64,
-	} };
+	}, .huge_pages = 1 };
 	/* zonebake.toml's [server] table; options given here override it. */
 	o->control = zb_zoneset.default_control;
 	o->metrics = zb_zoneset.default_metrics;
@@ -147,7 +148,9 @@ int zb_options_parse(struct zb_options *o, int argc, char **argv)
 		} else if (strcmp(arg, "--cpu-affinity") == 0) {
 			o->server.cpu_affinity = 1;
 		} else if (strcmp(arg, "--huge-pages") == 0) {
-			o->huge_pages = 1;
+			o->huge_pages = 1; /* the default, said */
+		} else if (strcmp(arg, "--no-huge-pages") == 0) {
+			o->huge_pages = 0;
 		} else if (strcmp(arg, "--allow-root") == 0) {
 			o->privileges.allow_root = 1;
 		} else if (strcmp(arg, "--listen") == 0 && value) {

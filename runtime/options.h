@@ -11,7 +11,7 @@ struct zb_options {
 	const char *specs[ZB_MAX_LISTEN]; /* --listen, or the compiled-in defaults */
 	int nspecs;
 	int listen_given;        /* --listen was on the command line */
-	int huge_pages;          /* --huge-pages */
+	int huge_pages;          /* 1 unless --no-huge-pages */
 	const char *control;     /* --control PATH */
 	const char *takeover;    /* --takeover PATH */
 	const char *metrics;     /* --metrics ADDRESS:PORT */

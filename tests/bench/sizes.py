@@ -7,9 +7,10 @@ that CPU was the server's own code (user time; the rest is the kernel's).
 
     .venv/bin/python tests/bench/sizes.py [--sizes 100,100000,1000000] [--rounds 3]
                                           [--seconds 5] [--workdir build/bench/sizes]
-                                          [--huge-pages] [--before CHECKOUT]
+                                          [--no-huge-pages] [--before CHECKOUT]
 
---huge-pages measures zonebake with --huge-pages too, in the same alternation.
+--no-huge-pages measures zonebake with --no-huge-pages too (the data on the binary's own
+4 KiB pages), in the same alternation.
 --before CHECKOUT also builds the zones with another checkout of zonebake (say, `git worktree
 add /tmp/before COMMIT`) and measures its servers in the same alternation: a change's effect
 in one run.
@@ -59,7 +60,7 @@ def build(work: Path, names: int, checkout: Path | None = None) -> tuple[Path, P
 # zonebake's variants measured, by the name in the table: the checkout that builds it (None:
 # this one) and the server's options.
 VARIANTS = {"zonebake": (None, ())}
-HUGE_PAGES = {"huge pages": (None, ("--huge-pages",))}
+SMALL_PAGES = {"4 KiB pages": (None, ("--no-huge-pages",))}
 
 
 def report(work: Path, sizes: list[int], rounds: int, seconds: float,
@@ -121,8 +122,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=5)
     parser.add_argument("--workdir", type=Path, default=ROOT / "build" / "bench" / "sizes")
-    parser.add_argument("--huge-pages", action="store_true",
-                        help="zonebake also with --huge-pages, in the same alternation")
+    parser.add_argument("--no-huge-pages", action="store_true",
+                        help="zonebake also with --no-huge-pages, in the same alternation")
     parser.add_argument("--before", type=Path, metavar="CHECKOUT",
                         help="also zonebake as that checkout builds it")
     args = parser.parse_args()
@@ -131,8 +132,8 @@ def main() -> None:
     loadgen = compile_tool("loadgen.c", work / "tools" / "loadgen")
     reflector = compile_tool("reflector.c", work / "tools" / "reflector")
     variants = dict(VARIANTS)
-    if args.huge_pages:
-        variants.update(HUGE_PAGES)
+    if args.no_huge_pages:
+        variants.update(SMALL_PAGES)
     if args.before:
         variants["before"] = (args.before, ())
     report(work, [int(n) for n in args.sizes.split(",")], args.rounds, args.seconds,

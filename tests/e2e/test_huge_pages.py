@@ -1,7 +1,7 @@
-"""--huge-pages: the compiled data copied to transparent huge pages at start-up
+"""The compiled data copied to transparent huge pages at start-up, by default
 (runtime/hugepages.c). Where it is 2 MiB or more and the kernel's THP mode is not `never`, the
-server says so after its banner and answers from the copy exactly as from the binary; without
-the option the data stays where the binary maps it."""
+server says so after its banner and answers from the copy exactly as from the binary; with
+--no-huge-pages the data stays where the binary maps it."""
 
 from __future__ import annotations
 
@@ -63,10 +63,11 @@ def assert_answers(server: Server) -> None:
     assert server.query(f"host{HOSTS}.big.example.", "A").rcode() == dns.rcode.NXDOMAIN
 
 
-def test_large_data_goes_to_huge_pages_where_the_kernel_allows(large_set):
+@pytest.mark.parametrize("options", [(), ("--huge-pages",)], ids=["default", "said"])
+def test_large_data_goes_to_huge_pages_where_the_kernel_allows(large_set, options):
     binary, size = large_set
     assert size >= HUGE_PAGE
-    server = Server(binary, "--huge-pages")
+    server = Server(binary, *options)
     try:
         message = next_message(server, timeout=2)
         if thp_mode() in ("always", "madvise"):
@@ -78,9 +79,9 @@ def test_large_data_goes_to_huge_pages_where_the_kernel_allows(large_set):
         server.stop()
 
 
-def test_without_the_option_the_data_stays_in_place(large_set):
+def test_with_no_huge_pages_the_data_stays_in_place(large_set):
     binary, _ = large_set
-    server = Server(binary)
+    server = Server(binary, "--no-huge-pages")
     try:
         assert next_message(server, timeout=1) is None
         assert_answers(server)
@@ -89,7 +90,7 @@ def test_without_the_option_the_data_stays_in_place(large_set):
 
 
 def test_small_data_stays_in_place(testset_binary):
-    server = Server(testset_binary, "--huge-pages")
+    server = Server(testset_binary)
     try:
         assert next_message(server, timeout=1) is None
         assert server.query("www.example.", "A").rcode() == dns.rcode.NOERROR
