@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #define ZB_HUGE_PAGE (2ul << 20) /* x86_64's and aarch64's (with 4 KiB base pages) */
+#define ZB_COPY_PIECE (64ul << 20)
 
 /* Whether transparent huge pages are on, always or on request: the setting reads
  * "always [madvise] never" with the mode in brackets. */
@@ -57,19 +58,23 @@ const struct zb_zoneset *zb_on_huge_pages(const struct zb_zoneset *zs, struct zb
 		munmap(data, len);
 		return zs;
 	}
-	memcpy(data, zs->data, zs->data_len);
+	/* The file's pages of the data are not read again once copied: out of this process's
+	 * memory a piece at a time (the page cache keeps them until it needs the room), so that
+	 * the process never holds the data twice (gigabytes for a large signed set). */
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	for (size_t at = 0; at < zs->data_len; at += ZB_COPY_PIECE) {
+		size_t n = zs->data_len - at < ZB_COPY_PIECE ? zs->data_len - at : ZB_COPY_PIECE;
+		memcpy(data + at, zs->data + at, n);
+		uintptr_t from = ((uintptr_t)zs->data + at + page - 1) & ~(page - 1);
+		uintptr_t to = ((uintptr_t)zs->data + at + n) & ~(page - 1);
+		if (to > from)
+			madvise((void *)from, to - from, MADV_DONTNEED);
+	}
 	mprotect(data, len, PROT_READ);
 	*copy = *zs;
 	copy->data = data;
 	copy->nodes = moved(zs, data, zs->nodes);
 	copy->types = moved(zs, data, zs->types);
 	copy->pilots = moved(zs, data, zs->pilots);
-	/* The file's pages of the data are not read again: out of this process's memory (the
-	 * page cache keeps them until it needs the room). */
-	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-	uintptr_t from = ((uintptr_t)zs->data + page - 1) & ~(page - 1);
-	uintptr_t to = ((uintptr_t)zs->data + zs->data_len) & ~(page - 1);
-	if (to > from)
-		madvise((void *)from, to - from, MADV_DONTNEED);
 	return copy;
 }
