@@ -68,9 +68,10 @@ int zb_parse_additional(const uint8_t *pkt, size_t len, size_t off, unsigned cou
 {
 	*edns = (struct zb_edns){ 0 };
 	/* Most queries: the OPT record alone, at the end. */
-	if (count == 1 && off + 11 <= len && pkt[off] == 0 && zb_get16(pkt + off + 1) == ZB_TYPE_OPT) {
+	if (count == 1 && off + ZB_OPT_LEN <= len && pkt[off] == 0 &&
+	    zb_get16(pkt + off + 1) == ZB_TYPE_OPT) {
 		uint16_t rdlength = zb_get16(pkt + off + 9);
-		return off + 11 + rdlength == len ? take_opt(pkt, off + 1, rdlength, edns) : -1;
+		return off + ZB_OPT_LEN + rdlength == len ? take_opt(pkt, off + 1, rdlength, edns) : -1;
 	}
 	for (unsigned i = 0; i < count; i++) {
 		size_t owner = off;
