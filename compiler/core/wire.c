@@ -130,10 +130,17 @@ static void write_name(struct wire *w, name_t name, int owner)
 	bytes_put(&w->out, "", 1);
 }
 
+/* A name written whole, where it may not end in a pointer (RFC 6672 §2.5, RFC 2782); names
+ * written after it may still point into it. */
 static void write_uncompressed(struct wire *w, name_t name)
 {
-	uint8_t wire[256];
-	bytes_put(&w->out, wire, name_wire(name, wire));
+	for (name_t s = name; s != ROOT; s = N(s)->parent) {
+		table_add(w, s, tell(w));
+		uint8_t len = N(s)->label_len;
+		bytes_put(&w->out, &len, 1);
+		bytes_put(&w->out, name_label(s), len);
+	}
+	bytes_put(&w->out, "", 1);
 }
 
 static void write_rdata(struct wire *w, uint16_t type, const struct rdata *rd)
