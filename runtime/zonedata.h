@@ -121,9 +121,10 @@ struct zb_child {
 	uint32_t after;
 };
 
-/* A DNAME owner's node: a query name below it is rewritten under the target (RFC 6672 §3.3),
- * and the image is denied as a name below the target, by the query name's label under the
- * owner: `table` is the target's zb_children or zb_chain. */
+/* A DNAME owner's node, or a node below it whose image exists: a query name below it is
+ * rewritten under the target (RFC 6672 §3.3), and the image is denied as a name below the
+ * node's image (`target`: the DNAME's target, for the owner), by the query name's label under
+ * the node: `table` is that image's zb_children or zb_chain. */
 struct zb_image_denial {
 	uint8_t kind;            /* ZB_DENIAL_IMAGE */
 	uint8_t target_len;

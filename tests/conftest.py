@@ -132,6 +132,9 @@ class Server:
     def send(self, message: dns.message.Message) -> dns.message.Message:
         return dns.query.udp(message, self.address[0], port=self.address[1], timeout=2)
 
+    def send_tcp(self, message: dns.message.Message) -> dns.message.Message:
+        return dns.query.tcp(message, self.address[0], port=self.address[1], timeout=2)
+
     def exchange(self, packet: bytes, timeout: float = 0.5) -> bytes | None:
         """Send raw bytes; return the raw answer, or None when none comes in `timeout`."""
         family = socket.AF_INET6 if ":" in self.address[0] else socket.AF_INET

@@ -9,7 +9,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-CHAINS = {"nsec": [], "nsec3": ["-3", "-", "-H", "0"]}
+CHAINS = {"nsec": [], "nsec3": ["-3", "-", "-H", "0"],
+          "nsec3-optout": ["-3", "-", "-H", "0", "-A"]}
 
 
 def sign(zone: Path, origin: str, directory: Path, kinds=("nsec", "nsec3")) -> dict[str, Path]:

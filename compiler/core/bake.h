@@ -423,6 +423,10 @@ struct response {
 	 * section's first `dname_position` RRsets, the last of them the DNAME (dname_rrset). */
 	uint32_t dname_rrset;   /* NONE: no synthesis */
 	size_t dname_position;
+	/* The image of the name the query name is below (the lookup's closest node, or the
+	 * DNAME owner itself: then the target), which the responder's denial search starts
+	 * from when it exists; NONE when it would pass 255 octets. */
+	name_t dname_image;
 };
 
 #define RCODE_NXDOMAIN 3
@@ -446,6 +450,7 @@ void prove_nxdomain(struct response *r, uint32_t zone, name_t name, name_t enclo
 void prove_wildcard(struct response *r, uint32_t zone, name_t name, name_t wildcard,
 		    int nodata);
 name_t miss_wildcard(name_t encloser);
+name_t miss_image(name_t node);
 enum node_kind { NODE_DATA, NODE_DELEGATED, NODE_BELOW_DNAME };
 enum node_kind node_location(name_t name, name_t *at);
 uint32_t redirect(name_t name);

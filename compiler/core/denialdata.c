@@ -168,8 +168,10 @@ static int may_deny_below(name_t name)
 	return !(N(name)->flags & (NAME_CUT | NAME_DNAME));
 }
 
-/* At each DNAME owner of a signed zone whose target is a node of it with a denial: the
- * image's denial, found below the target (runtime/zonedata.h, struct zb_image_denial). */
+/* At each node of a signed zone below which a name is rewritten by a DNAME to an image that
+ * the responder denies (miss_image: the DNAME owner itself when its target exists, or a node
+ * below it whose image exists): the image's denial, found below that image
+ * (runtime/zonedata.h, struct zb_image_denial). */
 static void put_images(void)
 {
 	uint32_t *node_of = xmalloc((names.n ? names.n : 1) * sizeof *node_of);
@@ -179,17 +181,17 @@ static void put_images(void)
 	for (size_t i = 0; i < nodes.n; i++) {
 		name_t name = nodes.v[i];
 		uint32_t zone = N(name)->zone;
-		if (!chain_kind(zone) || !(N(name)->flags & NAME_DNAME))
+		if (!chain_kind(zone) || !types_has(&zones.v[zone].types, T_DNAME))
 			continue;
-		name_t target = rdatas.v[rrsets.v[rrset_at(name, T_DNAME)].first].name;
-		uint32_t at = node_of[target];
-		if (at == NONE || N(target)->zone != zone || denial_of_node[at] == NONE)
+		name_t image = miss_image(name);
+		uint32_t at = image == NONE ? NONE : node_of[image];
+		if (at == NONE || N(image)->zone != zone || denial_of_node[at] == NONE)
 			continue;
 		align_region(4);
 		denial_of_node[i] = here();
-		struct zb_image_denial image = {.kind = ZB_DENIAL_IMAGE};
-		image.target_len = name_key(target, image.target);
-		bytes_put(&denial_region, &image, sizeof image);
+		struct zb_image_denial denial = {.kind = ZB_DENIAL_IMAGE};
+		denial.target_len = name_key(image, denial.target);
+		bytes_put(&denial_region, &denial, sizeof denial);
 		put_offset(denial_of_node[i] + offsetof(struct zb_image_denial, table),
 			   denial_of_node[at]);
 	}

@@ -323,9 +323,11 @@ static name_t synthesize_dname(struct response *r, uint32_t zone, name_t owner,
 	add_rrset(r, &r->answer, owner, dname);
 	r->dname_rrset = dname;
 	r->dname_position = r->answer.n;
-	if (!in_zone(zone, target) || name_is_below_or_at(target, owner))
-		return NONE;
-	name_t image = encloser == owner ? target : dname_image(encloser)->image;
+	r->dname_image = encloser == owner ? target : dname_image(encloser)->image;
+	if (!in_zone(zone, target) || name_is_below_or_at(target, owner) ||
+	    r->dname_image == NONE)
+		return NONE;  /* outside, back under the DNAME, or YXDOMAIN (RFC 6672 §2.2) */
+	name_t image = r->dname_image;
 	while (!exists_in(zone, image) && image != zones.v[zone].origin)
 		image = N(image)->parent;
 	return image;
@@ -352,21 +354,23 @@ static void reset(struct response *r)
 	r->aa = 1;
 	r->answer.n = r->authority.n = r->additional.n = r->optional.n = 0;
 	r->dname_rrset = NONE;
+	r->dname_image = NONE;
 	r->nproved = 0;
 	r->dynamic_proof = 0;
 	r->proof_also = 0;
 }
 
-/* The name a proof is about: `name`, or for the query name (NONE) rewritten by a DNAME
- * when its target does not exist, the target: nothing exists below the target either, so
- * what denies it denies the image (RFC 6672 §3.3); when the target exists, the image is the
- * responder's to deny, by the query name's label under the DNAME owner (runtime/denial.c). */
+/* The name a proof is about: `name`, or for the query name (NONE) rewritten by a DNAME,
+ * the image of the node the query name is below. When that image does not exist, nothing
+ * exists below it either, so what denies it denies the query name's image (RFC 6672 §3.3);
+ * when it exists (it is then `encloser`, the closest encloser of the query name's image),
+ * the image is the responder's to deny, by the query name's next label put in front of it
+ * (runtime/denial.c, the image denial denialdata.c writes at the node). */
 static name_t image_or(const struct response *r, name_t name, name_t encloser)
 {
 	if (name != NONE || r->dname_rrset == NONE)
 		return name;
-	name_t target = rdatas.v[rrsets.v[r->dname_rrset].first].name;
-	return target == encloser ? NONE : target;
+	return r->dname_image == encloser ? NONE : r->dname_image;
 }
 
 /* The response to a question for `start`, a name of the zone, or when `start` is NONE, for
@@ -441,6 +445,25 @@ name_t miss_wildcard(name_t encloser)
 {
 	name_t at;
 	return locate_below(N(encloser)->zone, encloser, &at) == SYNTHESIZED ? at : NONE;
+}
+
+/* The image under a DNAME of the names below a node that have no node, when it exists and the
+ * lookup for such a name's image ends below it (no cut or DNAME at or above it): then an
+ * NXDOMAIN or a wildcard's answer there has its proof found by the responder, from the image
+ * (image_or). NONE otherwise. */
+name_t miss_image(name_t node)
+{
+	uint32_t zone = N(node)->zone;
+	name_t owner = redirect(node);
+	if (owner == NONE || redirect_kind(zone, owner) != BELOW_DNAME)
+		return NONE;
+	name_t target = rdatas.v[rrsets.v[rrset_in(zone, owner, T_DNAME)].first].name;
+	if (!in_zone(zone, target) || name_is_below_or_at(target, owner))
+		return NONE;
+	name_t image = node == owner ? target : dname_image(node)->image;
+	if (image == NONE || !exists_in(zone, image) || redirect_in(zone, image) != NONE)
+		return NONE;
+	return image;
 }
 
 /* Where a node falls, for the types that reach different answers at it: delegated (`*at`

@@ -263,3 +263,22 @@ def test_a_bad_source_date_epoch_is_a_usage_error(monkeypatch):
     with pytest.raises(UsageError, match="SOURCE_DATE_EPOCH='yesterday': expected seconds "
                                          "since 1970"):
         signing.build_time()
+
+
+# Issue 37: the core read past its names (a crash) making the denial proof of a name below a
+# DNAME whose target is its own zone's apex, when the name's image fell below another name.
+DNAME_TO_APEX = """$ORIGIN example.com.
+$TTL 600
+@ SOA ns1 hostmaster 7 3600 900 604800 120
+@ NS ns1
+ns1 A 192.0.2.1
+dn2 DNAME example.com.
+"""
+
+
+@pytest.mark.parametrize("denial, opt_out", [("nsec", False), ("nsec3", False),
+                                             ("nsec3", True)])
+def test_a_dname_to_its_own_apex_is_signed_and_built(denial, opt_out, tmp_path):
+    built = build(signed_set(tmp_path, denial, opt_out, zone=DNAME_TO_APEX), tmp_path / "out")
+    assert built.returncode == 0, built.stderr
+    assert "error" not in built.stderr and (tmp_path / "out" / "zonebake-server").exists()

@@ -52,6 +52,21 @@ def _longest_below(name: dns.name.Name) -> dns.name.Name:
         labels[:-1] + [labels[-1][:-1]]).concatenate(name)
 
 
+def _images(owner: dns.name.Name, node, exists: set, apex: dns.name.Name) -> list:
+    """Below a DNAME owner, the name of every existing name below its target (in the zone
+    and not below the owner), each with why: the query names the DNAME rewrites onto names
+    that exist, where the answer and its proof come from the target's subtree (RFC 6672
+    §3.3)."""
+    target = node.get_rdataset(dns.rdataclass.IN, T.DNAME)[0].target
+    if not target.is_subdomain(apex) or target.is_subdomain(owner):
+        return []
+    below = sorted(name for name in exists if name != target and name.is_subdomain(target)
+                   and not name.is_subdomain(owner))
+    return [(image, "the image of an existing name below a DNAME") for image in
+            (_prefixed(name.relativize(target).to_text(), owner) for name in below)
+            if image is not None]
+
+
 def random_case(name: dns.name.Name, rng: random.Random) -> dns.name.Name:
     labels = [bytes(c ^ 0x20 if chr(c).isalpha() and rng.random() < 0.5 else c for c in label)
               for label in name.labels]
@@ -105,6 +120,11 @@ def zone_probes(origin: str, path: Path, few: bool = False, sample: float = 1.0,
             add(_prefixed("a.b.below-cut", name), T.AAAA, "below a cut, deeper")
             add(_prefixed("below-cut", name), T.DS, "DS below a cut")
         if T.DNAME in types:
+            for image, why in _images(name, zone.nodes[name], exists, apex):
+                for rdtype in (T.A, T.TXT):
+                    add(image, rdtype, why)
+                add(_prefixed("zz-nx-probe", image), T.A, why + ", does not exist")
+                add(_prefixed("a.zz-nx-probe", image), T.MX, why + ", does not exist, deeper")
             add(_prefixed("dname-probe", name), T.A, "below a DNAME")
             add(_prefixed("x.dname-probe", name), T.TXT, "below a DNAME, deeper")
             add(_prefixed("www", name), T.A, "below a DNAME")
