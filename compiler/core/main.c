@@ -269,7 +269,9 @@ int main(int argc, char **argv)
 			const uint8_t *soa = rdata_raw.v + rdatas.v[rrsets.v[zones.v[z].soa].first].raw;
 			zones.v[z].serial = (uint32_t)soa[0] << 24 | soa[1] << 16 | soa[2] << 8 | soa[3];
 		}
-		if (zones.v[z].sign) {
+		/* A zone with errors is not signed: signing reads what its checks refuse (its
+		 * SOA, for one). */
+		if (zones.v[z].sign && diagnostics_errors() == errors) {
 			if (!signer.requests)
 				fail("manifest: a zone to sign, but no `signing` files");
 			size_t before = rdatas.n;

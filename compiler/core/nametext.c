@@ -40,7 +40,8 @@ size_t name_text_to_wire(struct token t, const uint8_t *origin, size_t origin_le
 			 uint8_t out[255])
 {
 	if (t.len == 1 && t.p[0] == '@') {
-		memcpy(out, origin, origin_len);
+		if (origin_len)  /* no origin (NULL): the text must be absolute */
+			memcpy(out, origin, origin_len);
 		return origin_len;
 	}
 	if (t.len == 0)
@@ -84,8 +85,8 @@ size_t name_text_to_wire(struct token t, const uint8_t *origin, size_t origin_le
 		out[at++] = 0;
 		return at;
 	}
-	if (at + origin_len > 255)
-		return 0;
+	if (at + origin_len > 255 || origin_len == 0)
+		return 0;  /* too long, or relative to no origin */
 	memcpy(out + at, origin, origin_len);
 	return at + origin_len;
 }

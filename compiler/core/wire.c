@@ -309,7 +309,8 @@ uint32_t serialize(struct wire *w, struct body_table *t, const struct response *
 		b.dname_owner_len = N(dname->owner)->wire_len;
 		b.dname_max_prefix = MAX_NAME - N(rdatas.v[dname->first].name)->wire_len;
 	}
-	an += write_entries(w, r->answer.v + first, r->answer.n - first);
+	if (r->answer.n > first)  /* r->answer.v may be NULL: no pointer arithmetic on it */
+		an += write_entries(w, r->answer.v + first, r->answer.n - first);
 	uint32_t ns = write_section(w, &r->authority);
 	if (r->dynamic_proof) {
 		/* The responder puts the query name's denial here: nothing after may be pointed to,

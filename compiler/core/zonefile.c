@@ -165,6 +165,8 @@ static int escaped_name(const char *text, size_t len, name_t origin, name_t *out
  * name is the full reader's. */
 int parse_name(const char *text, size_t len, name_t origin, name_t *out)
 {
+	if (len == 0)
+		return -1;  /* `""`: the full reader's to say */
 	if (len == 1 && text[0] == '@') {
 		*out = origin;
 		return 0;
@@ -592,7 +594,11 @@ static struct included open_included(const struct lexer *lx, struct token file)
 		fail("out of memory");
 	int fd = open(in.path, O_RDONLY);
 	struct stat st;
-	if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+	if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
+		close(fd);  /* a directory, a device */
+		fd = -1;
+	}
+	if (fd < 0)
 		decline("%s:%u: $INCLUDE %.*s cannot be read", zone_display, lx->line,
 			(int)file.len, file.p);
 	in.size = st.st_size;
@@ -911,6 +917,8 @@ void lex_zone_file(struct lexer *lx)
 	lx->origin_len = name_text_to_wire((struct token){lx->zone->origin_text,
 							  strlen(lx->zone->origin_text)},
 					   NULL, 0, lx->origin);
+	if (lx->origin_len == 0)  /* its last dot escaped: config.py never gives one */
+		unsupported("the origin %s is not an absolute name", lx->zone->origin_text);
 	int high = scan_text(lx->text, lx->size, lx->zone->display);
 	lx->let_go = lx->text;
 	if (lx->mapped) {

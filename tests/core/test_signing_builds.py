@@ -282,3 +282,13 @@ def test_a_dname_to_its_own_apex_is_signed_and_built(denial, opt_out, tmp_path):
     built = build(signed_set(tmp_path, denial, opt_out, zone=DNAME_TO_APEX), tmp_path / "out")
     assert built.returncode == 0, built.stderr
     assert "error" not in built.stderr and (tmp_path / "out" / "zonebake-server").exists()
+
+
+def test_a_zone_with_errors_is_not_signed(tmp_path):
+    """Signing read what the checks refuse: a zone without an SOA record crashed the core
+    (found by tests/fuzz's core target)."""
+    zone = "\n".join(line for line in ZONE.splitlines() if " SOA " not in line) + "\n"
+    built = build(signed_set(tmp_path, "nsec3", zone=zone), tmp_path / "out")
+    assert built.returncode == 1, built.stderr
+    assert "example.com.zone:1: error: no SOA record at the zone apex example.com." in built.stderr
+    assert "core failed" not in built.stderr and "Traceback" not in built.stderr
