@@ -35,9 +35,12 @@ test: $(VENV)/.installed
 	$(VENV)/bin/python -m pytest -q
 	ZONEBAKE_SANITIZE=1 $(VENV)/bin/python -m pytest -q $(SANITIZED_TESTS)
 
-# Fuzz the request handler (clang with libFuzzer): make fuzz FUZZ_SECONDS=600
+# Every libFuzzer target (clang), FUZZ_SECONDS each: the request handler, the compiler core's
+# zone-file reader, the whole core on small zone sets. make fuzz FUZZ_SECONDS=1800
 fuzz: $(VENV)/.installed
-	PYTHON=$(VENV)/bin/python tests/fuzz/run.sh $(FUZZ_SECONDS)
+	for target in respond reader core; do \
+		PYTHON=$(VENV)/bin/python tests/fuzz/run.sh $$target $(FUZZ_SECONDS) || exit 1; \
+	done
 
 # The benchmark against Knot, NSD, gdnsd and an echo reflector (tests/bench/run.py), then
 # zonebake against the reflector at 100, 100,000 and 1,000,000 names (tests/bench/sizes.py).

@@ -37,6 +37,12 @@ ns.secure A 192.0.2.98
 """
 
 
+def dname_to_apex(origin: str) -> str:
+    """Issue 37's zone: a DNAME to its own apex, which crashed the core signed."""
+    return (f"$ORIGIN {origin}\n$TTL 600\n@ SOA ns1 hostmaster 7 3600 900 604800 120\n"
+            f"@ NS ns1\nns1 A 192.0.2.1\ndn2 DNAME {origin}\n")
+
+
 def keygen(directory: Path, origin: str = "example.com.", algorithm: str = "ed25519",
            ksk: bool = False) -> str:
     """A key pair in `directory`; its files' name without the suffix."""

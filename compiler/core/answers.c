@@ -383,3 +383,10 @@ void merge_answers(void)
 	body_table_seal(&bodies);
 	phase("merge", bodies.list.n, "answers");
 }
+
+void answers_reset(void)
+{
+	VEC_FREE(node_answers);
+	VEC_FREE(signed_answers);
+	VEC_FREE(typed);
+}

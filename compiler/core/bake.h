@@ -58,6 +58,10 @@ _Noreturn void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * before (zonefile.c). Another thread may decline meanwhile, for an earlier record. */
 extern _Thread_local void (*before_decline)(void *arg);
 extern _Thread_local void *before_decline_arg;
+/* For a caller that runs the core more than once in a process (tests/fuzz): nothing said on
+ * stderr but failures, and instead of exit(), a way out of its own (it must not return). */
+extern int core_quiet;
+extern void (*core_leave)(int code);
 void *xmalloc(size_t size);
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t size);
@@ -85,9 +89,11 @@ void phase_took(const char *name, double seconds, size_t count, const char *unit
 		grow((void **)&(vec).v, &(vec).cap, sizeof *(vec).v, (vec).n + (more)); \
 } while (0)
 #define PUSH(vec, x) do { RESERVE(vec, 1); (vec).v[(vec).n++] = (x); } while (0)
+#define VEC_FREE(vec) do { free((vec).v); (vec).v = NULL; (vec).n = (vec).cap = 0; } while (0)
 
 /* Octet strings. Inline: serializing the answers calls these a dozen times a record. */
 typedef VEC(uint8_t) bytes_t;
+void bytes_release(bytes_t *b);  /* its memory back, however it was reserved; empty again */
 
 static inline void bytes_put(bytes_t *b, const void *p, size_t n)
 {
@@ -318,6 +324,9 @@ void add_denial(uint32_t zone);  /* DNSKEY, CDS, CDNSKEY, NSEC3PARAM, the chain 
 /* After the zone's checks: everything signing adds, the signatures last. */
 void sign_zone(uint32_t zone, const struct signer_files *f);
 void signer_finish(const struct signer_files *f);  /* this build's cache, for the driver */
+/* Where a caller other than the driver (tests/fuzz) signs: what f->requests asks, into
+ * f->signed_path, in compiler/signing.py's formats. NULL: the driver, on stdin and stderr. */
+extern void (*signing_driver)(const struct signer_files *f, size_t asked);
 
 /* ---- denial.c ---- */
 
@@ -615,4 +624,45 @@ void plan_layout(const struct phash *ph, const uint32_t *key_off, struct chaos *
 void write_layout(const char *path, const struct phash *ph, const uint8_t *keys,
 		  const uint32_t *key_off);
 
+/* ---- compile.c ---- */
+
+struct compile_options {
+	int minimal;  /* minimal-responses: no optional additional records */
+	int lenient;  /* the checks the peers let operators switch off are warnings */
+	struct signature_check signatures;  /* .out NULL: the signatures are not verified */
+	struct signer_files signer;
+};
+
+/* What compile_set leaves for write_layout: the hash keys (each node's lowercased wire-format
+ * name), the perfect hash over them, and the plan of the layout. */
+struct compiled {
+	bytes_t keys;
+	uint32_t *key_off;
+	unsigned max_labels;
+	struct phash ph;
+	struct layout_info info;
+};
+
+/* The zones listed (add_zone), their set compiled up to the layout's plan: 0, or EXIT_ERRORS
+ * with the diagnostics printed. */
+int compile_set(const struct compile_options *o, struct chaos *chaos, size_t nchaos,
+		struct compiled *c);
+void compiled_free(struct compiled *c);
+/* Every stage's memory given back, for another compile in the same process. */
+void core_reset(void);
+void names_reset(void);
+void zones_reset(void);
+void views_reset(void);
+void dname_reset(void);
+void chains_reset(size_t nzones);
+void denial_region_reset(void);
+void answers_reset(void);
+void bodies_reset(void);
+void signatures_reset(void);
+void signer_reset(void);
+void spill_reset(void);
+void diagnostics_reset(void);
+void reading_reset(void);
+
 #endif
+

@@ -284,3 +284,13 @@ void body_table_free(struct body_table *t)
 	free(t->staged_hashes.v);
 	free(t->staged_bytes.v);
 }
+
+void bodies_reset(void)
+{
+	body_table_free(&bodies);
+	spill_close(bodies.spilled, &bodies.arena);
+	for (size_t i = 0; i < narenas; i++)
+		bytes_release((bytes_t *)arenas[i]);  /* the other tables' structs stay: a few each */
+	memset(&bodies, 0, sizeof bodies);
+	narenas = 0;
+}

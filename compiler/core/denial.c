@@ -323,3 +323,17 @@ void nsec_children(uint32_t zone, name_t encloser, struct child_gaps *out)
 		bytes_put(&out->labels, label, 1 + label[0]);
 	}
 }
+
+void chains_reset(size_t nzones)
+{
+	for (size_t zone = 0; chains && zone < nzones; zone++) {
+		struct chain *c = &chains[zone];
+		free(c->sets.v);
+		free(c->keys.v);
+		free(c->key_off.v);
+		free(c->hashes);
+		digest_index_free(&c->index);
+	}
+	free(chains);
+	chains = NULL;
+}

@@ -238,3 +238,11 @@ void denial_relocate(uint32_t base)
 	relocs.v = NULL;
 	relocs.n = relocs.cap = 0;
 }
+
+void denial_region_reset(void)
+{
+	bytes_release(&denial_region);
+	free(denial_of_node);
+	denial_of_node = NULL;
+	VEC_FREE(relocs);
+}

@@ -104,6 +104,8 @@ size_t diagnostics_errors(void)
 
 void print_diagnostics(void)
 {
+	if (core_quiet)
+		return;
 	size_t errors = diagnostics_errors();
 	const struct diagnostic **sorted = xmalloc((found.n + 1) * sizeof *sorted);
 	for (uint32_t zone = 0; zone < zones.n; zone++) {
@@ -122,4 +124,14 @@ void print_diagnostics(void)
 	}
 	free(sorted);
 	fflush(stderr);
+}
+
+void diagnostics_reset(void)
+{
+	for (size_t i = 0; i < found.n; i++)
+		free(found.v[i].text);
+	for (size_t i = 0; i < aside.n; i++)
+		free(aside.v[i].text);
+	VEC_FREE(found);
+	VEC_FREE(aside);
 }

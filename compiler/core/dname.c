@@ -136,3 +136,8 @@ const struct dname_image *dname_image(name_t name)
 		fail("no DNAME image of %s", name_text(name));
 	return found;
 }
+
+void dname_reset(void)
+{
+	VEC_FREE(images);
+}

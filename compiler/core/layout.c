@@ -361,6 +361,7 @@ void write_layout(const char *path, const struct phash *ph, const uint8_t *keys,
 		     (unsigned long long)names_out.at,
 		     (unsigned long long)(names_off + names_size + NAMES_TAIL));
 	free(answer_at);
+	answer_at = NULL;
 	free(slot_of);
 }
 #undef OFFSET

@@ -95,6 +95,7 @@ struct lexer {
 	int depth;
 	char *including[MAX_INCLUDE_DEPTH];  /* their real paths, for cycles */
 	VEC(struct included) included;
+	bytes_t joined;      /* a record's lines in parentheses, joined (kept once filed) */
 };
 
 void lex_zone_file(struct lexer *lx);

@@ -87,68 +87,6 @@ static void read_chaos(FILE *f, struct chaos *c)
 	free(hex);
 }
 
-static size_t chain_links(void)
-{
-	size_t links = 0;
-	for (uint32_t z = 0; z < zones.n; z++)
-		links += chain_length(z);
-	return links;
-}
-
-static void *check_chains_aside(void *seconds)
-{
-	double start = clock_seconds();
-	diagnostics_aside(1);
-	check_chains();
-	diagnostics_aside(0);
-	*(double *)seconds = clock_seconds() - start;
-	return NULL;
-}
-
-/* The chains are checked on a thread of their own while this one checks the signatures:
- * both only read the records, and the signatures' cache keys (a SHA-256 of each signed
- * RRset) take the longer. Their diagnostics come out as if one ran after the other. */
-static void check_chains_and_signatures(const struct signature_check *signatures)
-{
-	size_t mark = diagnostics_mark(), to_verify, in_cache;
-	double chains_took;
-	struct beside chains;
-	start_beside(&chains, check_chains_aside, &chains_took);
-	check_signatures(signatures, &to_verify, &in_cache);
-	join_beside(&chains);
-	diagnostics_put_back(mark);
-	phase_took("chains (beside the signatures)", chains_took, chain_links(), "records");
-	/* The driver verifies them while the answers are made. */
-	if (diagnostics_errors() == 0) {
-		fprintf(stderr, "signatures %zu %zu\n", to_verify, in_cache);
-		fflush(stderr);
-	}
-}
-
-/* The hash keys (each node's lowercased wire-format name) and the perfect hash over them. */
-struct hash_job {
-	bytes_t keys;
-	uint32_t *key_off;
-	unsigned max_labels;
-	struct phash ph;
-};
-
-static void *hash_names(void *arg)
-{
-	struct hash_job *job = arg;
-	job->key_off = xmalloc((nodes.n + 1) * sizeof *job->key_off);
-	for (size_t i = 0; i < nodes.n; i++) {
-		job->key_off[i] = job->keys.n;
-		RESERVE(job->keys, 256);
-		job->keys.n += name_key(nodes.v[i], job->keys.v + job->keys.n);
-		if (N(nodes.v[i])->nlabels > job->max_labels)
-			job->max_labels = N(nodes.v[i])->nlabels;
-	}
-	job->key_off[nodes.n] = job->keys.n;
-	build_phash(&job->ph, job->keys.v, job->key_off, nodes.n);
-	return NULL;
-}
-
 static void read_sign(const char *line, struct zone *z)
 {
 	char denial[8];
@@ -194,32 +132,32 @@ int main(int argc, char **argv)
 	names_init();
 	spill_beside(argv[2]);
 	body_table_init(&bodies);
-	int minimal = 0, lenient = 0;
-	struct signature_check signatures = {.now = time(NULL), .warning = 7 * 86400};
-	struct signer_files signer = {0};
+	struct compile_options options = {.signatures = {.now = time(NULL), .warning = 7 * 86400}};
+	struct signature_check *signatures = &options.signatures;
+	struct signer_files *signer = &options.signer;
 	uint32_t signing_keys = 0;  /* `key` lines so far */
 	VEC(struct chaos) chaos = {0};
 	char *line;
 	while (!feof(f) && (line = next_line(f)) != NULL) {
 		if (strncmp(line, "minimal ", 8) == 0) {
-			minimal = atoi(line + 8);
+			options.minimal = atoi(line + 8);
 		} else if (strncmp(line, "lenient ", 8) == 0) {
-			lenient = atoi(line + 8);
+			options.lenient = atoi(line + 8);
 		} else if (strncmp(line, "now ", 4) == 0) {
-			signatures.now = strtoll(line + 4, NULL, 10);
+			signatures->now = strtoll(line + 4, NULL, 10);
 		} else if (strncmp(line, "signature-warning ", 18) == 0) {
-			signatures.warning = strtoul(line + 18, NULL, 10);
+			signatures->warning = strtoul(line + 18, NULL, 10);
 		} else if (strcmp(line, "signatures") == 0) {
-			signatures.out = next_line(f);
-			signatures.cache = next_line(f);
-			if (!*signatures.cache)
-				signatures.cache = NULL;
+			signatures->out = next_line(f);
+			signatures->cache = next_line(f);
+			if (!*signatures->cache)
+				signatures->cache = NULL;
 		} else if (strcmp(line, "signing") == 0) {
-			signer.requests = next_line(f);
-			signer.signed_path = next_line(f);
-			signer.cache = next_line(f);
-			if (!*signer.cache)
-				signer.cache = NULL;
+			signer->requests = next_line(f);
+			signer->signed_path = next_line(f);
+			signer->cache = next_line(f);
+			if (!*signer->cache)
+				signer->cache = NULL;
 		} else if (strncmp(line, "sign ", 5) == 0 && zones.n > 0) {
 			read_sign(line, &zones.v[zones.n - 1]);
 		} else if (strncmp(line, "write-signed ", 13) == 0 && zones.n > 0 &&
@@ -247,97 +185,17 @@ int main(int argc, char **argv)
 	}
 	fclose(f);
 
-	assign_zones();
-	size_t read = 0;  /* records, up to the last phase's end */
-	for (size_t z = 0; z < zones.n; z++) {
-		size_t errors = diagnostics_errors();
-		zones.v[z].rrsets_begin = rrsets.n;
-		reading_zone = z;
-		if (zones.v[z].records)
-			read_records(z, zones.v[z].records);
-		else
-			read_zone_file(z);
-		reading_zone = NONE;
-		zones.v[z].rrsets_end = rrsets.n;
-		check_zone(z, lenient);
-		/* Its last good copy, as read and before any signing (compiler/keepgoing.py). */
-		if (zones.v[z].keep_records && diagnostics_errors() == errors)
-			write_records(z, zones.v[z].keep_records);
-		if (zones.v[z].soa != NONE) {
-			/* The SOA's numbers follow its two names, the serial first (RFC 1035
-			 * §3.3.13): for --version, status and /metrics. */
-			const uint8_t *soa = rdata_raw.v + rdatas.v[rrsets.v[zones.v[z].soa].first].raw;
-			zones.v[z].serial = (uint32_t)soa[0] << 24 | soa[1] << 16 | soa[2] << 8 | soa[3];
-		}
-		/* A zone with errors is not signed: signing reads what its checks refuse (its
-		 * SOA, for one). */
-		if (zones.v[z].sign && diagnostics_errors() == errors) {
-			if (!signer.requests)
-				fail("manifest: a zone to sign, but no `signing` files");
-			size_t before = rdatas.n;
-			phase("read", before - read, "records");
-			sign_zone(z, &signer);
-			zones.v[z].rrsets_end = rrsets.n;
-			if (zones.v[z].sign->write_to && diagnostics_errors() == 0)
-				write_records(z, zones.v[z].sign->write_to);
-			phase("sign", rdatas.n - before, "records");
-			read = rdatas.n;
-		}
-	}
-	signer_finish(&signer);
-	if (rdatas.n > read || read == 0)
-		phase("read", rdatas.n - read, "records");
-	if (diagnostics_errors() > 0) {
-		print_diagnostics();
-		return EXIT_ERRORS;
-	}
-	/* No nodes below a cut: the cut's referral answers for every name there. */
-	size_t kept = 0;
-	for (size_t i = 0; i < nodes.n; i++) {
-		const struct name *n = N(nodes.v[i]);
-		uint32_t above = n->flags & NAME_ORIGIN ? NONE : redirect(n->parent);
-		if (above == NONE || !(N(above)->flags & NAME_CUT))
-			nodes.v[kept++] = nodes.v[i];
-	}
-	nodes.n = kept;
-	add_dname_images();
-	names_seal();
-	build_chains();
-	if (diagnostics_errors() == 0) {
-		if (signatures.out) {
-			check_chains_and_signatures(&signatures);
-		} else {
-			check_chains();
-			phase("chains", chain_links(), "records");
-		}
-	}
-	if (diagnostics_errors() > 0) {
-		print_diagnostics();
-		return EXIT_ERRORS;
-	}
-
-	build_answers(minimal);
-	print_diagnostics();  /* the warnings, and any answer too large for a message */
-	if (diagnostics_errors() > 0)
-		return EXIT_ERRORS;
-	/* The perfect hash needs only the names: it is made beside the merge, which has one
-	 * thread, so that both cores work. */
-	struct hash_job job = {0};
-	struct beside hasher;
-	start_beside(&hasher, hash_names, &job);
-	merge_answers();
-	join_beside(&hasher);
-	phase("perfect hash", nodes.n, "names");
-	struct phash ph = job.ph;
-	const uint8_t *keys = job.keys.v;
-	const uint32_t *key_off = job.key_off;
-	unsigned max_labels = job.max_labels;
+	struct compiled compiled;
+	int status = compile_set(&options, chaos.v, chaos.n, &compiled);
+	if (status != 0)
+		return status;
+	const struct layout_info info = compiled.info;
+	const struct phash ph = compiled.ph;
+	unsigned max_labels = compiled.max_labels;
 	/* The layout's numbers before its octets: the driver compiles and links the server
 	 * (all but the data) while the data is written. "planned" comes first: the driver then
 	 * reads the numbers as they are written, and a set of thousands of zones (a line of
 	 * serial each) cannot fill the pipe while the driver waits for stderr. */
-	struct layout_info info;
-	plan_layout(&ph, key_off, chaos.v, chaos.n, &info);
 	fprintf(stderr, "planned\n");
 	fflush(stderr);
 	printf("size %llu\nnodes_off 0\ntypes_off %u\npilots_off %u\nnnodes %u\nnanswers %u\n"
@@ -355,7 +213,7 @@ int main(int argc, char **argv)
 	printf("end\n");
 	if (fflush(stdout) != 0)
 		fail("cannot write the layout's numbers");
-	write_layout(argv[2], &ph, keys, key_off);
+	write_layout(argv[2], &ph, compiled.keys.v, compiled.key_off);
 	phase("layout", info.size, "octets");
 	return 0;
 }

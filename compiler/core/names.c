@@ -9,6 +9,7 @@
  * and one spelling keeps name compression whole.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "bake.h"
@@ -208,4 +209,13 @@ const char *name_text(name_t id)
 	}
 	text[at] = 0;
 	return text;
+}
+
+void names_reset(void)
+{
+	VEC_FREE(names);
+	bytes_release(&labels);
+	huge_free(table, table_size * sizeof *table);
+	table = NULL;
+	table_size = 0;
 }

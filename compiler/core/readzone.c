@@ -228,41 +228,64 @@ static const char *open_file(const char *path, size_t *len, int *mapped)
 	return text;
 }
 
+/* The lexer of the file being read on this thread alone, or NULL: what a decline leaves
+ * behind, for a caller that compiles again in the same process (reading_reset). */
+static struct lexer *in_progress;
+
+static void release_lexer(struct lexer *lx)
+{
+	free_kept(lx);
+	if (lx->mapped)
+		munmap((void *)lx->text, lx->size);
+	free(lx);
+}
+
 void read_zone_file(uint32_t zone_index)
 {
 	const struct zone *zone = &zones.v[zone_index];
 	struct reader r = {.zone = zone, .zone_index = zone_index, .origin = zone->origin,
 			   .last = NONE, .file = zone->file};
-	struct lexer lx = {.zone = zone};
+	struct lexer *lx = xcalloc(1, sizeof *lx);
+	lx->zone = zone;
 	int mapped;
-	lx.text = open_file(zone->path, &lx.size, &mapped);
-	lx.mapped = mapped;
+	lx->text = open_file(zone->path, &lx->size, &mapped);
+	lx->mapped = mapped;
 	int beside = 0;
-	if (lex_beside(lx.size)) {
+	if (lex_beside(lx->size)) {
 		struct queue q = {.lock = PTHREAD_MUTEX_INITIALIZER,
 				  .changed = PTHREAD_COND_INITIALIZER};
 		q.blocks = xmalloc(QUEUE_BLOCKS * sizeof *q.blocks);
-		lx.block = &q.blocks[0];
-		lx.block->n = 0;
-		lx.deliver = hand_over;
-		lx.queue = &q;
+		lx->block = &q.blocks[0];
+		lx->block->n = 0;
+		lx->deliver = hand_over;
+		lx->queue = &q;
 		pthread_t lexer;
-		beside = pthread_create(&lexer, NULL, lex_thread, &lx) == 0;
+		beside = pthread_create(&lexer, NULL, lex_thread, lx) == 0;
 		if (beside) {
 			file_queue(&r, &q);
 			pthread_join(lexer, NULL);
 		}
 		free(q.blocks);
+		lx->block = NULL;
 	}
 	if (!beside) {
-		lx.block = xmalloc(sizeof *lx.block);
-		lx.block->n = 0;
-		lx.deliver = file_here;
-		lx.queue = &r;
-		lex_zone_file(&lx);
-		free(lx.block);
+		lx->block = xmalloc(sizeof *lx->block);
+		lx->block->n = 0;
+		lx->deliver = file_here;
+		lx->queue = &r;
+		in_progress = lx;
+		lex_zone_file(lx);
+		in_progress = NULL;
+		free(lx->block);
 	}
-	free_kept(&lx);
-	if (mapped)
-		munmap((void *)lx.text, lx.size);
+	release_lexer(lx);
+}
+
+void reading_reset(void)
+{
+	if (!in_progress)
+		return;
+	free(in_progress->block);
+	release_lexer(in_progress);
+	in_progress = NULL;
 }

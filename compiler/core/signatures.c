@@ -443,10 +443,17 @@ void check_signatures(const struct signature_check *o, size_t *to_verify, size_t
 		if (!f || fwrite(digests.v, SHA256_LEN, total, f) != total || fclose(f) != 0)
 			fail("cannot write %s", next);
 	}
-	free(digests.v);
+	VEC_FREE(digests);
 	free(cached);
+	cached = NULL;
 	digest_index_free(&cached_index);
 	*to_verify = c.written;
 	*in_cache = total - c.written;
 	phase("signatures", total, "signatures");
+}
+
+void signatures_reset(void)
+{
+	free(zone_expiry);
+	zone_expiry = NULL;
 }

@@ -187,3 +187,10 @@ void spill_let_go(const bytes_t *b, size_t from, size_t to)
 	if (found)
 		let_go_pages(b->v + from, b->v + to);
 }
+
+void spill_reset(void)
+{
+	free(spill_dir);
+	spill_dir = NULL;
+	nspilled = 0;  /* the mappings are their arrays', released with them */
+}

@@ -10,11 +10,18 @@
 
 #include "bake.h"
 
+int core_quiet;
+void (*core_leave)(int code);
+
 static _Noreturn void leave(int code, const char *what, const char *fmt, va_list ap)
 {
-	fprintf(stderr, "%s", what);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	if (!core_quiet || code == EXIT_FAILED) {
+		fprintf(stderr, "%s", what);
+		vfprintf(stderr, fmt, ap);
+		fputc('\n', stderr);
+	}
+	if (core_leave)
+		core_leave(code);
 	exit(code);
 }
 
@@ -134,6 +141,15 @@ void huge_free(void *p, size_t bytes)
 		munmap(p, bytes);
 }
 
+void bytes_release(bytes_t *b)
+{
+	if (b->cap >= HUGE_RESERVE)
+		munmap(b->v, b->cap);  /* reserve_huge's, or a spilled arena's mapping */
+	else
+		free(b->v);
+	memset(b, 0, sizeof *b);
+}
+
 double clock_seconds(void)
 {
 	struct timespec ts;
@@ -145,6 +161,8 @@ double clock_seconds(void)
  * `phase SECONDS COUNT UNIT NAME`. The first call starts the clock. */
 void phase_took(const char *name, double seconds, size_t count, const char *unit)
 {
+	if (core_quiet)
+		return;
 	fprintf(stderr, "phase %.3f %zu %s %s\n", seconds, count, unit, name);
 	fflush(stderr);
 }

@@ -131,3 +131,11 @@ int in_zone(uint32_t zone, name_t name)
 {
 	return N(name)->zone == zone || name_is_below_or_at(name, zones.v[zone].origin);
 }
+
+void views_reset(void)
+{
+	VEC_FREE(foreign);
+	free(slots);
+	slots = NULL;
+	nslots = 0;
+}

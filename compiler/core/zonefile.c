@@ -787,7 +787,8 @@ void free_kept(struct lexer *lx)
 			munmap(lx->included.v[i].text, lx->included.v[i].size);
 		free(lx->included.v[i].path);
 	}
-	free(lx->included.v);
+	VEC_FREE(lx->included);
+	VEC_FREE(lx->joined);
 }
 
 /* The lexer's way out: the records before the one it declines are filed first, and the
@@ -935,7 +936,7 @@ static void lex_lines(struct lexer *lx, const char *text, size_t size, const cha
 		      int high)
 {
 	const char *end = text + size;
-	bytes_t joined = {0};
+	bytes_t *joined = &lx->joined;  /* an $INCLUDE's lines use it too, once it is kept */
 	uint32_t number = 0;
 	for (const char *p = text; p < end;) {
 		if (lx->mapped && text == lx->text && p - lx->let_go > LET_GO_STEP + LET_GO_BEHIND)
@@ -957,9 +958,9 @@ static void lex_lines(struct lexer *lx, const char *text, size_t size, const cha
 		/* Parentheses only group (RFC 1035 §5.1): join the lines, comments dropped. */
 		if (s.opens != 1 || (s.close && s.close < s.open))
 			decline("%s:%u: parentheses the full reader must read", display, lx->line);
-		joined.n = 0;
-		bytes_put(&joined, p, s.code);
-		joined.v[s.open - p] = ' ';
+		joined->n = 0;
+		bytes_put(joined, p, s.code);
+		joined->v[s.open - p] = ' ';
 		size_t closing = s.close ? (size_t)(s.close - p) : SIZE_MAX;  /* in `joined` */
 		while (closing == SIZE_MAX) {
 			if (next >= end)
@@ -975,18 +976,17 @@ static void lex_lines(struct lexer *lx, const char *text, size_t size, const cha
 			if (more.odd || more.open)
 				decline("%s:%u: parentheses the full reader must read",
 					display, number);
-			bytes_put(&joined, " ", 1);
+			bytes_put(joined, " ", 1);
 			if (more.close)
-				closing = joined.n + (more.close - p);
-			bytes_put(&joined, p, more.code);
+				closing = joined->n + (more.close - p);
+			bytes_put(joined, p, more.code);
 		}
-		for (size_t q = closing + 1; q < joined.n; q++)
-			if (!space(joined.v[q]))
+		for (size_t q = closing + 1; q < joined->n; q++)
+			if (!space(joined->v[q]))
 				decline("%s:%u: text after a closing parenthesis", display,
 					number);
-		joined.n = closing;
-		logical_line(lx, keep(lx, (const char *)joined.v, joined.n), joined.n);
+		joined->n = closing;
+		logical_line(lx, keep(lx, (const char *)joined->v, joined->n), joined->n);
 		p = next;
 	}
-	free(joined.v);
 }

@@ -407,3 +407,26 @@ void release_records(void)
 	memset(&rrsets, 0, sizeof rrsets);
 	memset(&rdata_raw, 0, sizeof rdata_raw);
 }
+
+void zones_reset(void)
+{
+	for (size_t z = 0; z < zones.n; z++) {
+		struct zone *zone = &zones.v[z];
+		free(zone->types.v);
+		free((char *)zone->records);
+		free((char *)zone->keep_records);
+		if (zone->sign) {
+			for (size_t k = 0; k < zone->sign->keys.n; k++)
+				free((uint8_t *)zone->sign->keys.v[k].rdata);
+			free(zone->sign->keys.v);
+			free((char *)zone->sign->write_to);
+			free(zone->sign);
+		}
+	}
+	VEC_FREE(zones);
+	VEC_FREE(nodes);
+	VEC_FREE(files);
+	VEC_FREE(rdatas);
+	VEC_FREE(rrsets);
+	bytes_release(&rdata_raw);
+}

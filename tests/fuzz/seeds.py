@@ -1,6 +1,6 @@
-"""Write the fuzz target's seed corpus (tests/fuzz/corpus): queries that reach every kind of
-answer, with and without EDNS, and the malformed packets of the protocol tests. Run it again
-after changing the list; the files are named by content, so reruns are stable."""
+"""Write the request handler's fuzz seed corpus (tests/fuzz/corpus/respond): queries that reach
+every kind of answer, with and without EDNS, and the malformed packets of the protocol tests.
+Run it again after changing the list; the files are named by content, so reruns are stable."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import dns.edns
 import dns.message
 
-CORPUS = Path(__file__).parent / "corpus"
+CORPUS = Path(__file__).parent / "corpus" / "respond"
 
 NAMES = ["example.", "www.example.", "WwW.ExAmPlE.", "nope.example.", "alias2.example.",
          "c1.example.", "loop1.example.", "dangling.example.", "sub.example.", "a.b.sub.example.",

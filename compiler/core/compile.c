@@ -1,0 +1,182 @@
+/*
+ * compile.c - the compile of a zone set once its zones are listed (main.c lists them from the
+ * manifest): each zone read, checked and signed, then the tree, the denial chains and their
+ * checks, every answer, the perfect hash and the plan of the layout, which write_layout then
+ * writes. And, for a caller that compiles more than once in one process (tests/fuzz), the
+ * memory of a compile given back, however far it went.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bake.h"
+
+static size_t chain_links(void)
+{
+	size_t links = 0;
+	for (uint32_t z = 0; z < zones.n; z++)
+		links += chain_length(z);
+	return links;
+}
+
+static void *check_chains_aside(void *seconds)
+{
+	double start = clock_seconds();
+	diagnostics_aside(1);
+	check_chains();
+	diagnostics_aside(0);
+	*(double *)seconds = clock_seconds() - start;
+	return NULL;
+}
+
+/* The chains are checked on a thread of their own while this one checks the signatures:
+ * both only read the records, and the signatures' cache keys (a SHA-256 of each signed
+ * RRset) take the longer. Their diagnostics come out as if one ran after the other. */
+static void check_chains_and_signatures(const struct signature_check *signatures)
+{
+	size_t mark = diagnostics_mark(), to_verify, in_cache;
+	double chains_took;
+	struct beside chains;
+	start_beside(&chains, check_chains_aside, &chains_took);
+	check_signatures(signatures, &to_verify, &in_cache);
+	join_beside(&chains);
+	diagnostics_put_back(mark);
+	phase_took("chains (beside the signatures)", chains_took, chain_links(), "records");
+	/* The driver verifies them while the answers are made. */
+	if (diagnostics_errors() == 0 && !core_quiet) {
+		fprintf(stderr, "signatures %zu %zu\n", to_verify, in_cache);
+		fflush(stderr);
+	}
+}
+
+/* The hash keys (each node's lowercased wire-format name) and the perfect hash over them. */
+static void *hash_names(void *arg)
+{
+	struct compiled *job = arg;
+	job->key_off = xmalloc((nodes.n + 1) * sizeof *job->key_off);
+	for (size_t i = 0; i < nodes.n; i++) {
+		job->key_off[i] = job->keys.n;
+		RESERVE(job->keys, 256);
+		job->keys.n += name_key(nodes.v[i], job->keys.v + job->keys.n);
+		if (N(nodes.v[i])->nlabels > job->max_labels)
+			job->max_labels = N(nodes.v[i])->nlabels;
+	}
+	job->key_off[nodes.n] = job->keys.n;
+	build_phash(&job->ph, job->keys.v, job->key_off, nodes.n);
+	return NULL;
+}
+
+int compile_set(const struct compile_options *o, struct chaos *chaos, size_t nchaos,
+		struct compiled *c)
+{
+	assign_zones();
+	size_t read = 0;  /* records, up to the last phase's end */
+	for (size_t z = 0; z < zones.n; z++) {
+		size_t errors = diagnostics_errors();
+		zones.v[z].rrsets_begin = rrsets.n;
+		reading_zone = z;
+		if (zones.v[z].records)
+			read_records(z, zones.v[z].records);
+		else
+			read_zone_file(z);
+		reading_zone = NONE;
+		zones.v[z].rrsets_end = rrsets.n;
+		check_zone(z, o->lenient);
+		/* Its last good copy, as read and before any signing (compiler/keepgoing.py). */
+		if (zones.v[z].keep_records && diagnostics_errors() == errors)
+			write_records(z, zones.v[z].keep_records);
+		if (zones.v[z].soa != NONE) {
+			/* The SOA's numbers follow its two names, the serial first (RFC 1035
+			 * §3.3.13): for --version, status and /metrics. */
+			const uint8_t *soa = rdata_raw.v + rdatas.v[rrsets.v[zones.v[z].soa].first].raw;
+			zones.v[z].serial = (uint32_t)soa[0] << 24 | soa[1] << 16 | soa[2] << 8 | soa[3];
+		}
+		/* A zone with errors is not signed: signing reads what its checks refuse (its
+		 * SOA, for one). */
+		if (zones.v[z].sign && diagnostics_errors() == errors) {
+			if (!o->signer.requests)
+				fail("manifest: a zone to sign, but no `signing` files");
+			size_t before = rdatas.n;
+			phase("read", before - read, "records");
+			sign_zone(z, &o->signer);
+			zones.v[z].rrsets_end = rrsets.n;
+			if (zones.v[z].sign->write_to && diagnostics_errors() == 0)
+				write_records(z, zones.v[z].sign->write_to);
+			phase("sign", rdatas.n - before, "records");
+			read = rdatas.n;
+		}
+	}
+	signer_finish(&o->signer);
+	if (rdatas.n > read || read == 0)
+		phase("read", rdatas.n - read, "records");
+	if (diagnostics_errors() > 0) {
+		print_diagnostics();
+		return EXIT_ERRORS;
+	}
+	/* No nodes below a cut: the cut's referral answers for every name there. */
+	size_t kept = 0;
+	for (size_t i = 0; i < nodes.n; i++) {
+		const struct name *n = N(nodes.v[i]);
+		uint32_t above = n->flags & NAME_ORIGIN ? NONE : redirect(n->parent);
+		if (above == NONE || !(N(above)->flags & NAME_CUT))
+			nodes.v[kept++] = nodes.v[i];
+	}
+	nodes.n = kept;
+	add_dname_images();
+	names_seal();
+	build_chains();
+	if (diagnostics_errors() == 0) {
+		if (o->signatures.out) {
+			check_chains_and_signatures(&o->signatures);
+		} else {
+			check_chains();
+			phase("chains", chain_links(), "records");
+		}
+	}
+	if (diagnostics_errors() > 0) {
+		print_diagnostics();
+		return EXIT_ERRORS;
+	}
+
+	build_answers(o->minimal);
+	print_diagnostics();  /* the warnings, and any answer too large for a message */
+	if (diagnostics_errors() > 0)
+		return EXIT_ERRORS;
+	/* The perfect hash needs only the names: it is made beside the merge, which has one
+	 * thread, so that both cores work. */
+	struct beside hasher;
+	memset(c, 0, sizeof *c);
+	start_beside(&hasher, hash_names, c);
+	merge_answers();
+	join_beside(&hasher);
+	phase("perfect hash", nodes.n, "names");
+	plan_layout(&c->ph, c->key_off, chaos, nchaos, &c->info);
+	return 0;
+}
+
+void compiled_free(struct compiled *c)
+{
+	free(c->keys.v);
+	free(c->key_off);
+	free(c->ph.pilots);
+	free(c->ph.slots);
+	memset(c, 0, sizeof *c);
+}
+
+void core_reset(void)
+{
+	reading_reset();
+	chains_reset(zones.n);
+	zones_reset();
+	names_reset();
+	views_reset();
+	dname_reset();
+	denial_region_reset();
+	answers_reset();
+	bodies_reset();
+	signatures_reset();
+	signer_reset();
+	spill_reset();
+	diagnostics_reset();
+	reading_zone = NONE;
+}
