@@ -362,10 +362,10 @@ static void report_times(const struct zone_check *c, const struct signature_chec
 			 o->warning / 86400, t->count);
 	const struct zone *z = &zones.v[c->zone];
 	struct pos pos = rrsets.v[z->soa != NONE ? z->soa : z->rrsets_begin].pos;
-	diagnose_rest(c->zone, pos, c->unsigned_sets, "RRsets without a signature by each "
+	diagnose_rest(c->zone, ERROR, pos, c->unsigned_sets, "RRsets without a signature by each "
 		      "algorithm");
-	diagnose_rest(c->zone, pos, c->strangers, "signatures by a signer other than the apex");
-	diagnose_rest(c->zone, pos, c->keyless, "signatures by a key the apex does not hold");
+	diagnose_rest(c->zone, ERROR, pos, c->strangers, "signatures by a signer other than the apex");
+	diagnose_rest(c->zone, ERROR, pos, c->keyless, "signatures by a key the apex does not hold");
 }
 
 static void check_zone_signatures(struct zone_check *c, const struct signature_check *o)
