@@ -388,6 +388,7 @@ struct signature_check {
 	uint32_t warning;     /* seconds: signatures expiring sooner are worth a warning */
 	const char *out;      /* where the signatures to verify go (signatures.c) */
 	const char *cache;    /* the digests of those verified before, or NULL */
+	int lenient;          /* --lenient: findings a validator gets past are warnings */
 };
 uint16_t dnskey_tag(const uint8_t *rdata, size_t len);  /* RFC 4034 Appendix B */
 /* The zone signs it: every RRset at its authoritative names but a cut's NS (RFC 4035 §2.2). */

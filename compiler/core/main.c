@@ -246,6 +246,7 @@ int main(int argc, char **argv)
 		free(line);
 	}
 	fclose(f);
+	signatures.lenient = lenient;
 
 	assign_zones();
 	size_t read = 0;  /* records, up to the last phase's end */
