@@ -11,6 +11,7 @@ a line, so that a test finds each one's line and edits it in place."""
 
 from __future__ import annotations
 
+import base64
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -106,3 +107,10 @@ def sign(directory: Path) -> SignedZone:
     tags = {algorithm: int(name.rsplit("+", 1)[1]) for algorithm, name in names.items()}
     return SignedZone(signed, tags, ksk)
 
+
+def trust_anchor(ksk: dns.rrset.RRset, path: Path) -> Path:
+    """A delv trust-anchors file of the key."""
+    [key] = ksk
+    path.write_text(f'trust-anchors {{\n {ORIGIN} static-key {key.flags} {key.protocol} '
+                    f'{key.algorithm} "{base64.b64encode(key.key).decode()}";\n}};\n')
+    return path
