@@ -44,8 +44,11 @@ def _parser() -> argparse.ArgumentParser:
         sub.add_argument("-q", "--quiet", action="store_true",
                          help="no progress report on stderr (warnings and errors still)")
         sub.add_argument("--lenient", action="store_true",
-                         help="integrity errors the peers let you switch off (missing glue) "
-                              "become warnings")
+                         help="findings the peers serve anyway become warnings: missing glue; "
+                              "in a signed zone, those that leave it verifiable (an algorithm "
+                              "that signs nothing, RRSIGs by keys the apex lacks, signatures "
+                              "out of their validity period); a signature that fails against "
+                              "a key of the apex stays an error")
     b.add_argument("-o", "--output", type=Path, required=True, metavar="OUTDIR",
                    help="where to write zonedata.c, zonedata.bin and zonebake-server")
     b.add_argument("--keep-going", action="store_true",

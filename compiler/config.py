@@ -142,7 +142,7 @@ class ServerDefaults:
     metrics: str = ""
     threads: int = 0
     # Seconds: a signature of a pre-signed zone expiring sooner is worth a warning at build
-    # time (one that has expired is an error).
+    # time (one that has expired is an error; a warning with --lenient).
     signature_warning: int = 7 * 86400
 
 

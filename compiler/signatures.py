@@ -7,6 +7,10 @@ in an earlier build, with the octets it signs and the DNSKEYs it may be by. They
 here with dnspython's DNSSEC algorithms over the `cryptography` package, on every processor,
 while the core goes on making the answers. When all verify, this build's digests become the
 cache, so that a rebuild verifies only the signatures that changed.
+
+A signature by a key the apex does not hold never comes here: nothing could verify it (the
+core's error, or under --lenient its warning, says so). One that fails against a key the apex
+holds is an error, --lenient or not: the zone would be bogus at every validator.
 """
 
 from __future__ import annotations

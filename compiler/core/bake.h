@@ -178,10 +178,11 @@ enum severity { ERROR, WARNING };
 void diagnose(uint32_t zone, enum severity severity, struct pos pos, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 size_t diagnostics_errors(void);
-/* Of one kind of error in a zone, the first SHOWN_EACH are diagnosed each; then one error
- * counts the rest: `N more WHAT`, when there are more. */
+/* Of one kind of finding in a zone, the first SHOWN_EACH are diagnosed each; then one more, of
+ * the same severity, counts the rest: `N more WHAT`, when there are more. */
 #define SHOWN_EACH 10
-void diagnose_rest(uint32_t zone, struct pos pos, size_t count, const char *what);
+void diagnose_rest(uint32_t zone, enum severity severity, struct pos pos, size_t count,
+		   const char *what);
 void print_diagnostics(void);  /* see diagnostics.c */
 /* Checks on a thread beside the main thread's: that thread's diagnostics go aside (on: 1)
  * until the main thread, once it has joined it, puts them back where its own stood at
@@ -396,6 +397,7 @@ struct signature_check {
 	uint32_t warning;     /* seconds: signatures expiring sooner are worth a warning */
 	const char *out;      /* where the signatures to verify go (signatures.c) */
 	const char *cache;    /* the digests of those verified before, or NULL */
+	int lenient;          /* --lenient: findings a validator gets past are warnings */
 };
 uint16_t dnskey_tag(const uint8_t *rdata, size_t len);  /* RFC 4034 Appendix B */
 /* The zone signs it: every RRset at its authoritative names but a cut's NS (RFC 4035 §2.2). */

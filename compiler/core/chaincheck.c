@@ -261,8 +261,8 @@ void check_chains(void)
 		else
 			continue;
 		const struct pos pos = rrsets.v[chain_rrset(zone, 0)].pos;
-		diagnose_rest(zone, pos, c.missing, "names without their chain entry");
-		diagnose_rest(zone, pos, c.misnext, "chain entries naming the wrong next one");
-		diagnose_rest(zone, pos, c.bitmaps, "type bitmaps that do not match their name");
+		diagnose_rest(zone, ERROR, pos, c.missing, "names without their chain entry");
+		diagnose_rest(zone, ERROR, pos, c.misnext, "chain entries naming the wrong next one");
+		diagnose_rest(zone, ERROR, pos, c.bitmaps, "type bitmaps that do not match their name");
 	}
 }

@@ -88,10 +88,11 @@ static int by_position(const void *a, const void *b)
 	return c != 0 ? c : (x > y) - (x < y);
 }
 
-void diagnose_rest(uint32_t zone, struct pos pos, size_t count, const char *what)
+void diagnose_rest(uint32_t zone, enum severity severity, struct pos pos, size_t count,
+		   const char *what)
 {
 	if (count > SHOWN_EACH)
-		diagnose(zone, ERROR, pos, "%zu more %s", count - SHOWN_EACH, what);
+		diagnose(zone, severity, pos, "%zu more %s", count - SHOWN_EACH, what);
 }
 
 size_t diagnostics_errors(void)

@@ -184,6 +184,7 @@ int main(int argc, char **argv)
 		free(line);
 	}
 	fclose(f);
+	signatures.lenient = lenient;
 
 	struct compiled compiled;
 	int status = compile_set(&options, chaos.v, chaos.n, &compiled);

@@ -145,8 +145,9 @@ def bake(config: ZoneSetConfig, data_file: Path, cache: bool = True,
     every diagnostic), Unsupported when the core cannot compile the set. `cache`: keep the
     core's executable in the cache if it has to be compiled. `on_phase` hears of each of the
     core's phases as it ends (progress reports); `on_plan` of the layout's numbers, while the
-    core is still writing the data. `lenient`: missing glue is a warning. `on_record` hears of each record
-    dnspython reads.
+    core is still writing the data. `lenient`: missing glue, and the DNSSEC findings that leave
+    a zone verifiable (signatures.c), are warnings. `on_record` hears of each record dnspython
+    reads.
 
     A zone file the fast reader declines is read by dnspython and its records handed over
     (handover.py), and the core runs again; one dnspython cannot read is reported with the

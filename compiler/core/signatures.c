@@ -6,6 +6,16 @@
  * dnspython and `cryptography` on every processor (compiler/signatures.py): it is written
  * out here, what it signs with it (canonical.c) and the keys it may be by.
  *
+ * With --lenient, the findings that leave the zone verifiable are warnings and the zone is
+ * served as written, as NSD, Knot and BIND serve it: a validator needs one signature it can
+ * verify per RRset (RFC 6840 §5.11) and skips an RRSIG whose signer or key it does not have
+ * (RFC 4035 §5.3.1). So an algorithm of the apex DNSKEY set missing from an RRset's
+ * signatures, a signature by a key the apex does not hold or by another signer (never
+ * written out to verify: no key here can), and one outside its validity period are warnings;
+ * an RRset with no signature by the apex with a key it holds, a signature whose labels field
+ * no name can match, and (compiler/signatures.py) one that fails against a key the apex holds
+ * stay errors: those make the zone bogus at every validator.
+ *
  * The file, little-endian: `ZBSIG1\0\0`, then entries, each a kind octet:
  *   'F' u16 length, a file's name as messages give it (numbered from 0 in `files` order);
  *   'K' u32 zone, u16 key tag, u8 algorithm, u16 length, the DNSKEY's RDATA;
@@ -185,8 +195,12 @@ struct looked_up {
 struct zone_check {
 	uint32_t zone;
 	struct zone_keys keys;
+	uint8_t origin_key[256];  /* the apex, lowercased: every signer's name */
+	size_t origin_len;
+	int lenient;
+	enum severity passable;  /* of what leaves the zone verifiable: WARNING under --lenient */
 	struct tally expired, early, soon;
-	size_t unsigned_sets, strangers, keyless;
+	size_t unsigned_sets, bogus_sets, strangers, keyless;
 	bytes_t data;  /* scratch */
 	struct looked_up ring[IN_FLIGHT];
 	size_t pushed, done;  /* counts: ring[i % IN_FLIGHT] */
@@ -239,6 +253,40 @@ static void look_up_all(struct zone_check *c)
 		look_up(c);
 }
 
+/* What --lenient adds to a warning that would otherwise be an error. */
+static const char *lenient_note(const struct zone_check *c, const char *note)
+{
+	return c->lenient ? note : "";
+}
+
+#define SKIPPED_NOTE "; served unverified: validators skip it"
+
+/* A key of the apex a validator uses: not revoked (RFC 5011 §2.1). */
+static int holds_key(const struct zone_check *c, uint16_t tag, uint8_t algorithm)
+{
+	for (size_t k = 0; k < c->keys.keys.n; k++) {
+		const struct key *key = &c->keys.keys.v[k];
+		if (key->tag == tag && key->algorithm == algorithm &&
+		    !(u16_at(key->rdata) & DNSKEY_REVOKE))
+			return 1;
+	}
+	return 0;
+}
+
+/* An RRSIG a validator can check: signed by the apex with a key its DNSKEY set holds (RFC
+ * 4035 §5.3.1). The signer's name follows the 18 octets of fixed fields, uncompressed. */
+static int by_apex_key(const struct zone_check *c, const uint8_t *p, size_t len)
+{
+	if (len < 18 + c->origin_len)
+		return 0;
+	for (size_t i = 0; i < c->origin_len; i++) {
+		uint8_t ch = p[18 + i];  /* label lengths are below 64: never a capital */
+		if ((ch >= 'A' && ch <= 'Z' ? ch + 32 : ch) != c->origin_key[i])
+			return 0;
+	}
+	return holds_key(c, u16_at(p + 16), p[2]);
+}
+
 /* Each RRSIG of one RRset: from the zone, by a key it holds, in time; and out to verify. */
 static void check_rrsig_set(struct zone_check *c, const struct signature_check *o, uint32_t s)
 {
@@ -249,8 +297,7 @@ static void check_rrsig_set(struct zone_check *c, const struct signature_check *
 	uint32_t covered = rrset_covering(view, sig->owner, sig->covers, 0);
 	if (covered == NONE)
 		return;  /* a warning already (zones.c) */
-	uint8_t origin_key[256], signer[256];
-	size_t origin_len = name_key(origin, origin_key);
+	uint8_t signer[256];
 	for (uint32_t i = sig->first; i != NONE; i = rdatas.v[i].next) {
 		const uint8_t *p = rdata_raw.v + rdatas.v[i].raw;
 		size_t len = rdatas.v[i].raw_len;
@@ -265,11 +312,12 @@ static void check_rrsig_set(struct zone_check *c, const struct signature_check *
 		}
 		size_t signer_len = fields - 18;
 		memcpy(signer, c->data.v + 18, signer_len);
-		if (signer_len != origin_len || memcmp(signer, origin_key, origin_len) != 0) {
+		if (signer_len != c->origin_len || memcmp(signer, c->origin_key, signer_len) != 0) {
 			if (c->strangers++ < SHOWN_EACH)
-				diagnose(zone, ERROR, sig->pos, "%s RRSIG %s (key %u): the signer is not "
-					 "the zone's apex %s (RFC 4035 §5.3.1)", name_text(sig->owner),
-					 type_name(sig->covers), tag, name_text(origin));
+				diagnose(zone, c->passable, sig->pos, "%s RRSIG %s (key %u): the "
+					 "signer is not the zone's apex %s (RFC 4035 §5.3.1)%s",
+					 name_text(sig->owner), type_name(sig->covers), tag,
+					 name_text(origin), lenient_note(c, SKIPPED_NOTE));
 			continue;
 		}
 		int64_t expiration = absolute(u32_at(p + 8), o->now);
@@ -294,11 +342,12 @@ static void check_rrsig_set(struct zone_check *c, const struct signature_check *
 				candidates++;
 			}
 		}
-		if (candidates == 0) {
+		if (candidates == 0) {  /* nothing here can verify it: not written out */
 			if (c->keyless++ < SHOWN_EACH)
-				diagnose(zone, ERROR, sig->pos, "%s RRSIG %s: no DNSKEY at the apex has "
-					 "key tag %u and algorithm %u (RFC 4035 §5.3.1)",
-					 name_text(sig->owner), type_name(sig->covers), tag, p[2]);
+				diagnose(zone, c->passable, sig->pos, "%s RRSIG %s: no DNSKEY at the "
+					 "apex has key tag %u and algorithm %u (RFC 4035 §5.3.1)%s",
+					 name_text(sig->owner), type_name(sig->covers), tag, p[2],
+					 lenient_note(c, SKIPPED_NOTE));
 			continue;
 		}
 		bytes_put(&c->data, p + fields, len - fields);  /* the signature */
@@ -320,40 +369,60 @@ static void check_rrsig_set(struct zone_check *c, const struct signature_check *
 	}
 }
 
-/* Each authoritative RRset has a signature by every algorithm of the zone's keys. */
+/* Each authoritative RRset has a signature by every algorithm of the zone's keys (RFC 4035
+ * §2.2). A validator needs only one it can verify (RFC 6840 §5.11): under --lenient a missing
+ * algorithm is a warning, but an RRset with no signature by the apex with a key it holds is
+ * bogus at every validator, and stays an error. */
 static void check_coverage(struct zone_check *c, uint32_t s)
 {
 	const struct rrset *set = &rrsets.v[s];
 	uint8_t by[32] = {0};
+	size_t verifiable = 0;
 	if (set->sigs != NONE)
-		for (uint32_t i = rrsets.v[set->sigs].first; i != NONE; i = rdatas.v[i].next)
-			if (rdatas.v[i].raw_len > 2) {
-				uint8_t algorithm = rdata_raw.v[rdatas.v[i].raw + 2];
-				by[algorithm / 8] |= 1 << (algorithm % 8);
-			}
+		for (uint32_t i = rrsets.v[set->sigs].first; i != NONE; i = rdatas.v[i].next) {
+			const uint8_t *p = rdata_raw.v + rdatas.v[i].raw;
+			if (rdatas.v[i].raw_len > 2)
+				by[p[2] / 8] |= 1 << (p[2] % 8);
+			if (c->lenient)
+				verifiable += by_apex_key(c, p, rdatas.v[i].raw_len);
+		}
+	if (c->lenient && verifiable == 0) {
+		if (c->bogus_sets++ < SHOWN_EACH)
+			diagnose(c->zone, ERROR, set->pos, "%s %s has no RRSIG by a key of the apex "
+				 "DNSKEY set, so validators find it bogus (RFC 4035 §2.2, §5.3.1)",
+				 name_text(set->owner), type_name(set->type));
+		return;
+	}
 	for (unsigned a = 0; a < 256; a++) {
 		if (!has_algorithm(c->keys.algorithms, a) || has_algorithm(by, a))
 			continue;
 		if (c->unsigned_sets++ < SHOWN_EACH)
-			diagnose(c->zone, ERROR, set->pos, "%s %s has no RRSIG by algorithm %u, which "
-				 "the apex DNSKEY set holds (RFC 4035 §2.2)", name_text(set->owner),
-				 type_name(set->type), a);
+			diagnose(c->zone, c->passable, set->pos, "%s %s has no RRSIG by algorithm %u, "
+				 "which the apex DNSKEY set holds (RFC 4035 §2.2)%s",
+				 name_text(set->owner), type_name(set->type), a,
+				 lenient_note(c, "; validators need only one (RFC 6840 §5.11)"));
 		return;
 	}
 }
 
+/* Signatures outside their validity period: validators reject them (RFC 4035 §5.3.1), but
+ * until the zone is re-signed the peers serve them, and under --lenient so does zonebake,
+ * its earliest expiry logged and exported as any signed zone's (main.c). */
 static void report_times(const struct zone_check *c, const struct signature_check *o)
 {
+	const char *served = lenient_note(c, "; served as the file has them");
 	const struct tally *t = &c->expired;
 	if (t->count)
-		diagnose(c->zone, ERROR, t->pos, "%s RRSIG %s (key %u) expired on %s; %zu "
-			 "signatures of the zone have expired (RFC 4035 §5.3.1)", name_text(t->owner),
-			 type_name(t->covers), t->tag, date(t->when), t->count);
+		diagnose(c->zone, c->passable, t->pos, "%s RRSIG %s (key %u) expired on %s; %zu "
+			 "signatures of the zone have expired (RFC 4035 §5.3.1)%s",
+			 name_text(t->owner), type_name(t->covers), t->tag, date(t->when), t->count,
+			 served);
 	t = &c->early;
 	if (t->count)
-		diagnose(c->zone, ERROR, t->pos, "%s RRSIG %s (key %u) is not valid until %s; %zu "
-			 "signatures of the zone are not valid yet (RFC 4035 §5.3.1)",
-			 name_text(t->owner), type_name(t->covers), t->tag, date(t->when), t->count);
+		diagnose(c->zone, c->passable, t->pos, "%s RRSIG %s (key %u) is not valid until %s; "
+			 "%zu signatures of the zone are not valid yet (RFC 4035 §5.3.1)%s",
+			 name_text(t->owner), type_name(t->covers), t->tag, date(t->when), t->count,
+			 served);
 	t = &c->soon;
 	if (t->count)
 		diagnose(c->zone, WARNING, t->pos, "%s RRSIG %s (key %u) expires on %s, within the "
@@ -362,10 +431,14 @@ static void report_times(const struct zone_check *c, const struct signature_chec
 			 o->warning / 86400, t->count);
 	const struct zone *z = &zones.v[c->zone];
 	struct pos pos = rrsets.v[z->soa != NONE ? z->soa : z->rrsets_begin].pos;
-	diagnose_rest(c->zone, pos, c->unsigned_sets, "RRsets without a signature by each "
-		      "algorithm");
-	diagnose_rest(c->zone, pos, c->strangers, "signatures by a signer other than the apex");
-	diagnose_rest(c->zone, pos, c->keyless, "signatures by a key the apex does not hold");
+	diagnose_rest(c->zone, c->passable, pos, c->unsigned_sets, "RRsets without a signature by "
+		      "each algorithm");
+	diagnose_rest(c->zone, ERROR, pos, c->bogus_sets, "RRsets without a signature by a key "
+		      "of the apex");
+	diagnose_rest(c->zone, c->passable, pos, c->strangers, "signatures by a signer other than "
+		      "the apex");
+	diagnose_rest(c->zone, c->passable, pos, c->keyless, "signatures by a key the apex does "
+		      "not hold");
 }
 
 static void check_zone_signatures(struct zone_check *c, const struct signature_check *o)
@@ -376,6 +449,7 @@ static void check_zone_signatures(struct zone_check *c, const struct signature_c
 	if (!types_has(&z->types, T_RRSIG))
 		return;  /* unsigned */
 	collect_keys(zone, &c->keys);
+	c->origin_len = name_key(z->origin, c->origin_key);
 	if (c->keys.keys.n == 0) {
 		uint32_t first = z->rrsets_begin;
 		while (rrsets.v[first].type != T_RRSIG)
@@ -417,7 +491,8 @@ void check_signatures(const struct signature_check *o, size_t *to_verify, size_t
 		put16(out, len);
 		fwrite(files.v[i], 1, len, out);
 	}
-	struct zone_check c = {.out = out};
+	struct zone_check c = {.out = out, .lenient = o->lenient,
+			       .passable = o->lenient ? WARNING : ERROR};
 	for (uint32_t zone = 0; zone < zones.n; zone++) {
 		c.zone = zone;
 		c.keys.keys.n = 0;
@@ -425,7 +500,7 @@ void check_signatures(const struct signature_check *o, size_t *to_verify, size_t
 		memset(&c.expired, 0, sizeof c.expired);
 		memset(&c.early, 0, sizeof c.early);
 		memset(&c.soon, 0, sizeof c.soon);
-		c.unsigned_sets = c.strangers = c.keyless = 0;
+		c.unsigned_sets = c.bogus_sets = c.strangers = c.keyless = 0;
 		check_zone_signatures(&c, o);
 	}
 	free(c.keys.keys.v);

@@ -1,6 +1,7 @@
 """A zone the compiler cannot serve stops the build: `FILE:LINE: error: ...` on stderr,
 exit status 1, and nothing written. Each file of tests/zones/broken says what it must produce
-in its `; expect: LINE: MESSAGE` comments."""
+in its `; expect: LINE: MESSAGE` comments; each signed one also what --lenient makes of it, in
+its `; lenient: LINE: SEVERITY: MESSAGE` comments (at its end, every line of them)."""
 
 from __future__ import annotations
 
@@ -13,9 +14,9 @@ from conftest import ZONES, run_zonebake
 BROKEN = sorted((ZONES / "broken").glob("*.zone"))
 
 
-def expectations(path: Path) -> list[str]:
-    return [line.split("expect:", 1)[1].strip() for line in path.read_text().splitlines()
-            if line.startswith("; expect:")]
+def expectations(path: Path, kind: str = "expect") -> list[str]:
+    return [line.split(f"{kind}:", 1)[1].strip() for line in path.read_text().splitlines()
+            if line.startswith(f"; {kind}:")]
 
 
 @pytest.mark.parametrize("zone", BROKEN, ids=[z.stem for z in BROKEN])
@@ -105,6 +106,27 @@ def test_lenient_turns_missing_glue_into_a_warning(tmp_path):
     assert (f"{zone}:6: warning: sub.example. NS ns.sub.example.: no A or AAAA record for it "
             f"in the zone (glue missing)") in result.stderr
     assert (tmp_path / "zonebake-server").exists()
+
+
+SIGNED = [zone for zone in BROKEN if zone.stem.startswith("signed-")]
+
+
+@pytest.mark.parametrize("zone", SIGNED, ids=[z.stem for z in SIGNED])
+def test_lenient_serves_a_signed_zone_a_validator_can_still_verify(zone, tmp_path):
+    """A finding a validator gets past becomes a warning and the zone is built (signatures
+    outside their validity period); one that leaves an answer bogus stays an error (a
+    signature that fails, a broken chain, no key, an RRset no key signs, too many NSEC3
+    iterations)."""
+    out = tmp_path / "out"
+    result = run_zonebake("build", "--lenient", "--zone", f"example.={zone}", "-o", str(out))
+    wanted = [f"{zone}:{line}" for line in expectations(zone, "lenient")]
+    assert wanted, f"{zone.name} has no lenient: line"
+    said = [line for line in result.stderr.splitlines()
+            if ": error: " in line or ": warning: " in line]
+    assert said == wanted, result.stderr
+    refused = any(": error: " in line for line in wanted)
+    assert result.returncode == (1 if refused else 0), result.stderr
+    assert (out / "zonebake-server").exists() != refused
 
 
 @pytest.mark.parametrize("zone", [ZONES / "broken" / "no-soa.zone",

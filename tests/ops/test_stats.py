@@ -348,6 +348,23 @@ def test_a_signed_zones_first_expiry_is_logged_and_exported(tmp_path):
         server.stop()
 
 
+def test_a_zone_served_with_expired_signatures_reports_them(tmp_path):
+    """--lenient serves a zone whose signatures have expired (issue 37): the server warns of
+    it at start-up, and /metrics has the expiry, as for any signed zone."""
+    expired = ZONES / "broken" / "signed-expired.zone"  # every signature until 2020-02-01
+    binary = build_set(tmp_path, "--lenient", "--zone", f"example.={expired}")
+    server = StatsServer(binary)
+    try:
+        logged = server._read_line(timeout=5)
+        assert logged.endswith("warning: signatures of example. expired at "
+                               "2020-02-01T00:00:00Z: validating resolvers reject its answers")
+        samples = prometheus(server)
+        assert samples['zonebake_zone_signatures_expire_timestamp_seconds{zone="example."}'] \
+            == 1580515200
+    finally:
+        server.stop()
+
+
 
 def test_version_names_the_build_and_each_zones_serial(testset_binary):
     """`--version` and /metrics say what a node serves: a fleet's convergence is checked
