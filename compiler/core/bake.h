@@ -397,7 +397,8 @@ struct signature_check {
 	uint32_t warning;     /* seconds: signatures expiring sooner are worth a warning */
 	const char *out;      /* where the signatures to verify go (signatures.c) */
 	const char *cache;    /* the digests of those verified before, or NULL */
-	int lenient;          /* --lenient: findings a validator gets past are warnings */
+	int lenient;          /* --lenient: findings a validator gets past are warnings (compile.c
+			       * sets it from compile_options) */
 };
 uint16_t dnskey_tag(const uint8_t *rdata, size_t len);  /* RFC 4034 Appendix B */
 /* The zone signs it: every RRset at its authoritative names but a cut's NS (RFC 4035 §2.2). */

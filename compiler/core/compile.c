@@ -127,7 +127,9 @@ int compile_set(const struct compile_options *o, struct chaos *chaos, size_t nch
 	build_chains();
 	if (diagnostics_errors() == 0) {
 		if (o->signatures.out) {
-			check_chains_and_signatures(&o->signatures);
+			struct signature_check signatures = o->signatures;
+			signatures.lenient = o->lenient;
+			check_chains_and_signatures(&signatures);
 		} else {
 			check_chains();
 			phase("chains", chain_links(), "records");

@@ -184,7 +184,6 @@ int main(int argc, char **argv)
 		free(line);
 	}
 	fclose(f);
-	signatures.lenient = lenient;
 
 	struct compiled compiled;
 	int status = compile_set(&options, chaos.v, chaos.n, &compiled);

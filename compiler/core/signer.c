@@ -145,7 +145,7 @@ static void refuse_signed(uint32_t zone)
 				 "NSEC3PARAM records", name_text(set->owner), type_name(set->type));
 	}
 	if (found > SHOWN_EACH)
-		diagnose_rest(zone, ERROR, first, found - SHOWN_EACH, "records of a signed zone");
+		diagnose_rest(zone, ERROR, first, found, "records of a signed zone");
 }
 
 static FILE *open_or_fail(const char *path, const char *mode)

@@ -211,6 +211,16 @@ def test_a_zone_given_signed_is_refused_with_its_lines(tmp_path):
     assert lines[-1] == "zonebake: 2 error(s); nothing written"
 
 
+def test_past_ten_records_of_a_signed_zone_one_line_counts_the_rest(tmp_path):
+    zone = ZONE + "".join(f"n{i} NSEC n{i + 1}.example.com. A RRSIG NSEC\n" for i in range(25))
+    built = build(signed_set(tmp_path, zone=zone), tmp_path / "out", epoch=EPOCH)
+    assert built.returncode == 1
+    errors = [line for line in built.stderr.splitlines() if ": error: " in line]
+    assert len(errors) == 11, built.stderr  # by line: the count at the first one's
+    assert errors[1] == (f"{tmp_path / 'example.com.zone'}:19: error: 15 more records of a "
+                         f"signed zone")
+
+
 def signatures_made(config, data_file: Path, monkeypatch) -> int:
     """How many signatures the build made (the rest came from the cache)."""
     made = []
