@@ -312,8 +312,9 @@ static size_t nworkers;
 
 void build_answers(int minimal)
 {
-	/* The memo of cuts is written on first use: fill it now, before threads read it. */
-	for (name_t id = 1; id < names.n; id++)
+	/* The memo of cuts is written on first use: fill it now, before threads read it. The
+	 * root too: a served root zone's answers reach it through its children's names. */
+	for (name_t id = ROOT; id < names.n; id++)
 		if (N(id)->zone != NONE)
 			redirect(id);
 	RESERVE(node_answers, nodes.n);
@@ -337,9 +338,12 @@ void build_answers(int minimal)
 		if (k > 0)
 			body_table_init(w->bodies);
 		body_table_expect(w->bodies, (w->end - w->begin) * BODIES_PER_NODE);
-		if (k > 0 && pthread_create(&w->thread, NULL, work, w) != 0)
-			fail("cannot start a thread");
 	}
+	/* Only once every table is made: making one registers its arena (bodies.c, spill.c),
+	 * which the threads read. */
+	for (size_t k = 1; k < n; k++)
+		if (pthread_create(&workers[k].thread, NULL, work, &workers[k]) != 0)
+			fail("cannot start a thread");
 	work(&workers[0]);
 	for (size_t k = 1; k < n; k++)
 		pthread_join(workers[k].thread, NULL);

@@ -913,13 +913,15 @@ static struct shape shape_of(const char *p, size_t len, int high)
 
 void lex_zone_file(struct lexer *lx)
 {
-	before_decline = lexer_declines;
-	before_decline_arg = lx;
 	lx->origin_len = name_text_to_wire((struct token){lx->zone->origin_text,
 							  strlen(lx->zone->origin_text)},
 					   NULL, 0, lx->origin);
 	if (lx->origin_len == 0)  /* its last dot escaped: config.py never gives one */
 		unsupported("the origin %s is not an absolute name", lx->zone->origin_text);
+	/* Only now: unsupported() leaves without it, and it would be left pointing at `lx`,
+	 * which reading_reset frees. */
+	before_decline = lexer_declines;
+	before_decline_arg = lx;
 	int high = scan_text(lx->text, lx->size, lx->zone->display);
 	lx->let_go = lx->text;
 	if (lx->mapped) {
