@@ -24,6 +24,9 @@ import dns.zonefile
 
 from ..config import ZoneSource
 from ..errors import CompileError, Diagnostic, Position
+from . import mailtypes
+
+mailtypes.register()
 
 
 @dataclass(frozen=True)
