@@ -96,6 +96,19 @@ def _expanded_nsec_with_its_proof(probe, ours, knot) -> bool:
                     for r in ours.authority if _key(r) in extra))
 
 
+def _any_not_the_signatures_alone(probe, ours, knot) -> bool:
+    """ANY over UDP at a name whose types all sort after RRSIG (NSEC, an unknown type):
+    zonebake answers with the lowest of them (and its signatures with DO set), Knot with the
+    RRSIG RRset alone, the lowest type there."""
+    ours_types = {r.rdtype for r in ours.answer if r.rdtype != dns.rdatatype.RRSIG}
+    return (probe.qtype == dns.rdatatype.ANY and ours.rcode() == knot.rcode()
+            and ours.flags == knot.flags and len(ours_types) == 1
+            and min(ours_types) > dns.rdatatype.RRSIG
+            and knot.answer and all(r.rdtype == dns.rdatatype.RRSIG for r in knot.answer)
+            and sorted(map(_key, ours.authority)) == sorted(map(_key, knot.authority))
+            and sorted(map(_key, ours.additional)) == sorted(map(_key, knot.additional)))
+
+
 def _key(rrset) -> tuple:
     return (rrset.name.to_text().lower(), rrset.ttl, rrset.rdtype,
             tuple(sorted(rd.to_digestable() for rd in rrset)))
@@ -154,6 +167,14 @@ ALLOWED: list[Allowed] = [
         "takes the expanded NSEC in the answer for that proof, which a validator cannot "
         "(its owner is the query name, its signature the wildcard's).",
         _expanded_nsec_with_its_proof,
+    ),
+    Allowed(
+        "ANY over UDP gets an RRset that the signatures sign, not the signatures alone",
+        "RFC 8482 §4.1 lets the responder pick one RRset. Where every type at the name sorts "
+        "after RRSIG, Knot picks the RRSIG RRset, signatures of RRsets it does not send; "
+        "zonebake picks the lowest other type, with its signatures when DO is set (RFC 4035 "
+        "§3.1.1), an answer a validator can use.",
+        _any_not_the_signatures_alone,
     ),
     Allowed(
         "MAILA and MAILB get NOTIMP",
