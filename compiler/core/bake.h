@@ -97,6 +97,8 @@ void bytes_release(bytes_t *b);  /* its memory back, however it was reserved; em
 
 static inline void bytes_put(bytes_t *b, const void *p, size_t n)
 {
+	if (n == 0)
+		return;  /* p may be NULL (an empty array never allocated): memcpy may not take it */
 	RESERVE(*b, n);
 	memcpy(b->v + b->n, p, n);
 	b->n += n;

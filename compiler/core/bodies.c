@@ -45,7 +45,8 @@ static uint64_t mix(uint64_t h, const uint8_t *p, size_t n)
 	for (; n >= 8; p += 8, n -= 8)
 		h = mix_word(h, p);
 	w = 0;
-	memcpy(&w, p, n);
+	if (n)  /* p may be NULL then: a body with no fixups */
+		memcpy(&w, p, n);
 	h = (h ^ w ^ n) * 0x9E3779B97F4A7C15ull;
 	return h ^ (h >> 32);
 }
