@@ -27,7 +27,7 @@ $(VENV)/.installed: pyproject.toml
 build/zonebake-server: $(VENV)/.installed zonebake.toml $(wildcard zones/*) $(SOURCES)
 	$(ZONEBAKE) build -c zonebake.toml -o build
 
-# As root, the server needs --allow-root to go on as root (see README, Privileges).
+# As root, the server needs --allow-root to go on as root (docs/hardening.rst, Privileges).
 run: build/zonebake-server
 	exec build/zonebake-server $(if $(filter 0,$(shell id -u)),--allow-root)
 
