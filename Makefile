@@ -12,7 +12,7 @@ SOURCES := $(wildcard compiler/*.py compiler/*/*.py compiler/templates/* compile
 SANITIZED_TESTS := tests/core tests/toolchain tests/e2e tests/ops
 FUZZ_SECONDS ?= 60
 
-.PHONY: all run test fuzz bench clean
+.PHONY: all run test fuzz bench man clean
 
 all: build/zonebake-server
 
@@ -27,7 +27,7 @@ $(VENV)/.installed: pyproject.toml
 build/zonebake-server: $(VENV)/.installed zonebake.toml $(wildcard zones/*) $(SOURCES)
 	$(ZONEBAKE) build -c zonebake.toml -o build
 
-# As root, the server needs --allow-root to go on as root (see README, Privileges).
+# As root, the server needs --allow-root to go on as root (docs/hardening.rst, Privileges).
 run: build/zonebake-server
 	exec build/zonebake-server $(if $(filter 0,$(shell id -u)),--allow-root)
 
@@ -48,6 +48,12 @@ bench: $(VENV)/.installed
 	tests/bench/install.sh
 	$(VENV)/bin/python tests/bench/run.py
 	$(VENV)/bin/python tests/bench/sizes.py
+
+# The man pages zonebake(1), zonebake-server(8) and zonebake.toml(5) in man/, made
+# from the manual's sources in docs/ with docutils (the test extra). They are committed, so
+# that installing needs no docutils; tests/docs checks they are what this makes.
+man: $(VENV)/.installed
+	$(VENV)/bin/python docs/manpages.py man
 
 clean:
 	rm -rf build $(VENV)

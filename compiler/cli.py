@@ -94,7 +94,7 @@ def _parser() -> argparse.ArgumentParser:
     f.usage = "zonebake follow [-c TOML] -o OUTDIR --listen ADDRESS:PORT [--deploy] " \
               "[--control PATH] [...] [-- SERVER_OPTION ...]"
     k = commands.add_parser("keygen", help="make a DNSSEC key pair for ORIGIN in BIND's format")
-    k.add_argument("origin", metavar="ORIGIN")
+    k.add_argument("origin", metavar="ORIGIN", help="the zone the key signs, e.g. example.com.")
     k.add_argument("-a", "--algorithm", type=str.lower, choices=sorted(ALGORITHMS),
                    default="ed25519", help="the signing algorithm (default: ed25519)")
     k.add_argument("--ksk", action="store_true",
@@ -102,7 +102,7 @@ def _parser() -> argparse.ArgumentParser:
     k.add_argument("-d", "--directory", type=Path, default=Path("."), metavar="DIR",
                    help="where to write K<origin>+<alg>+<tag>.key and .private (default: .)")
     s = commands.add_parser("ds", help="print the DS records (SHA-256) of ORIGIN's keys")
-    s.add_argument("origin", metavar="ORIGIN")
+    s.add_argument("origin", metavar="ORIGIN", help="the zone whose DS records to print")
     s.add_argument("--keys", type=Path, required=True, metavar="DIR",
                    help="the directory of ORIGIN's key pairs")
     return parser

@@ -213,6 +213,33 @@ def parse_duration(value: object, where: str) -> int:
     return sum(int(n) * _UNITS[unit] for n, unit in re.findall(r"(\d+)([smhdw])", text))
 
 
+# The keys zonebake.toml accepts, table by table: its man page, zonebake.toml(5), documents
+# each (tests/docs/test_documented.py holds them to it).
+TABLES = ("server", "zone")
+ZONE_KEYS = ("origin", "file", "dnssec", "primary", "tsig")
+DNSSEC_KEYS = ("keys", "denial", "nsec3-opt-out", "signature-validity")
+# [server]: the plain settings, each key's field, type and bounds (listen is read apart).
+_SERVER_SETTINGS = {
+    "listen": None,
+    "minimal-responses": ("minimal_responses", bool, None),
+    "udp-size": ("udp_size", int, (512, 65535)),
+    "identity": ("identity", str, None),
+    "version": ("version", str, None),
+    "tcp-idle-timeout": ("tcp_idle_timeout", int, (1, 86400)),
+    "tcp-max-connections": ("tcp_max_connections", int, (1, 65536)),
+    "tcp-max-connections-per-source": ("tcp_max_connections_per_source", int, (1, 65536)),
+    "rrl-responses-per-second": ("rrl_responses_per_second", int, (0, 1000000)),
+    "rrl-slip": ("rrl_slip", int, (0, 10)),
+    "rrl-ipv4-prefix": ("rrl_ipv4_prefix", int, (1, 32)),
+    "rrl-ipv6-prefix": ("rrl_ipv6_prefix", int, (1, 128)),
+    "user": ("user", str, None),
+    "control": ("control", str, None),
+    "metrics": ("metrics", str, None),
+    "threads": ("threads", int, (1, 1024)),
+}
+SERVER_KEYS = (*_SERVER_SETTINGS, "cookie-secret", "signature-warning")
+
+
 def zones_from_args(specs: list[str]) -> ZoneSetConfig:
     zones = []
     for spec in specs:
@@ -232,7 +259,7 @@ def load_toml(path: Path) -> ZoneSetConfig:
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"{path}: {exc}") from None
 
-    unknown = set(doc) - {"server", "zone"}
+    unknown = set(doc) - set(TABLES)
     if unknown:
         raise UsageError(f"{path}: unknown table(s): {', '.join(sorted(unknown))}")
 
@@ -246,7 +273,7 @@ def load_toml(path: Path) -> ZoneSetConfig:
         if not isinstance(entry, dict) or not isinstance(entry.get("origin"), str) \
                 or not isinstance(entry.get("file"), str):
             raise UsageError(f"{where}: needs origin = \"...\" and file = \"...\"")
-        extra = set(entry) - {"origin", "file", "dnssec", "primary", "tsig"}
+        extra = set(entry) - set(ZONE_KEYS)
         if extra:
             raise UsageError(f"{where}: unknown key(s): {', '.join(sorted(extra))}")
         file = Path(entry["file"])
@@ -260,20 +287,7 @@ def load_toml(path: Path) -> ZoneSetConfig:
     server = doc.get("server", {})
     if not isinstance(server, dict):
         raise UsageError(f"{path}: [server] must be a table")
-    known = {"listen": None, "minimal-responses": ("minimal_responses", bool, None),
-             "udp-size": ("udp_size", int, (512, 65535)), "identity": ("identity", str, None),
-             "version": ("version", str, None),
-             "tcp-idle-timeout": ("tcp_idle_timeout", int, (1, 86400)),
-             "tcp-max-connections": ("tcp_max_connections", int, (1, 65536)),
-             "tcp-max-connections-per-source": ("tcp_max_connections_per_source", int,
-                                                (1, 65536)),
-             "rrl-responses-per-second": ("rrl_responses_per_second", int, (0, 1000000)),
-             "rrl-slip": ("rrl_slip", int, (0, 10)),
-             "rrl-ipv4-prefix": ("rrl_ipv4_prefix", int, (1, 32)),
-             "rrl-ipv6-prefix": ("rrl_ipv6_prefix", int, (1, 128)),
-             "user": ("user", str, None), "control": ("control", str, None),
-             "metrics": ("metrics", str, None), "threads": ("threads", int, (1, 1024))}
-    extra = set(server) - set(known) - {"signature-warning", "cookie-secret"}
+    extra = set(server) - set(SERVER_KEYS)
     if extra:
         raise UsageError(f"{path}: [server]: unknown key(s): {', '.join(sorted(extra))}")
     listen = server.get("listen", list(DEFAULT_LISTEN))
@@ -288,7 +302,7 @@ def load_toml(path: Path) -> ZoneSetConfig:
     if "signature-warning" in server:
         settings["signature_warning"] = parse_duration(
             server["signature-warning"], f"{path}: [server] signature-warning")
-    for key, spec in known.items():
+    for key, spec in _SERVER_SETTINGS.items():
         if spec is None or key not in server:
             continue
         field_name, kind, bounds = spec
@@ -317,7 +331,7 @@ def parse_signing(table: object, base: Path, where: str) -> SigningPolicy:
     signature-validity = "14d" }`; the directory relative to the TOML file's."""
     if not isinstance(table, dict) or not isinstance(table.get("keys"), str):
         raise UsageError(f"{where}: expected a table with keys = \"DIRECTORY\"")
-    extra = set(table) - {"keys", "denial", "nsec3-opt-out", "signature-validity"}
+    extra = set(table) - set(DNSSEC_KEYS)
     if extra:
         raise UsageError(f"{where}: unknown key(s): {', '.join(sorted(extra))}")
     denial = table.get("denial", "nsec3")

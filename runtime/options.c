@@ -13,6 +13,8 @@
 static void usage(FILE *to)
 {
 	fprintf(to, "usage: zonebake-server [options]\n"
+		    "       zonebake-server stats|status --control PATH\n"
+		    "       zonebake-server --version | --help\n"
 		    "  --listen ADDRESS:PORT       answer UDP and TCP there; repeatable; IPv6 as\n"
 		    "                              [::1]:53 (default:");
 	for (uint32_t i = 0; i < zb_zoneset.ndefault_listen; i++)
@@ -50,6 +52,7 @@ static void usage(FILE *to)
 		    "  --chroot DIR                after binding, chroot to DIR\n"
 		    "  --allow-root                go on as root (refused without it)\n"
 		    "  --version                   print the version and each zone's serial\n"
+		    "  --help, -h                  print this help\n"
 		    "Sockets passed by systemd (LISTEN_FDS) are served instead of --listen.\n"
 		    "serves: %s\n",
 		zb_zoneset.tcp_idle_timeout, zb_zoneset.tcp_max_connections,

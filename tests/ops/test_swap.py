@@ -22,7 +22,7 @@ from swapping import (ControlledServer, answer_octet, build_loadgen, build_swap_
 from zonebake.deploy import control_status
 
 OLD_OCTET, NEW_OCTET = 1, 2
-# The long run of the README: ZONEBAKE_SWAP_RATE=20000 ZONEBAKE_SWAP_SECONDS=60
+# A longer run: ZONEBAKE_SWAP_RATE=20000 ZONEBAKE_SWAP_SECONDS=60
 # ZONEBAKE_SWAP_COUNT=30 pytest tests/ops/test_swap.py -k load
 RATE = int(os.environ.get("ZONEBAKE_SWAP_RATE", 20000))
 SECONDS = int(os.environ.get("ZONEBAKE_SWAP_SECONDS", 20))
