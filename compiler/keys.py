@@ -95,7 +95,7 @@ def generate(origin: dns.name.Name, algorithm: str, ksk: bool, directory: Path,
                     f"PrivateKey: {base64.b64encode(_private_octets(private)).decode()}\n"
                     # No Publish or Activate time: the key is in use from the first build
                     # that finds it, whatever SOURCE_DATE_EPOCH says (a rollover sets them,
-                    # with dnssec-settime or by hand: README, "Key rollovers").
+                    # with dnssec-settime or by hand: docs/dnssec.rst, the rollovers).
                     f"Created: {_stamp(now)}\n")
     _write_new(pair.path.with_suffix(".private"), private_text, 0o600)
     _write_new(pair.path, public_text, 0o644)

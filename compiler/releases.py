@@ -2,7 +2,7 @@
 takeover started from the caller's session, so that under systemd the new process stays in
 the unit (its cgroup, its journal, its MainPID).
 
-PATH is ROOT/current/zonebake-server, `current` a symlink to ROOT/releases/<id> (README,
+PATH is ROOT/current/zonebake-server, `current` a symlink to ROOT/releases/<id> (docs/deploying.rst,
 contrib/systemd/zonebake.service). The deploy copies the new build's server in as
 releases/<id>, points `previous` at the release `current` pointed to (for a rollback), repoints
 `current`, and reloads the server: `systemctl reload UNIT` when the server is its unit's

@@ -13,8 +13,9 @@
  * copy it into an anonymous mapping that asks for them, and return `copy`, the zone set
  * pointing there; else return `zs` as it is. Either way, nothing changes but where the data is.
  * The default (--no-huge-pages leaves the data in place): at a million names the TLB's misses
- * are what the batch's prefetching stages (lookup.h) leave of the server's own time (README,
- * Benchmark); the copy delays the start by well under a second per GiB from the page cache.
+ * are what the batch's prefetching stages (lookup.h) leave of the server's own time
+ * (docs/benchmarks.rst); the copy delays the start by well under a second per GiB from the
+ * page cache.
  */
 const struct zb_zoneset *zb_on_huge_pages(const struct zb_zoneset *zs, struct zb_zoneset *copy);
 

@@ -72,7 +72,8 @@ void zb_stats_sum(const struct zb_server *server, struct zb_stats *total);
  * Format the counters, summed, and for JSON each worker's too, into `buf` (NUL-terminated
  * when cap is not 0). Like snprintf, return the length the whole text has: when it is `cap`
  * or more, the text was cut; call again with a larger buffer. Safe from any thread while the
- * workers run. JSON keys and Prometheus metric names are stable (README: Statistics).
+ * workers run. JSON keys and Prometheus metric names are stable (docs/server.rst, "Statistics
+ * and metrics").
  */
 size_t zb_stats_json(const struct zb_server *server, char *buf, size_t cap);
 size_t zb_stats_prometheus(const struct zb_server *server, char *buf, size_t cap);
