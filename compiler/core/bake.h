@@ -24,8 +24,9 @@
  *   dname.c     DNAME images
  *   denial.c    a signed zone's NSEC or NSEC3 chain, in order, and the searches over it
  *   digestindex.c  where a digest falls among sorted ones: NSEC3 hashes, the cache's keys
- *   resolve.c   the response to each question (RFC 1034 §4.3.2)
+ *   response.c  a response's sections, each RRset with its signatures (RFC 4035 §3.1.1)
  *   proofs.c    with DO set, the denial proofs of a response (RFC 4035 §3.1.3, RFC 5155 §7.2)
+ *   resolve.c   the response to each question (RFC 1034 §4.3.2)
  *   wire.c      responses into bodies with name compression
  *   bodies.c    the distinct bodies
  *   spill.c     their octets in a file beside the output, out of the resident set
@@ -411,7 +412,7 @@ extern int64_t *zone_expiry;
 void check_signatures(const struct signature_check *c, size_t *to_verify, size_t *in_cache);
 void check_chains(void);  /* each signed zone's NSEC or NSEC3 chain: complete and true */
 
-/* ---- resolve.c ---- */
+/* ---- response.c ---- */
 
 struct entry {
 	name_t owner;
@@ -451,8 +452,6 @@ struct response {
  * completes; a pointer to it. */
 #define OWNER_DNAME_IMAGE (NONE - 2)
 
-void resolve(struct response *r, uint32_t zone, name_t start, name_t encloser, uint16_t qtype,
-	     int minimal, int every_rrset);
 /* An RRset in a section, and with DNSSEC its signatures after it, at `ttl` (NONE: their own). */
 void add_signed(struct response *r, entries_t *section, name_t owner, uint32_t rrset,
 		uint32_t ttl);
@@ -463,6 +462,11 @@ void prove_nodata(struct response *r, uint32_t zone, name_t name);
 void prove_nxdomain(struct response *r, uint32_t zone, name_t name, name_t encloser);
 void prove_wildcard(struct response *r, uint32_t zone, name_t name, name_t wildcard,
 		    int nodata);
+
+/* ---- resolve.c ---- */
+
+void resolve(struct response *r, uint32_t zone, name_t start, name_t encloser, uint16_t qtype,
+	     int minimal, int every_rrset);
 name_t miss_wildcard(name_t encloser);
 name_t miss_image(name_t node);
 enum node_kind { NODE_DATA, NODE_DELEGATED, NODE_BELOW_DNAME };

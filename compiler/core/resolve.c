@@ -101,18 +101,6 @@ static enum where locate_below(uint32_t zone, name_t encloser, name_t *at)
 	return below(zone, encloser, at);
 }
 
-void add_signed(struct response *r, entries_t *section, name_t owner, uint32_t rrset,
-		uint32_t ttl)
-{
-	struct entry e = {owner, rrset, ttl == NONE ? rrsets.v[rrset].ttl : ttl};
-	PUSH(*section, e);
-	uint32_t sigs = rrsets.v[rrset].sigs;
-	if (r->dnssec && sigs != NONE) {
-		struct entry s = {owner, sigs, ttl == NONE ? rrsets.v[sigs].ttl : ttl};
-		PUSH(*section, s);
-	}
-}
-
 static void add_rrset(struct response *r, entries_t *section, name_t owner, uint32_t rrset)
 {
 	add_signed(r, section, owner, rrset, NONE);
