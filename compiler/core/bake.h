@@ -9,6 +9,7 @@
  *   util.c      memory, vectors, the ways out
  *   names.c     interned names: one id per name, its parent, its spelling
  *   zonefile.c  lexing zone files: records with their names as text (lexed.h)
+ *   fields.c    the fields that are neither names nor strings: numbers, TTLs, types, addresses
  *   nametext.c  names and character-strings in text: escapes, names into wire form
  *   rdatanames.c  record data with names kept as octets (NAPTR SVCB RRSIG NSEC NSEC3)
  *   rdatatext.c record data of octets only (hex, base64, RFC 3597's generic form)

@@ -100,9 +100,23 @@ struct lexer {
 
 void lex_zone_file(struct lexer *lx);
 
-/* zonefile.c: a number in plain digits up to `max`, or the reader declines. */
+/* Inline, so that the words' lengths are constants: it runs a dozen times a record. */
+static inline int eq_upper(struct token t, const char *word)
+{
+	size_t n = strlen(word);
+	if (t.len != n)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if ((t.p[i] >= 'a' && t.p[i] <= 'z' ? t.p[i] - 32 : t.p[i]) != word[i])
+			return 0;
+	return 1;
+}
+
+/* fields.c: a number in plain digits up to `max`, or the reader declines. */
 uint32_t lex_number(struct token t, uint64_t max, const char *what);
 uint32_t ttl_value(struct token t, const char *what);  /* 1h30m too */
+int digits(struct token t);  /* plain digits, at least one */
+int32_t generic_type(struct token t);  /* TYPEnnn (RFC 3597 §5): its number, or -1 */
 int ipv4(struct token t, uint8_t out[4]);
 int ipv6(struct token t, uint8_t out[16]);
 uint16_t any_type(struct token t);  /* a mnemonic or TYPEnnn, as dnspython reads either */
