@@ -130,6 +130,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	server.options = o.server;
+	server.options.tick = zb_reload_tick; /* logs a SIGHUP that came without --release */
 	zb_control_init(&control);
 	static struct zb_zoneset moved; /* the zone set with its data on huge pages */
 	const struct zb_zoneset *zs =

@@ -33,7 +33,8 @@ int zb_reload_start(struct zb_reload *r, const struct zb_server *server);
  * pid N" and this process, which ends with the swap, never ends before saying it. */
 void zb_reload_logged(void);
 
-/* A worker's one-second tick: log a SIGHUP that came without --release, once. */
+/* A worker's one-second tick (struct zb_server_options' tick): log a SIGHUP that came
+ * without --release, once. */
 void zb_reload_tick(void);
 
 #endif

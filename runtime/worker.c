@@ -14,7 +14,6 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "reload.h"
 #include "tcp.h"
 #include "udp.h"
 
@@ -202,7 +201,8 @@ void *zb_worker_run(void *arg)
 					zb_tcp_tick(&tcp, (uint32_t)expirations);
 					udp.rrl.now += (uint32_t)expirations;
 					zb_cookies_tick(cookies);
-					zb_reload_tick();
+					if (options->tick)
+						options->tick();
 				}
 				resume_listeners(w, epfd, paused);
 				break;

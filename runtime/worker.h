@@ -27,6 +27,9 @@ struct zb_server_options {
 	struct zb_rrl_options rrl;
 	uint8_t cookie_secret[ZB_COOKIE_SECRET_LEN]; /* the same in every worker */
 	struct zb_socket_options sockets;
+	/* Called by every worker's one-second tick, never per query; NULL calls nothing. main.c
+	 * gives zb_reload_tick (reload.h): the worker needs no knowledge of what it does. */
+	void (*tick)(void);
 };
 
 struct zb_worker {
