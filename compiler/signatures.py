@@ -1,12 +1,12 @@
 """Every signature of a signed zone verified before anything ships (RFC 4035 §5.3.3), as Knot's
 `dnssec-validation` checks a zone as it loads, but in CI.
 
-The core checks what needs no cryptography (compiler/core/signatures.c: the signer, the key,
-the times, every RRset signed by each algorithm) and writes each signature it has not verified
-in an earlier build, with the octets it signs and the DNSKEYs it may be by. They are verified
-here with dnspython's DNSSEC algorithms over the `cryptography` package, on every processor,
-while the core goes on making the answers. When all verify, this build's digests become the
-cache, so that a rebuild verifies only the signatures that changed.
+The core checks what needs no cryptography (compiler/core/dnssec/signatures.c: the signer, the
+key, the times, every RRset signed by each algorithm) and writes each signature it has not
+verified in an earlier build, with the octets it signs and the DNSKEYs it may be by. They are
+verified here with dnspython's DNSSEC algorithms over the `cryptography` package, on every
+processor, while the core goes on making the answers. When all verify, this build's digests
+become the cache, so that a rebuild verifies only the signatures that changed.
 
 A signature by a key the apex does not hold never comes here: nothing could verify it (the
 core's error, or under --lenient its warning, says so). One that fails against a key the apex

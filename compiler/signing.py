@@ -1,8 +1,8 @@
 """Signing at build time: the keys and times the core signs a zone with, and the signatures
 themselves.
 
-The core decides what is signed and how (compiler/core/signer.c): it adds the DNSKEY, CDS,
-CDNSKEY and NSEC3PARAM records and the NSEC or NSEC3 chain, and writes, for each signature
+The core decides what is signed and how (compiler/core/dnssec/signer.c): it adds the DNSKEY,
+CDS, CDNSKEY and NSEC3PARAM records and the NSEC or NSEC3 chain, and writes, for each signature
 its cache does not hold, the octets it signs (RFC 4034 §3.1.8.1) and which key signs them.
 They are signed here, on every processor, with dnspython's DNSSEC algorithms over the
 `cryptography` package; the private keys never leave this process and its workers. Ed25519

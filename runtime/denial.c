@@ -1,6 +1,6 @@
 /*
  * denial.c - the query name's own denial, found by a search over tables the compiler sorted
- * (compiler/core/denialdata.c), then copied as the compiler wrote it.
+ * (compiler/core/layout/denialdata.c), then copied as the compiler wrote it.
  */
 #include "denial.h"
 
@@ -12,8 +12,8 @@
  * in canonical order (RFC 4034 §6.1): where two differ, the first octet that differs is
  * either in both, or past the end of one (a zero there, something else in the other: the
  * shorter sorts first, as it does). The octets read past a short label are there to read:
- * the compiled data ends in 32 zeros (compiler/core/layout.c), a query's lowercased name is
- * followed by 16 (zb_lower_hash), a DNAME's image is in a buffer of 320. */
+ * the compiled data ends in 32 zeros (compiler/core/layout/layout.c), a query's lowercased name
+ * is followed by 16 (zb_lower_hash), a DNAME's image is in a buffer of 320. */
 static inline uint64_t label_prefix(const uint8_t *label)
 {
 	uint64_t word;

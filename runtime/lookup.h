@@ -41,8 +41,8 @@ const struct zb_answer *zb_lookup_below_signed(const struct zb_zoneset *zs,
 
 /* Equal names of `len` octets, compared whole blocks at a time, zeros after each name
  * included: a compiled name starts a block of 16 octets and is zero-padded to a whole one
- * (compiler/core/layout.c), and a query's lowercased name, or a suffix of it, is followed by
- * at least 16 zeros (zb_lower_hash). */
+ * (compiler/core/layout/layout.c), and a query's lowercased name, or a suffix of it, is followed
+ * by at least 16 zeros (zb_lower_hash). */
 static inline int zb_same_name(const uint8_t *compiled, const uint8_t *name, size_t len)
 {
 	/* Every block compared, the verdicts and-ed: no branch but the loop's (len >= 1). */

@@ -91,7 +91,7 @@ static inline void zb_sha1_block_portable(uint32_t h[5], const uint8_t *p)
 
 /* Whether the processor has the SHA extensions and SSSE3 and SSE4.1, which the blocks using
  * them need too (CPUID leaf 7 EBX bit 29; leaf 1 ECX bits 9 and 19). The core's SHA-256
- * (compiler/core/sha256.c) asks the same. */
+ * (compiler/core/base/sha256.c) asks the same. */
 static inline int zb_cpu_has_sha_extensions(void)
 {
 	unsigned a, b, c, d, sha;

@@ -107,8 +107,8 @@ static inline void copy_block(uint8_t *dst, const uint8_t *src)
 
 /* Copy `len` octets of compiled data into a response. Up to 64 go in blocks of 32, up to 31
  * octets more than asked: the data holds at least 32 after every body (the names and their
- * zeros come last, compiler/core/layout.c), and a response buffer (512 octets or more) holds
- * them after any question (271 at most) and 64 octets. */
+ * zeros come last, compiler/core/layout/layout.c), and a response buffer (512 octets or more)
+ * holds them after any question (271 at most) and 64 octets. */
 static inline void copy_short(uint8_t *dst, const uint8_t *src, size_t len)
 {
 	if (__builtin_expect(len > 32, 0)) {
@@ -123,8 +123,8 @@ static inline void copy_short(uint8_t *dst, const uint8_t *src, size_t len)
 
 /* Shift every compression pointer of a copied body (the first `len` octets of it) by
  * `delta`, how much longer the query name is than the name the body was compiled against
- * (see compiler/core/wire.c); those after a DNAME synthesis's `split` have moved `insert`
- * octets on. */
+ * (see compiler/core/layout/wire.c); those after a DNAME synthesis's `split` have moved
+ * `insert` octets on. */
 static inline __attribute__((always_inline)) void
 shift_pointers(const struct zb_zoneset *zs, const struct zb_answer *answer, uint8_t *body,
 	       size_t len, unsigned delta, size_t split, size_t insert)

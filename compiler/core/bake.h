@@ -5,37 +5,49 @@
  * run.py runs it: it writes the manifest, hands over the records dnspython read
  * of a file the fast reader declines, and reads back the diagnostics and the layout's numbers.
  *
- * Modules, in the order the data flows:
- *   util.c      memory, vectors, the ways out
- *   names.c     interned names: one id per name, its parent, its spelling
- *   zonefile.c  lexing zone files: records with their names as text (lexed.h)
- *   fields.c    the fields that are neither names nor strings: numbers, TTLs, types, addresses
- *   nametext.c  names and character-strings in text: escapes, names into wire form
- *   rdatanames.c  record data with names kept as octets (NAPTR SVCB RRSIG NSEC NSEC3)
- *   rdatatext.c record data of octets only (hex, base64, RFC 3597's generic form)
- *   readzone.c  reading zone files: the lexer, on a thread of its own for a large one, and
- *               the names interned and the records filed in file order
- *   records.c   records dnspython read, handed over in wire form
- *   chainmake.c a zone signed at build time: its keys, CDS, CDNSKEY, and its denial chain
- *   signer.c    ...and its signatures, made by the driver, cached across builds
- *   types.c     type numbers and mnemonics
- *   zones.c     records into RRsets, and the checks
- *   views.c     what a zone holds at a name, a parent's records in its child's namespace too
- *   diagnostics.c  errors and warnings, with their positions
- *   dname.c     DNAME images
- *   denial.c    a signed zone's NSEC or NSEC3 chain, in order, and the searches over it
- *   digestindex.c  where a digest falls among sorted ones: NSEC3 hashes, the cache's keys
- *   response.c  a response's sections, each RRset with its signatures (RFC 4035 §3.1.1)
- *   proofs.c    with DO set, the denial proofs of a response (RFC 4035 §3.1.3, RFC 5155 §7.2)
- *   resolve.c   the response to each question (RFC 1034 §4.3.2)
- *   wire.c      responses into bodies with name compression
- *   bodies.c    the distinct bodies
- *   spill.c     their octets in a file beside the output, out of the resident set
- *   answers.c   every node's bodies, and with DO set, its twin's
- *   denialdata.c  the chains as the responder copies them, and what finds their entries
- *   phash.c     the perfect hash (hash.h is the responder's own)
- *   layout.c    the blob
+ * Its files, a folder per layer, each layer in the order the data flows:
+ *   base/       what every layer uses
+ *     util.c      memory, vectors, the ways out
+ *     names.c     interned names: one id per name, its parent, its spelling
+ *     types.c     type numbers and mnemonics
+ *     diagnostics.c  errors and warnings, with their positions
+ *     digestindex.c  where a digest falls among sorted ones: NSEC3 hashes, the cache's keys
+ *     sha256.c    SHA-256, the key of the signatures verified before
+ *     spill.c     the bodies' octets in a file beside the output, out of the resident set
+ *   read/       zone files, and records handed over in wire form
+ *     zonefile.c  lexing zone files: records with their names as text (lexed.h)
+ *     fields.c    the fields that are neither names nor strings: numbers, TTLs, types, addresses
+ *     nametext.c  names and character-strings in text: escapes, names into wire form
+ *     rdatanames.c  record data with names kept as octets (NAPTR SVCB RRSIG NSEC NSEC3)
+ *     rdatatext.c record data of octets only (hex, base64, RFC 3597's generic form)
+ *     readzone.c  reading zone files: the lexer, on a thread of its own for a large one, and
+ *                 the names interned and the records filed in file order
+ *     records.c   records dnspython read, handed over in wire form
+ *   semantics/  the zones' meaning: checks, names, and the response to every question
+ *     zones.c     records into RRsets, and the checks
+ *     views.c     what a zone holds at a name, a parent's records in its child's namespace too
+ *     dname.c     DNAME images
+ *     response.c  a response's sections, each RRset with its signatures (RFC 4035 §3.1.1)
+ *     proofs.c    with DO set, the denial proofs of a response (RFC 4035 §3.1.3, RFC 5155 §7.2)
+ *     resolve.c   the response to each question (RFC 1034 §4.3.2)
+ *     answers.c   every node's bodies, and with DO set, its twin's
+ *   dnssec/     signatures and denial chains: checked, or made at build time
+ *     canonical.c what a signature signs (RFC 4034 §3.1.8.1)
+ *     signatures.c  a signed zone's signatures, checked before anything ships
+ *     chainmake.c a zone signed at build time: its keys, CDS, CDNSKEY, and its denial chain
+ *     signer.c    ...and its signatures, made by the driver, cached across builds
+ *     denial.c    a signed zone's NSEC or NSEC3 chain, in order, and the searches over it
+ *     chaincheck.c  a signed zone's denial chain, checked as its signer should have made it
+ *   layout/     the blob: zonedata.bin as the responder reads it (runtime/zonedata.h)
+ *     wire.c      responses into bodies with name compression
+ *     bodies.c    the distinct bodies
+ *     denialdata.c  the chains as the responder copies them, and what finds their entries
+ *     phash.c     the perfect hash (hash.h is the responder's own)
+ *     layout.c    the blob
+ *   compile.c   the stages in order, for a zone set whose zones are listed
  *   main.c      the manifest in, zonedata.bin and the layout's numbers out
+ * Each file includes this header as "bake.h" and the responder's as runtime/ names them
+ * ("zonedata.h", "hash.h"): program.py compiles them with both folders on the include path.
  */
 #ifndef BAKE_H
 #define BAKE_H

@@ -1,4 +1,5 @@
-"""Running the core (the C files beside this one): the whole compile of a zone set.
+"""Running the core (the C files beside this one and in its layer folders): the whole compile
+of a zone set.
 
 The core reads the zone files with its fast reader, checks them, and makes the name tree,
 every answer, the perfect hash and the layout: zonedata.bin, and the layout's numbers for

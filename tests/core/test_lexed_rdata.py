@@ -116,8 +116,8 @@ def lexed_records(tmp_path_factory):
     core = ROOT / "compiler" / "core"
     sanitize = ["-O1", "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=all"] \
         if os.environ.get("ZONEBAKE_SANITIZE") else ["-O2"]
-    sources = ["zonefile.c", "fields.c", "nametext.c", "rdatanames.c", "rdatatext.c", "util.c",
-               "types.c", "names.c"]
+    sources = ["read/zonefile.c", "read/fields.c", "read/nametext.c", "read/rdatanames.c",
+               "read/rdatatext.c", "base/util.c", "base/types.c", "base/names.c"]
     subprocess.run(["cc", "-std=gnu11", "-pthread", "-Wall", "-Werror", *sanitize,
                     f"-I{core}", f"-I{ROOT / 'runtime'}", str(TESTS / "c" / "lexed_records.c"),
                     *(str(core / s) for s in sources), "-o", str(binary)], check=True)

@@ -1,4 +1,4 @@
-"""The core reads a zone file on one thread or on two (compiler/core/readzone.c): a
+"""The core reads a zone file on one thread or on two (compiler/core/read/readzone.c): a
 lexer on a thread of its own hands the records over in blocks, a few blocks ahead, and the
 reading thread interns their names and files them in file order. Both ways must write the
 same zonedata.bin byte for byte and, for a zone they decline, give the same reason: that of

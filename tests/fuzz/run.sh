@@ -20,7 +20,7 @@ cflags=(-std=gnu11 -g -O1 -pthread -fsanitize=fuzzer,address,undefined -fno-sani
 runtime=(runtime/wire.c runtime/lookup.c runtime/denial.c runtime/chaos.c runtime/respond.c
 	 runtime/statkeys.c runtime/cookies.c runtime/rrl.c)
 core=()
-for source in compiler/core/*.c; do
+for source in compiler/core/*.c compiler/core/*/*.c; do
 	[ "$source" = compiler/core/main.c ] || core+=("$source")
 done
 options=()

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "bake.h"
-#include "lexed.h"
+#include "read/lexed.h"
 
 static void put_name(const struct lexer *lx, struct token t)
 {

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "bake.h"
-#include "lexed.h"
+#include "read/lexed.h"
 
 #define LEX_BESIDE_FROM (1 << 20)  /* octets; a smaller file is read before a thread starts */
 #define QUEUE_BLOCKS 8

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "bake.h"
-#include "lexed.h"
+#include "read/lexed.h"
 
 /* Plain digits, at least one. */
 int digits(struct token t)

@@ -25,7 +25,7 @@
 #include <string.h>
 
 #include "bake.h"
-#include "lexed.h"
+#include "read/lexed.h"
 
 /* dnspython's whitespace between tokens. */
 static int space(char c)

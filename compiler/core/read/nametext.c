@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "bake.h"
-#include "lexed.h"
+#include "read/lexed.h"
 
 static int is_digit(char c)
 {
