@@ -43,7 +43,7 @@ PRIORITIES = {"error": 3, "warning": 4, "info": 6}
 
 def _to_journal() -> bool:
     """Whether stderr is the journal: $JOURNAL_STREAM names its device and inode
-    (systemd.exec(5)), as the server checks (runtime/log.c)."""
+    (systemd.exec(5)), as the server checks (runtime/ops/log.c)."""
     device, _, inode = os.environ.get("JOURNAL_STREAM", "").partition(":")
     try:
         st = os.fstat(sys.stderr.fileno())

@@ -11,18 +11,18 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "activation.h"
-#include "ask.h"
-#include "control.h"
-#include "descriptors.h"
-#include "hugepages.h"
-#include "log.h"
-#include "metrics.h"
-#include "notify.h"
-#include "options.h"
-#include "reload.h"
-#include "server.h"
-#include "takeover.h"
+#include "ops/ask.h"
+#include "ops/control.h"
+#include "ops/hugepages.h"
+#include "ops/log.h"
+#include "ops/metrics.h"
+#include "ops/notify.h"
+#include "ops/reload.h"
+#include "ops/takeover.h"
+#include "server/options.h"
+#include "server/server.h"
+#include "transport/activation.h"
+#include "transport/descriptors.h"
 #include "zonedata.h"
 
 /* The signed zone whose signatures expire first, and when: a zone not re-signed in time fails

@@ -11,7 +11,7 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 
-#include "nsec3hash.h"  /* zb_cpu_has_sha_extensions */
+#include "query/nsec3hash.h"  /* zb_cpu_has_sha_extensions */
 #endif
 
 static const uint32_t K[64] = {

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "bake.h"
-#include "nsec3hash.h"
+#include "query/nsec3hash.h"
 
 #define MAX_TYPES 256 /* a name's types we compare; more are not served by anyone */
 #define NSEC3_OPT_OUT 1

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "bake.h"
-#include "nsec3hash.h"
+#include "query/nsec3hash.h"
 
 #define MAX_TYPES 1024
 #define NSEC3_SHA1 1       /* RFC 5155 §11 */

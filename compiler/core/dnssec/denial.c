@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "bake.h"
-#include "nsec3hash.h"
+#include "query/nsec3hash.h"
 
 struct chain {
 	uint16_t kind;          /* T_NSEC, T_NSEC3, or 0: the zone has no denial chain */
@@ -287,8 +287,8 @@ void name_hash(uint32_t zone, const uint8_t *key, size_t len, uint8_t out[ZB_SHA
 /* For a name of an NSEC zone, the children in canonical order that have NSEC RRsets at or
  * below them, each with the chain index of the NSEC that covers a name sorting after its
  * subtree and before the next child's: where the name that does not exist below `encloser`
- * falls, by its label under the encloser (runtime/denial.c). `before` covers a name sorting
- * before every child. Labels are lowercased, length first. */
+ * falls, by its label under the encloser (runtime/query/denial.c). `before` covers a name
+ * sorting before every child. Labels are lowercased, length first. */
 void nsec_children(uint32_t zone, name_t encloser, struct child_gaps *out)
 {
 	const struct chain *c = &chains[zone];

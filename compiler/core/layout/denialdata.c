@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "bake.h"
-#include "wire.h"
+#include "query/wire.h"
 #include "zonedata.h"
 
 bytes_t denial_region;

@@ -15,9 +15,9 @@
 
 #define ALIGN 8
 /* Each name starts a block of 16 octets and is zero-padded to a whole block: the responder
- * compares names a block at a time (runtime/lookup.h). Zeros after the last: the responder
- * copies a short body in blocks of 32 (runtime/respond.c), reading up to 31 octets past its
- * end, and the names come after every body. */
+ * compares names a block at a time (runtime/query/lookup.h). Zeros after the last: the
+ * responder copies a short body in blocks of 32 (runtime/query/respond.c), reading up to 31 octets
+ * past its end, and the names come after every body. */
 #define NAME_ALIGN 16
 #define NAMES_TAIL 32
 

@@ -3,7 +3,7 @@
  * §7.2): which NSEC or NSEC3 RRsets go in the authority section, each with its signatures.
  * A proof about a name the compiler knows is written whole; a proof about the query name
  * itself, when the query name has no node (a name that does not exist, a wildcard's match),
- * is left to the responder, which finds it by the name (runtime/denial.c): the response
+ * is left to the responder, which finds it by the name (runtime/query/denial.c): the response
  * says so (`dynamic_proof`) and which chain entries it holds already, not to repeat them.
  */
 #include "bake.h"

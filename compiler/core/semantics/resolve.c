@@ -353,7 +353,7 @@ static void reset(struct response *r)
  * exists below it either, so what denies it denies the query name's image (RFC 6672 §3.3);
  * when it exists (it is then `encloser`, the closest encloser of the query name's image),
  * the image is the responder's to deny, by the query name's next label put in front of it
- * (runtime/denial.c, the image denial denialdata.c writes at the node). */
+ * (runtime/query/denial.c, the image denial denialdata.c writes at the node). */
 static name_t image_or(const struct response *r, name_t name, name_t encloser)
 {
 	if (name != NONE || r->dname_rrset == NONE)
