@@ -252,8 +252,8 @@ struct rrset {
 /* The types a zone holds, ascending: a handful, so a sorted array. */
 typedef VEC(uint16_t) types_t;
 
-/* A zone the build signs (the manifest's `sign` and `key` lines; compiler/signing.py). */
-struct signing_key {
+/* A zone the build signs (the manifest's `sign` and `key` lines;
+compiler/dnssec/signing.py). */ struct signing_key {
 	uint32_t index;          /* the driver's number for it: its `key` line's, from 0 */
 	const uint8_t *rdata;    /* the DNSKEY's */
 	uint16_t len, tag;
@@ -342,8 +342,8 @@ void add_denial(uint32_t zone);  /* DNSKEY, CDS, CDNSKEY, NSEC3PARAM, the chain 
 void sign_zone(uint32_t zone, const struct signer_files *f);
 void signer_finish(const struct signer_files *f);  /* this build's cache, for the driver */
 /* Where a caller other than the driver (tests/fuzz) signs: what f->requests asks, into
- * f->signed_path, in compiler/signing.py's formats. NULL: the driver, on stdin and stderr. */
-extern void (*signing_driver)(const struct signer_files *f, size_t asked);
+ * f->signed_path, in compiler/dnssec/signing.py's formats. NULL: the driver, on stdin and
+stderr. */ extern void (*signing_driver)(const struct signer_files *f, size_t asked);
 
 /* ---- denial.c ---- */
 

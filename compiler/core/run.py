@@ -24,8 +24,8 @@ from typing import Callable, Iterator
 from ..config import ServerDefaults, ZoneSetConfig
 from ..emit import Layout
 from ..errors import CompileError, Diagnostic, Position, UsageError
+from ..dnssec import signatures, signing
 from ..read import handover
-from .. import signatures, signing
 from .program import Failed, executable
 
 EXIT_ERRORS = 1

@@ -15,9 +15,9 @@ import pytest
 from conftest import ZONES, run_zonebake
 from unpublishedkeys import (ORIGIN, RRSETS, SIGNER, SIGNING, UNPUBLISHED, UNUSED, SignedZone,
                              forged, sign)
-from zonebake import signatures
 from zonebake.config import zones_from_args
 from zonebake.core import run as core
+from zonebake.dnssec import signatures
 
 WWW = f"www.{ORIGIN}"
 

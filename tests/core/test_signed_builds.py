@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from conftest import ZONES, require, run_zonebake
-from zonebake import signatures
 from zonebake.config import load_toml
 from zonebake.core import run as core
+from zonebake.dnssec import signatures
 from zonebake.errors import CompileError
 
 SIGNED = ZONES / "signed"

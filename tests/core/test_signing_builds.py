@@ -20,9 +20,9 @@ import pytest
 from buildsigned import (ORIGIN, ZONE, build, dname_to_apex, keygen, private_octets,
                          signed_set)
 from conftest import require
-from zonebake import signing
 from zonebake.config import load_toml
 from zonebake.core import run as core
+from zonebake.dnssec import signing
 from zonebake.errors import CompileError, UsageError
 
 # A fixed time, this day's start: the build refuses signatures that have expired by now.

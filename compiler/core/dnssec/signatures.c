@@ -3,8 +3,8 @@
  * authoritative RRset signed by every algorithm of the apex DNSKEY set (RFC 4035 §2.2), each
  * RRSIG by the zone (its signer the apex) with a key the apex holds, and within its validity
  * period (RFC 4034 §3.1.5). Whether each signature verifies is the driver's to find, with
- * dnspython and `cryptography` on every processor (compiler/signatures.py): it is written
- * out here, what it signs with it (canonical.c) and the keys it may be by.
+ * dnspython and `cryptography` on every processor (compiler/dnssec/signatures.py): it is
+ * written out here, what it signs with it (canonical.c) and the keys it may be by.
  *
  * With --lenient, the findings that leave the zone verifiable are warnings and the zone is
  * served as written, as NSD, Knot and BIND serve it: a validator needs one signature it can
@@ -13,8 +13,8 @@
  * signatures, a signature by a key the apex does not hold or by another signer (never
  * written out to verify: no key here can), and one outside its validity period are warnings;
  * an RRset with no signature by the apex with a key it holds, a signature whose labels field
- * no name can match, and (compiler/signatures.py) one that fails against a key the apex holds
- * stay errors: those make the zone bogus at every validator.
+ * no name can match, and (compiler/dnssec/signatures.py) one that fails against a key the apex
+ * holds stay errors: those make the zone bogus at every validator.
  *
  * The file, little-endian: `ZBSIG1\0\0`, then entries, each a kind octet:
  *   'F' u16 length, a file's name as messages give it (numbered from 0 in `files` order);

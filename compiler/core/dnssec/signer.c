@@ -6,7 +6,7 @@
  * algorithm with keys of one kind only signs everything with them, a combined signing key).
  *
  * The core holds no private key: it writes what each signature signs (RFC 4034 §3.1.8.1,
- * canonical.c) to the driver (compiler/signing.py's file formats), says `sign COUNT` on
+ * canonical.c) to the driver (compiler/dnssec/signing.py's file formats), says `sign COUNT` on
  * stderr, waits for `signed` on stdin and reads the signatures back. Signatures made by
  * earlier builds come from the cache instead, keyed by the SHA-256 of what they sign (their
  * times left out) and the key: with SOURCE_DATE_EPOCH a signature is reused only with the

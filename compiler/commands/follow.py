@@ -24,11 +24,11 @@ import threading
 import time
 from pathlib import Path
 
-from . import transfer
-from .build import build
-from .config import ZoneSetConfig, parse_listen
+from .. import transfer
+from ..build import build
+from ..config import ZoneSetConfig, parse_listen
+from ..errors import CompileError, UsageError
 from .deploy import DeployError, control_status, deploy
-from .errors import CompileError, UsageError
 from .notify import Notifies
 
 DEFAULT_RETRY = 300  # seconds, when a zone's file has no SOA to say (its primary failed)

@@ -19,8 +19,8 @@ import subprocess
 import time
 from pathlib import Path
 
+from ..errors import UsageError
 from . import releases
-from .errors import UsageError
 
 PROTOCOL = "zonebake-control 1"
 

@@ -20,7 +20,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from .errors import UsageError
+from ..errors import UsageError
 
 
 def release_path(pid: int) -> Path | None:

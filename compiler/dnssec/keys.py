@@ -27,7 +27,7 @@ import dns.rdatatype
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519
 
-from .errors import UsageError
+from ..errors import UsageError
 
 # The algorithms zonebake signs with (RFC 8624 §3.1: MUST or RECOMMENDED to sign with).
 ALGORITHMS = {"ed25519": 15, "ecdsap256sha256": 13}

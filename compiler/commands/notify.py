@@ -31,7 +31,7 @@ import dns.rdatatype
 import dns.rdtypes.ANY.TSIG
 import dns.tsig
 
-from .config import ZoneSetConfig, ZoneSource
+from ..config import ZoneSetConfig, ZoneSource
 
 HEADER = 12
 # RFC 8945 §5.2 (16 is BADVERS too, in an OPT record: dnspython's text says that).

@@ -27,11 +27,12 @@ import dns.rdata
 import dns.rdataclass
 import dns.zone
 
-from . import keys, workers
-from .config import ZoneSetConfig, ZoneSource
-from .errors import UsageError
-from .read import handover
-from .toolchain import objcache
+from .. import workers
+from ..config import ZoneSetConfig, ZoneSource
+from ..errors import UsageError
+from ..read import handover
+from ..toolchain import objcache
+from . import keys
 
 REQUESTS, SIGNED = b"ZBSGN1\0\0", b"ZBSGD1\0\0"
 INLINE = 1000  # fewer signatures than this are made without starting processes

@@ -20,9 +20,9 @@ import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import Diagnostic, Position
-from . import workers
-from .toolchain import objcache
+from ..errors import Diagnostic, Position
+from .. import workers
+from ..toolchain import objcache
 
 MAGIC = b"ZBSIG1\0\0"
 SHOWN = 10  # failures shown per zone, then a count
