@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV := .venv
 ZONEBAKE := $(VENV)/bin/zonebake
 SOURCES := $(wildcard compiler/*.py compiler/*/*.py compiler/templates/* compiler/core/*.[ch] \
-	runtime/*.c runtime/*.h)
+	compiler/core/*/*.[ch] runtime/*.[ch] runtime/*/*.[ch])
 
 # The tests of the core, the toolchain, end to end and of operations run a second time, with
 # the core and the server built with ASan and UBSan.

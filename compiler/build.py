@@ -14,8 +14,9 @@ from typing import Callable
 from .config import ZoneSetConfig
 from .errors import CompileError, Diagnostic
 from .progress import Progress
-from . import emit, keepgoing, signing, transfer
+from . import emit, keepgoing, transfer
 from .core import run as core
+from .dnssec import signing
 from .toolchain import cc, replacing
 
 

@@ -15,11 +15,11 @@ import dns.name
 
 from . import __version__
 from .build import build, check
+from .commands.deploy import DeployError, deploy
+from .commands.follow import Deploying, follow
 from .config import load_toml, zones_from_args
-from .deploy import DeployError, deploy
-from .follow import Deploying, follow
+from .dnssec.keys import ALGORITHMS, ds_records, generate, load
 from .errors import CompileError, UsageError
-from .keys import ALGORITHMS, ds_records, generate, load
 from .progress import Progress
 
 EXIT_OK, EXIT_ZONE_ERROR, EXIT_USAGE = 0, 1, 2

@@ -4,7 +4,7 @@ provider's 10,000 customer zones should not stop serving because one customer's 
 A zone with errors is reported with them and left out, or, when the output directory holds
 its last good copy, that copy is compiled instead, with a warning. The last good copy is the
 zone's records as the core read them, before any signing, in the handover form
-(compiler/core/records.c; positions kept, so that messages still name the file and line),
+(compiler/core/read/records.c; positions kept, so that messages still name the file and line),
 written by every --keep-going build that found the zone without errors, into
 OUTDIR/last-good/, one file per origin.
 """

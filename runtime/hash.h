@@ -2,8 +2,8 @@
  * hash.h - the perfect hash over lowercased wire-format names.
  *
  * Written once, for both sides of the contract: the compiler's core builds the perfect hash
- * with these functions (compiler/core/phash.c includes this file) and the responder looks
- * names up with them. tests/unit/test_phash.py pins a few values: a change here changes
+ * with these functions (compiler/core/layout/phash.c includes this file) and the responder
+ * looks names up with them. tests/unit/test_phash.py pins a few values: a change here changes
  * every compiled layout.
  */
 #ifndef ZB_HASH_H
@@ -45,9 +45,9 @@ static inline uint64_t zb_mum(uint64_t a, uint64_t b)
  * insists on the byte order), the last block zero-padded: one multiply a block. A block's
  * product is 0 where one of its factors is; both factors hold the seed's key, so names that
  * meet there, or whose two words trade places, meet for one seed only, and the perfect hash
- * tries another (compiler/core/phash.c). The key is the compiler's to work out: the zone set
- * holds it (zb_zoneset.hash_key), and the responder hashes with it. These steps let a caller
- * feed the hash blocks it already has.
+ * tries another (compiler/core/layout/phash.c). The key is the compiler's to work out: the zone
+ * set holds it (zb_zoneset.hash_key), and the responder hashes with it. These steps let a
+ * caller feed the hash blocks it already has.
  */
 #define ZB_HASH_KEY(seed) (((uint64_t)(seed) + 1) * ZB_HASH_M ^ ZB_HASH_K)
 

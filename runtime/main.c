@@ -11,18 +11,18 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "activation.h"
-#include "ask.h"
-#include "control.h"
-#include "descriptors.h"
-#include "hugepages.h"
-#include "log.h"
-#include "metrics.h"
-#include "notify.h"
-#include "options.h"
-#include "reload.h"
-#include "server.h"
-#include "takeover.h"
+#include "ops/ask.h"
+#include "ops/control.h"
+#include "ops/hugepages.h"
+#include "ops/log.h"
+#include "ops/metrics.h"
+#include "ops/notify.h"
+#include "ops/reload.h"
+#include "ops/takeover.h"
+#include "server/options.h"
+#include "server/server.h"
+#include "transport/activation.h"
+#include "transport/descriptors.h"
 #include "zonedata.h"
 
 /* The signed zone whose signatures expire first, and when: a zone not re-signed in time fails
@@ -130,6 +130,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	server.options = o.server;
+	server.options.tick = zb_reload_tick; /* logs a SIGHUP that came without --release */
 	zb_control_init(&control);
 	static struct zb_zoneset moved; /* the zone set with its data on huge pages */
 	const struct zb_zoneset *zs =

@@ -5,7 +5,7 @@
  * little-endian, referenced by offsets into the blob. Nodes sit in the perfect hash's slot
  * order (a slot's node is nodes[slot]; an empty slot's node has name_len 0), and each answer's
  * record sits right before its body, so that a lookup touches few cache lines. Written once
- * for both sides: the compiler's core writes these very structs (compiler/core/layout.c
+ * for both sides: the compiler's core writes these very structs (compiler/core/layout/layout.c
  * includes this file), and only the offsets of the tables reach zonedata.c, as numbers.
  */
 #ifndef ZB_ZONEDATA_H

@@ -1,6 +1,7 @@
 """zonedata.bin read back: every node's answers as the core wrote them (runtime/zonedata.h),
 and each put behind a question for the node's own name as the responder puts it
-(runtime/respond.c) and decoded with dnspython. For tests that look at what a build serves."""
+(runtime/query/respond.c) and decoded with dnspython. For tests that look at what a build
+serves."""
 
 from __future__ import annotations
 

@@ -16,7 +16,7 @@ import dns.query
 
 from conftest import AS_ROOT, LISTENING, LOG_LINE, TESTS, build_set, run_zonebake
 
-from zonebake.deploy import control_status
+from zonebake.commands.deploy import control_status
 
 SWAP_ZONE = """\
 $ORIGIN swap.test.

@@ -5,35 +5,49 @@
  * run.py runs it: it writes the manifest, hands over the records dnspython read
  * of a file the fast reader declines, and reads back the diagnostics and the layout's numbers.
  *
- * Modules, in the order the data flows:
- *   util.c      memory, vectors, the ways out
- *   names.c     interned names: one id per name, its parent, its spelling
- *   zonefile.c  lexing zone files: records with their names as text (lexed.h)
- *   nametext.c  names and character-strings in text: escapes, names into wire form
- *   rdatanames.c  record data with names kept as octets (NAPTR SVCB RRSIG NSEC NSEC3)
- *   rdatatext.c record data of octets only (hex, base64, RFC 3597's generic form)
- *   readzone.c  reading zone files: the lexer, on a thread of its own for a large one, and
- *               the names interned and the records filed in file order
- *   records.c   records dnspython read, handed over in wire form
- *   chainmake.c a zone signed at build time: its keys, CDS, CDNSKEY, and its denial chain
- *   signer.c    ...and its signatures, made by the driver, cached across builds
- *   types.c     type numbers and mnemonics
- *   zones.c     records into RRsets, and the checks
- *   views.c     what a zone holds at a name, a parent's records in its child's namespace too
- *   diagnostics.c  errors and warnings, with their positions
- *   dname.c     DNAME images
- *   denial.c    a signed zone's NSEC or NSEC3 chain, in order, and the searches over it
- *   digestindex.c  where a digest falls among sorted ones: NSEC3 hashes, the cache's keys
- *   resolve.c   the response to each question (RFC 1034 §4.3.2)
- *   proofs.c    with DO set, the denial proofs of a response (RFC 4035 §3.1.3, RFC 5155 §7.2)
- *   wire.c      responses into bodies with name compression
- *   bodies.c    the distinct bodies
- *   spill.c     their octets in a file beside the output, out of the resident set
- *   answers.c   every node's bodies, and with DO set, its twin's
- *   denialdata.c  the chains as the responder copies them, and what finds their entries
- *   phash.c     the perfect hash (hash.h is the responder's own)
- *   layout.c    the blob
+ * Its files, a folder per layer, each layer in the order the data flows:
+ *   base/       what every layer uses
+ *     util.c      memory, vectors, the ways out
+ *     names.c     interned names: one id per name, its parent, its spelling
+ *     types.c     type numbers and mnemonics
+ *     diagnostics.c  errors and warnings, with their positions
+ *     digestindex.c  where a digest falls among sorted ones: NSEC3 hashes, the cache's keys
+ *     sha256.c    SHA-256, the key of the signatures verified before
+ *     spill.c     the bodies' octets in a file beside the output, out of the resident set
+ *   read/       zone files, and records handed over in wire form
+ *     zonefile.c  lexing zone files: records with their names as text (lexed.h)
+ *     fields.c    the fields that are neither names nor strings: numbers, TTLs, types, addresses
+ *     nametext.c  names and character-strings in text: escapes, names into wire form
+ *     rdatanames.c  record data with names kept as octets (NAPTR SVCB RRSIG NSEC NSEC3)
+ *     rdatatext.c record data of octets only (hex, base64, RFC 3597's generic form)
+ *     readzone.c  reading zone files: the lexer, on a thread of its own for a large one, and
+ *                 the names interned and the records filed in file order
+ *     records.c   records dnspython read, handed over in wire form
+ *   semantics/  the zones' meaning: checks, names, and the response to every question
+ *     zones.c     records into RRsets, and the checks
+ *     views.c     what a zone holds at a name, a parent's records in its child's namespace too
+ *     dname.c     DNAME images
+ *     response.c  a response's sections, each RRset with its signatures (RFC 4035 §3.1.1)
+ *     proofs.c    with DO set, the denial proofs of a response (RFC 4035 §3.1.3, RFC 5155 §7.2)
+ *     resolve.c   the response to each question (RFC 1034 §4.3.2)
+ *     answers.c   every node's bodies, and with DO set, its twin's
+ *   dnssec/     signatures and denial chains: checked, or made at build time
+ *     canonical.c what a signature signs (RFC 4034 §3.1.8.1)
+ *     signatures.c  a signed zone's signatures, checked before anything ships
+ *     chainmake.c a zone signed at build time: its keys, CDS, CDNSKEY, and its denial chain
+ *     signer.c    ...and its signatures, made by the driver, cached across builds
+ *     denial.c    a signed zone's NSEC or NSEC3 chain, in order, and the searches over it
+ *     chaincheck.c  a signed zone's denial chain, checked as its signer should have made it
+ *   layout/     the blob: zonedata.bin as the responder reads it (runtime/zonedata.h)
+ *     wire.c      responses into bodies with name compression
+ *     bodies.c    the distinct bodies
+ *     denialdata.c  the chains as the responder copies them, and what finds their entries
+ *     phash.c     the perfect hash (hash.h is the responder's own)
+ *     layout.c    the blob
+ *   compile.c   the stages in order, for a zone set whose zones are listed
  *   main.c      the manifest in, zonedata.bin and the layout's numbers out
+ * Each file includes this header as "bake.h" and the responder's as runtime/ names them
+ * ("zonedata.h", "hash.h"): program.py compiles them with both folders on the include path.
  */
 #ifndef BAKE_H
 #define BAKE_H
@@ -238,8 +252,8 @@ struct rrset {
 /* The types a zone holds, ascending: a handful, so a sorted array. */
 typedef VEC(uint16_t) types_t;
 
-/* A zone the build signs (the manifest's `sign` and `key` lines; compiler/signing.py). */
-struct signing_key {
+/* A zone the build signs (the manifest's `sign` and `key` lines;
+compiler/dnssec/signing.py). */ struct signing_key {
 	uint32_t index;          /* the driver's number for it: its `key` line's, from 0 */
 	const uint8_t *rdata;    /* the DNSKEY's */
 	uint16_t len, tag;
@@ -328,8 +342,8 @@ void add_denial(uint32_t zone);  /* DNSKEY, CDS, CDNSKEY, NSEC3PARAM, the chain 
 void sign_zone(uint32_t zone, const struct signer_files *f);
 void signer_finish(const struct signer_files *f);  /* this build's cache, for the driver */
 /* Where a caller other than the driver (tests/fuzz) signs: what f->requests asks, into
- * f->signed_path, in compiler/signing.py's formats. NULL: the driver, on stdin and stderr. */
-extern void (*signing_driver)(const struct signer_files *f, size_t asked);
+ * f->signed_path, in compiler/dnssec/signing.py's formats. NULL: the driver, on stdin and
+stderr. */ extern void (*signing_driver)(const struct signer_files *f, size_t asked);
 
 /* ---- denial.c ---- */
 
@@ -411,7 +425,7 @@ extern int64_t *zone_expiry;
 void check_signatures(const struct signature_check *c, size_t *to_verify, size_t *in_cache);
 void check_chains(void);  /* each signed zone's NSEC or NSEC3 chain: complete and true */
 
-/* ---- resolve.c ---- */
+/* ---- response.c ---- */
 
 struct entry {
 	name_t owner;
@@ -451,8 +465,6 @@ struct response {
  * completes; a pointer to it. */
 #define OWNER_DNAME_IMAGE (NONE - 2)
 
-void resolve(struct response *r, uint32_t zone, name_t start, name_t encloser, uint16_t qtype,
-	     int minimal, int every_rrset);
 /* An RRset in a section, and with DNSSEC its signatures after it, at `ttl` (NONE: their own). */
 void add_signed(struct response *r, entries_t *section, name_t owner, uint32_t rrset,
 		uint32_t ttl);
@@ -463,6 +475,11 @@ void prove_nodata(struct response *r, uint32_t zone, name_t name);
 void prove_nxdomain(struct response *r, uint32_t zone, name_t name, name_t encloser);
 void prove_wildcard(struct response *r, uint32_t zone, name_t name, name_t wildcard,
 		    int nodata);
+
+/* ---- resolve.c ---- */
+
+void resolve(struct response *r, uint32_t zone, name_t start, name_t encloser, uint16_t qtype,
+	     int minimal, int every_rrset);
 name_t miss_wildcard(name_t encloser);
 name_t miss_image(name_t node);
 enum node_kind { NODE_DATA, NODE_DELEGATED, NODE_BELOW_DNAME };

@@ -16,7 +16,7 @@
  * `signing` then three lines: where requests for signatures go, where they come back, and
  * the cache of earlier builds' (signer.c; empty: none). A zone the build signs has after its
  * `zone` lines `sign nsec|nsec3 OPT_OUT INCEPTION EXPIRATION EXACT` and a line `key
- * sign|publish DNSKEY_RDATA_HEX` per key (compiler/signing.py), and `write-signed PATH`
+ * sign|publish DNSKEY_RDATA_HEX` per key (compiler/dnssec/signing.py), and `write-signed PATH`
  * when its records, signed, are to be written out (records.c). `keep-records PATH`: where a
  * zone's records go when it has no error, as its last good copy (compiler/keepgoing.py).
  */

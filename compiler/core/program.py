@@ -1,7 +1,11 @@
 """The core's executable: compiled on first use with the same C compiler as the responder,
 into a cache keyed by its sources, the responder's headers it includes and the compiler, so a
 build pays for it once; `check`, which writes nothing, compiles one for the run when the
-cache has none."""
+cache has none.
+
+Its C files are here and in a folder per layer (base/, read/, semantics/, dnssec/, layout/);
+each compiles with this folder and runtime/ on the include path, so an include names a file
+from either root: "bake.h", "read/lexed.h", "zonedata.h"."""
 
 from __future__ import annotations
 
@@ -57,11 +61,24 @@ def _prune(directory: Path, keep: Path) -> None:
             pass
 
 
+def _sources(pattern: str) -> list[Path]:
+    """The core's files that match, in every folder, in order of their paths."""
+    return sorted(SOURCES.rglob(pattern))
+
+
+def _object_name(source: Path) -> str:
+    """A source's object, named by its path, so that all fit in one folder
+    (read/zonefile.c: read-zonefile.o)."""
+    return "-".join(source.relative_to(SOURCES).with_suffix(".o").parts)
+
+
 def _digest(cc: list[str], runtime: Path) -> str:
     """What the executable depends on: its sources, the responder's headers, the compiler."""
     digest = hashlib.sha256(" ".join(cc + _cflags()).encode())
-    for path in sorted(SOURCES.glob("*.[ch]")) + sorted(runtime.glob("*.h")):
-        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    for root, paths in ((SOURCES, _sources("*.[ch]")), (runtime, sorted(runtime.rglob("*.h")))):
+        for path in paths:
+            name = path.relative_to(root).as_posix()
+            digest.update(name.encode() + b"\0" + path.read_bytes())
     try:
         digest.update(subprocess.run([*cc, "--version"], capture_output=True).stdout)
     except OSError as exc:
@@ -74,10 +91,10 @@ def _compile(cc: list[str], runtime: Path, executable: Path) -> bool:
     at once each get a whole executable); False when the directory is not writable. The files
     compile at once, one a processor: on a first build the core's compile delays everything."""
     temporary = executable.with_name(f".{executable.name}.{os.getpid()}")
-    sources = sorted(SOURCES.glob("*.c"))
+    sources = _sources("*.c")
     with tempfile.TemporaryDirectory(prefix="zonebake-core-") as objects:
-        jobs = [[*cc, *_cflags(), f"-I{runtime}", "-c", str(source), "-o",
-                 str(Path(objects) / f"{source.stem}.o")] for source in sources]
+        jobs = [[*cc, *_cflags(), f"-I{SOURCES}", f"-I{runtime}", "-c", str(source), "-o",
+                 str(Path(objects) / _object_name(source))] for source in sources]
         with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
             results = list(pool.map(_run, jobs))
         link = [*cc, *_cflags(), *(job[-1] for job in jobs), "-o", str(temporary)]

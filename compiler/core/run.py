@@ -1,4 +1,5 @@
-"""Running the core (the C files beside this one): the whole compile of a zone set.
+"""Running the core (the C files beside this one and in its layer folders): the whole compile
+of a zone set.
 
 The core reads the zone files with its fast reader, checks them, and makes the name tree,
 every answer, the perfect hash and the layout: zonedata.bin, and the layout's numbers for
@@ -23,8 +24,8 @@ from typing import Callable, Iterator
 from ..config import ServerDefaults, ZoneSetConfig
 from ..emit import Layout
 from ..errors import CompileError, Diagnostic, Position, UsageError
+from ..dnssec import signatures, signing
 from ..read import handover
-from .. import signatures, signing
 from .program import Failed, executable
 
 EXIT_ERRORS = 1

@@ -2,7 +2,7 @@
 
 dnspython reads every form of zone file ($GENERATE, rare types, RFC 3597 data, escapes) and
 names every syntax error with its file and line. What it read goes to the core in wire form
-(the file format is in compiler/core/records.c), so that from there on every record is
+(the file format is in compiler/core/read/records.c), so that from there on every record is
 checked and compiled by the same code, whichever reader read it.
 """
 

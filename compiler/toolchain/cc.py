@@ -1,10 +1,12 @@
 """Stage 9: compile the responder's C sources with the generated zonedata.c into one static
 executable, written atomically: the old binary stays in place until the new one is complete.
 
-runtime/*.c compile to objects kept in a cache (objcache.py), so a build compiles only
-zonedata.c and links; on a miss they compile in parallel with it. Each file compiles in its
-own directory under its bare name, so no object (and no binary) depends on where the
-checkout, the output directory or the cache is.
+The runtime's C files (main.c, and those in its folders: transport/, query/, server/, ops/)
+compile to objects kept in a cache (objcache.py), so a build compiles only zonedata.c and
+links; on a miss they compile in parallel with it. Each file compiles in its own directory
+under its bare name, with the runtime's root on the include path as a relative path (-I..),
+so no object (and no binary) depends on where the checkout, the output directory or the
+cache is.
 
 The data, hundreds of MiB for a large zone set, is not assembled and linked: the link has a
 one-byte placeholder, and elfsplice.py copies zonedata.bin into the linked file, the same bytes
@@ -56,30 +58,50 @@ def runtime_dir() -> Path:
     raise UsageError(f"the responder's C sources are missing (looked beside {package})")
 
 
-def _setting() -> tuple[list[str], Path, list[str], list[str], str]:
-    """The compiler, runtime/, the runtime's file names, the flags, and the cache key."""
+def _setting() -> tuple[list[str], Path, list[Path], list[str], str]:
+    """The compiler, runtime/, the runtime's C files, the flags, and the cache key."""
     cc = shlex.split(os.environ.get("CC", "cc"))
     runtime = runtime_dir()
-    names = sorted(p.stem for p in runtime.glob("*.c"))
+    sources = runtime_sources(runtime)
     flags = SANITIZE_CFLAGS if os.environ.get("ZONEBAKE_SANITIZE") else CFLAGS
-    return cc, runtime, names, flags, runtime_key(cc, flags, runtime)
+    return cc, runtime, sources, flags, runtime_key(cc, flags, runtime)
 
 
-def _runtime_jobs(cc: list[str], runtime: Path, names: list[str], flags: list[str],
+def runtime_sources(runtime: Path) -> list[Path]:
+    """The runtime's C files, relative to runtime/, in the order their objects link: by name,
+    whatever their folder. The objects, named after them, share one directory: no two may
+    have one name."""
+    sources = sorted((p.relative_to(runtime) for p in runtime.rglob("*.c")),
+                     key=lambda p: p.name)
+    names = [p.name for p in sources]
+    if len(set(names)) != len(names):
+        twice = sorted({name for name in names if names.count(name) > 1})
+        raise UsageError(f"two of the responder's C files are named {', '.join(twice)}")
+    return sources
+
+
+def _runtime_jobs(cc: list[str], runtime: Path, sources: list[Path], flags: list[str],
                   into: Path) -> list[tuple[list[str], Path]]:
-    return [([*cc, *flags, "-I.", "-MD", "-MF", str(into / f"{name}.d"), "-c", f"{name}.c",
-              "-o", str(into / f"{name}.o")], runtime) for name in names]
+    """Each source compiled in its own directory under its bare name, with runtime/ on the
+    include path as "." or "..", for the includes name headers from there ("query/wire.h")."""
+    jobs = []
+    for source in sources:
+        root = "/".join([".."] * len(source.parent.parts)) or "."
+        jobs.append(([*cc, *flags, f"-I{root}", "-MD", "-MF", str(into / f"{source.stem}.d"),
+                      "-c", source.name, "-o", str(into / f"{source.stem}.o")],
+                     runtime / source.parent))
+    return jobs
 
 
 def prepare_runtime() -> None:
     """Put the runtime's objects in the cache if they are not there: `build` runs this while
     the zones are being compiled, which leaves a core idle most of the time. Without a cache
     to write to it does nothing, and compile_server compiles them."""
-    cc, runtime, names, flags, key = _setting()
+    cc, runtime, sources, flags, key = _setting()
     if objcache.cache_dir() is None or objcache.lookup(key) is not None:
         return
     with objcache.workspace() as fresh:
-        run_all(_runtime_jobs(cc, runtime, names, flags, fresh))
+        run_all(_runtime_jobs(cc, runtime, sources, flags, fresh))
         objcache.store(key, fresh, headers_read(fresh))
 
 
@@ -93,7 +115,7 @@ def compile_server(zonedata_c: Path, output: Path, splice: bool = True,
     link before it need only zonedata.c. `compiled_as`: the directory a sanitizer build's
     debug information names for zonedata.c, when it is compiled elsewhere."""
     zonedata_c, output = zonedata_c.absolute(), output.absolute()  # the compiles change directory
-    cc, runtime, names, flags, key = _setting()
+    cc, runtime, sources, flags, key = _setting()
     cached = objcache.lookup(key)
     data = zonedata_c.with_name("zonedata.bin")
     temporary = output.with_name(f".{output.name}.tmp")
@@ -111,11 +133,11 @@ def compile_server(zonedata_c: Path, output: Path, splice: bool = True,
                 run_all([([*cc, *flags, f"-I{runtime}", "-Wa,-I.", *define, "-c",
                            zonedata_c.name, "-o", str(data_object)], zonedata_c.parent), *jobs])
                 # The order of the objects is the order of the binary's contents.
-                run([*cc, *flags, *LDFLAGS, *(str(objects / f"{name}.o") for name in names),
+                run([*cc, *flags, *LDFLAGS, *(str(objects / f"{p.stem}.o") for p in sources),
                      str(data_object), "-o", str(binary)], None)
 
             # The runtime's objects compile alongside the first compile of zonedata.c.
-            jobs = [] if cached else _runtime_jobs(cc, runtime, names, flags, fresh)
+            jobs = [] if cached else _runtime_jobs(cc, runtime, sources, flags, fresh)
             spliced = False
             if splice:
                 with tempfile.TemporaryDirectory(prefix="zonebake-link-") as small:
@@ -228,14 +250,16 @@ def _scratch_for(data: Path, output: Path) -> Path:
 
 def runtime_key(cc: list[str], flags: list[str], runtime: Path) -> str:
     """The cache key of the runtime's objects: the compiler, its command line and environment,
-    and every source and header of runtime/. The headers outside it are checked by the cache's
-    manifest instead: which ones a compile reads is known only after it."""
-    sources = sorted(runtime.glob("*.[ch]"))
+    and every source and header of runtime/, by its path there. The headers outside it are
+    checked by the cache's manifest instead: which ones a compile reads is known only after
+    it."""
+    sources = sorted(runtime.rglob("*.[ch]"))
     return objcache.key([
         compiler_identity(cc, runtime), *(arg.encode() for arg in cc + flags),
         str(runtime).encode(),  # sanitizer builds (-g) record the directory they compiled in
         *(os.environ.get(name, "").encode() for name in COMPILER_ENV),
-        *(part for path in sources for part in (path.name.encode(), path.read_bytes())),
+        *(part for path in sources
+          for part in (path.relative_to(runtime).as_posix().encode(), path.read_bytes())),
     ])
 
 

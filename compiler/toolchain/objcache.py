@@ -1,6 +1,6 @@
-"""The responder's runtime/*.c compiled once and reused: the objects depend on the C sources,
-the flags and the C compiler, never on the zones, so every build after the first needs to
-compile only zonedata.c.
+"""The responder's C files (runtime/) compiled once and reused: the objects depend on the C
+sources, the flags and the C compiler, never on the zones, so every build after the first
+needs to compile only zonedata.c.
 
 The cache is the user's ($XDG_CACHE_HOME/zonebake/objs, else ~/.cache/zonebake/objs), not the
 output directory's: every output directory, and every test of the suite, builds the same

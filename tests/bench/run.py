@@ -114,8 +114,8 @@ def signed(args, work: Path, zone: Path, queries: Path, loadgen: Path) -> None:
         print(f"  {label:26} {count:6.0f}")
         if chain == "nsec3" and kind == "nxdomain":
             # valgrind hides the SHA extensions (its CPUID says none), so the batch hashed its
-            # names together in vector lanes (runtime/denial.c); on a processor with them each
-            # is hashed alone by the SHA extensions' block, which does not branch.
+            # names together in vector lanes (runtime/query/denial.c); on a processor with them
+            # each is hashed alone by the SHA extensions' block, which does not branch.
             lanes = callgrind.inclusive(work / "callgrind.out", "zb_hash_pending") / 3200
             ni = callgrind.straight_line(binaries[chain], "zb_sha1_block_ni")
             print(f"  {'  with the SHA extensions':26} {count - lanes + ni:6.0f} "

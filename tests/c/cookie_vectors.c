@@ -1,5 +1,5 @@
 /*
- * cookie_vectors.c - runtime/cookies.c's results, one per input line:
+ * cookie_vectors.c - runtime/query/cookies.c's results, one per input line:
  *   make SECRET CLIENT IP TIMESTAMP   ->  the server cookie (hex)
  *   answer SECRET NOW IP COOKIE       ->  VERDICT REPLY (hex), VERDICT as enum zb_cookie_verdict
  *   siphash KEY MESSAGE               ->  SipHash-2-4, as a 64-bit hexadecimal number
@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cookies.h"
-#include "siphash.h"
+#include "query/cookies.h"
+#include "query/siphash.h"
 #include "unhex.h"
 
 static void print_hex(const uint8_t *p, size_t n)

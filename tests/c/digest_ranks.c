@@ -1,6 +1,6 @@
 /*
- * digest_ranks.c - compiler/core/digestindex.c over digests given in hex: the first line is
- * the width in octets, then the ascending digests one a line, then "-", then the digests to
+ * digest_ranks.c - compiler/core/base/digestindex.c over digests given in hex: the first line
+ * is the width in octets, then the ascending digests one a line, then "-", then the digests to
  * look up, for each of which it prints how many are at or before it and whether the last
  * of those is it ("3 1"). With --sort, the digests need not be in order: it sorts them
  * (digests_sort) and prints them in hex, one a line. tests/unit/test_digest_index.py

@@ -1,16 +1,16 @@
 /*
- * lexed_records.c - what the fast reader's lexer (compiler/core/zonefile.c) makes of a zone
- * file: `lexed_records ORIGIN FILE` prints a line per record,
+ * lexed_records.c - what the fast reader's lexer (compiler/core/read/zonefile.c) makes of a
+ * zone file: `lexed_records ORIGIN FILE` prints a line per record,
  *   LINE TYPE TTL HEX NAME...
  * HEX the record data it wrote as octets ("-" for none), NAME the names it left as text
  * (for NS, MX, SOA...); or `declined: ...` on stderr and exit 3 when it leaves the file to
- * dnspython. tests/core/test_lexed_rdata.py compares the octets with dnspython's to_wire.
+ * dnspython. tests/core/read/test_lexed_rdata.py compares the octets with dnspython's to_wire.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "bake.h"
-#include "lexed.h"
+#include "read/lexed.h"
 
 bytes_t rdata_raw;  /* zones.c's, which this program does without */
 

@@ -1,5 +1,5 @@
 /*
- * nsec3_hashes.c - runtime/nsec3hash.h over inputs given one a line:
+ * nsec3_hashes.c - runtime/query/nsec3hash.h over inputs given one a line:
  *   in:  HEXNAME HEXSALT ITERATIONS   (HEXNAME or HEXSALT "-" when empty)
  *   out: the hash in hex
  * With --portable, the block is the portable C even where the processor has the SHA
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nsec3hash.h"
+#include "query/nsec3hash.h"
 #include "unhex.h"
 
 static int uses_sha_ni(void)

@@ -1,6 +1,6 @@
 /*
- * phash_slots.c - the core's perfect hash (compiler/core/phash.c) over keys given one a line
- * in hex: prints `seed nslots nbuckets max_pilot`, then each key's slot, in input order.
+ * phash_slots.c - the core's perfect hash (compiler/core/layout/phash.c) over keys given one a
+ * line in hex: prints `seed nslots nbuckets max_pilot`, then each key's slot, in input order.
  * tests/test_phash.py links it with phash.c and util.c.
  */
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /*
- * question_parse.c - print what runtime/wire.h's question parser makes of packets, one per
- * input line of hex (the whole packet, header included):
+ * question_parse.c - print what runtime/query/wire.h's question parser makes of packets, one
+ * per input line of hex (the whole packet, header included):
  *   out: -1                                   (malformed)
  *        NAME_LEN NLABELS QTYPE QCLASS END HASH LOWERHEX   (NLABELS: zb_label_offsets)
  * With the argument `guess`, what zb_guess_question makes of each, as a plain query with
@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "wire.h"
+#include "query/wire.h"
 
 static void print_question(const struct zb_question *q)
 {

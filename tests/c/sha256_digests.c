@@ -1,5 +1,5 @@
 /*
- * sha256_digests.c - compiler/core/sha256.c over inputs given one a line in hex ("-" when
+ * sha256_digests.c - compiler/core/base/sha256.c over inputs given one a line in hex ("-" when
  * empty), each digest printed in hex. With --portable, the portable block even where the
  * processor has the SHA extensions; with --which, which block it would use ("sha-ni" or
  * "portable"). tests/unit/test_sha256.py compares them with hashlib.

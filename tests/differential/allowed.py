@@ -199,11 +199,11 @@ def explain(probe: Probe, ours: dns.message.Message, knot: dns.message.Message) 
 TRUNCATED_WHERE_KNOT_FITS = "truncated where Knot's more compressed response fits, the same over TCP"
 TRUNCATED_WHERE_KNOT_FITS_REASON = (
     "RFC 1035 §4.1.4 lets a server compress names or not. A denial proof the responder adds "
-    "for the query name (runtime/denial.c) is a chain entry made in advance: its RRSIG's owner "
-    "is written out, not pointed at the NSEC or NSEC3 owner before it, and names in RDATA never "
-    "point into the question (it keeps the client's letter case). Near the client's size limit "
-    "zonebake then sets TC (RFC 2181 §9) where Knot's response still fits; over TCP zonebake's "
-    "answer is Knot's.")
+    "for the query name (runtime/query/denial.c) is a chain entry made in advance: its RRSIG's "
+    "owner is written out, not pointed at the NSEC or NSEC3 owner before it, and names in RDATA "
+    "never point into the question (it keeps the client's letter case). Near the client's size "
+    "limit zonebake then sets TC (RFC 2181 §9) where Knot's response still fits; over TCP "
+    "zonebake's answer is Knot's.")
 
 
 def explain_truncation(ours: dns.message.Message, ours_over_tcp: dns.message.Message,

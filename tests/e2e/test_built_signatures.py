@@ -22,7 +22,7 @@ import pytest
 
 from buildsigned import ORIGIN, build, signed_set
 from conftest import Server, require
-from zonebake.keys import load
+from zonebake.dnssec.keys import load
 
 A, NS, DS, SOA, RRSIG = (dns.rdatatype.A, dns.rdatatype.NS, dns.rdatatype.DS,
                          dns.rdatatype.SOA, dns.rdatatype.RRSIG)

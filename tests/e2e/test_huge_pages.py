@@ -1,6 +1,6 @@
 """The compiled data copied to transparent huge pages at start-up, by default
-(runtime/hugepages.c). Where it is 2 MiB or more and the kernel's THP mode is not `never`, the
-server says so after its banner and answers from the copy exactly as from the binary; with
+(runtime/ops/hugepages.c). Where it is 2 MiB or more and the kernel's THP mode is not `never`,
+the server says so after its banner and answers from the copy exactly as from the binary; with
 --no-huge-pages the data stays where the binary maps it."""
 
 from __future__ import annotations

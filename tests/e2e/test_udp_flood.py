@@ -2,8 +2,8 @@
 batch (the worst case), a load generator sending faster than the worker answers keeps the
 socket full; a TCP query sent meanwhile is still answered at once. The flood is bounded (3 s);
 the TCP query waits at most 1.5 s. While the socket stays full the worker reads it without
-epoll watching it (runtime/worker.c); once the flood is over it must watch it again: a UDP
-query then is answered."""
+epoll watching it (runtime/server/worker.c); once the flood is over it must watch it again: a
+UDP query then is answered."""
 
 from __future__ import annotations
 

@@ -41,8 +41,8 @@ static void write_file(const char *path, const void *p, size_t n)
 		abort();
 }
 
-/* The driver's part (compiler/signing.py): a signature of Ed25519's length for each asked. */
-static void sign_requests(const struct signer_files *f, size_t asked)
+/* The driver's part (compiler/dnssec/signing.py): a signature of Ed25519's length for each
+asked. */ static void sign_requests(const struct signer_files *f, size_t asked)
 {
 	static const char magic[8] = "ZBSGD1\0";
 	FILE *out = fopen(f->signed_path, "wb");
@@ -153,8 +153,8 @@ void harness_parse(const uint8_t *data, size_t size, struct fuzz_set *set)
 	}
 }
 
-/* The set's files and zones; signing as compiler/signing.py asks for it (a KSK and a ZSK,
- * Ed25519). */
+/* The set's files and zones; signing as compiler/dnssec/signing.py asks for it (a KSK and a
+ * ZSK, Ed25519). */
 static void add_zones(const struct fuzz_set *set)
 {
 	static const uint8_t key_rdata[2][36] = {

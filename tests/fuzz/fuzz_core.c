@@ -5,7 +5,7 @@
  * the tree, cuts and glue, CNAME and DNAME chains, wildcards, pre-signed RRSIG, NSEC and
  * NSEC3 records, every answer, the perfect hash, the layout. Every input ends in a blob or in
  * diagnostics. A blob must hold together: every offset of its nodes and type entries lies
- * inside it, and the responder (runtime/respond.c, as the server runs it) answers every
+ * inside it, and the responder (runtime/query/respond.c, as the server runs it) answers every
  * name of the set, names below each, and a set of types, with DO set and clear, over UDP and
  * TCP, with responses that decode whole (check_message). Built by tests/fuzz/run.sh with
  * -fsanitize=fuzzer,address,undefined.
@@ -18,8 +18,8 @@
 
 #include "core_harness.h"
 #include "hash.h"
-#include "respond.h"
-#include "wire.h"
+#include "query/respond.h"
+#include "query/wire.h"
 #include "zonedata.h"
 
 static uint8_t *load(const char *path, size_t size)

@@ -1,6 +1,6 @@
 /*
- * fuzz_respond.c - libFuzzer target around the request handler (runtime/respond.c), linked
- * against a compiled zone set (tests/fuzz/fuzz.toml). Built by `make fuzz` with
+ * fuzz_respond.c - libFuzzer target around the request handler (runtime/query/respond.c),
+ * linked against a compiled zone set (tests/fuzz/fuzz.toml). Built by `make fuzz` with
  * -fsanitize=fuzzer,address,undefined: any out-of-bounds access, undefined behaviour or
  * broken invariant below is a finding.
  */
@@ -10,11 +10,11 @@
 
 #include <netinet/in.h>
 
-#include "nsec3hash.h"
-#include "respond.h"
-#include "rrl.h"
-#include "statkeys.h"
-#include "wire.h"
+#include "query/nsec3hash.h"
+#include "query/respond.h"
+#include "query/rrl.h"
+#include "query/statkeys.h"
+#include "query/wire.h"
 
 /* A client with cookies, its clock fixed: the same query gets the same response in and out
  * of place (the first call's cookie is in the memo for the second, which echoes the same

@@ -17,10 +17,9 @@ python=${PYTHON:-.venv/bin/python}
 out=build/fuzz/$target
 mkdir -p "$out/corpus"
 cflags=(-std=gnu11 -g -O1 -pthread -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all)
-runtime=(runtime/wire.c runtime/lookup.c runtime/denial.c runtime/chaos.c runtime/respond.c
-	 runtime/statkeys.c runtime/cookies.c runtime/rrl.c)
+runtime=(runtime/query/*.c)  # the request handler and what it uses
 core=()
-for source in compiler/core/*.c; do
+for source in compiler/core/*.c compiler/core/*/*.c; do
 	[ "$source" = compiler/core/main.c ] || core+=("$source")
 done
 options=()

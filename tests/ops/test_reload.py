@@ -25,7 +25,7 @@ import pytest
 from conftest import AS_ROOT, LISTENING, run_zonebake
 from swapping import (answer_octet, build_loadgen, build_swap_set, gone, log_lines, stop_pid,
                       wait_for_log, wait_gone)
-from zonebake.deploy import control_status
+from zonebake.commands.deploy import control_status
 
 OLD_OCTET, NEW_OCTET = 1, 2
 RELOADS, RATE, SECONDS = 10, 4000, 8

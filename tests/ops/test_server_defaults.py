@@ -13,7 +13,7 @@ import pytest
 
 from conftest import AS_ROOT, Server, build_set, proc_fields, run_zonebake
 from zonebake.cli import DEFAULT_CONFIG
-from zonebake.deploy import control_status
+from zonebake.commands.deploy import control_status
 
 ZONE = "@ 300 SOA ns h 1 2 3 4 5\n@ NS ns\nns A 192.0.2.1\n"
 

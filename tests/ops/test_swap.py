@@ -19,7 +19,7 @@ from conftest import AS_ROOT
 from swapping import (ControlledServer, answer_octet, build_loadgen, build_swap_set, deploy,
                       gone, log_lines, stop_pid, udp_drops, wait_for_log, wait_gone)
 
-from zonebake.deploy import control_status
+from zonebake.commands.deploy import control_status
 
 OLD_OCTET, NEW_OCTET = 1, 2
 # A longer run: ZONEBAKE_SWAP_RATE=20000 ZONEBAKE_SWAP_SECONDS=60

@@ -49,7 +49,7 @@ exec cc "$@"
 
 def runtime_sources() -> list[str]:
     from zonebake.toolchain.cc import runtime_dir
-    return sorted(p.name for p in runtime_dir().glob("*.c"))
+    return sorted(p.name for p in runtime_dir().rglob("*.c"))
 
 
 def test_second_build_compiles_only_zonedata(tmp_path, logging_cc):

@@ -10,7 +10,7 @@ from conftest import ROOT
 
 def test_runtime_compiles_without_warnings(testset_binary, tmp_path):
     zonedata = testset_binary.parent / "zonedata.c"
-    sources = sorted(str(p) for p in (ROOT / "runtime").glob("*.c"))
+    sources = sorted(str(p) for p in (ROOT / "runtime").rglob("*.c"))
     result = subprocess.run(["cc", "-std=gnu11", "-O2", "-pthread", "-fno-strict-aliasing", "-Wall",
                              "-Wextra", "-Wshadow", "-Werror", f"-I{ROOT / 'runtime'}",
                              f"-Wa,-I{zonedata.parent}", *sources,

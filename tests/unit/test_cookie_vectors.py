@@ -1,4 +1,4 @@
-"""DNS server cookies (runtime/cookies.c): SipHash-2-4 against its paper's vectors, server
+"""DNS server cookies (runtime/query/cookies.c): SipHash-2-4 against its paper's vectors, server
 cookies against RFC 9018 Appendix A, and what a returned cookie proves: its age window
 (§4.3), renewal after half an hour, the address and secret it is bound to, and the memo of
 known cookies, which must never let an expired or foreign one through."""
@@ -18,7 +18,8 @@ NONE, CLIENT, VALID = 0, 1, 2
 
 @pytest.fixture(scope="module")
 def binary(tmp_path_factory):
-    return c_harness(tmp_path_factory, "cookie_vectors", ROOT / "runtime" / "cookies.c")
+    return c_harness(tmp_path_factory, "cookie_vectors",
+                     ROOT / "runtime" / "query" / "cookies.c")
 
 
 def run(binary, lines: list[str]) -> list[str]:

@@ -1,4 +1,4 @@
-"""Where a digest falls among sorted ones (compiler/core/digestindex.c): the NSEC3 owner
+"""Where a digest falls among sorted ones (compiler/core/base/digestindex.c): the NSEC3 owner
 that matches or covers a hash, and whether the verification cache holds a signature's key;
 and the sort of a build's cache keys, which is Python's sorted for each set below.
 Each rank and match is bisect's, for evenly spread digests, for digests that share their
@@ -19,7 +19,7 @@ from conftest import ROOT, c_harness
 @pytest.fixture(scope="module")
 def binary(tmp_path_factory):
     return c_harness(tmp_path_factory, "digest_ranks",
-                     ROOT / "compiler" / "core" / "digestindex.c")
+                     ROOT / "compiler" / "core" / "base" / "digestindex.c")
 
 
 def ranks(binary, width: int, digests: list[bytes], queries: list[bytes]) -> list[tuple]:

@@ -1,5 +1,5 @@
-"""DNSSEC key pairs (compiler/keys.py): `zonebake keygen` writes BIND's format, which BIND's
-tools read; keys from BIND's dnssec-keygen are read back; `zonebake ds` prints what
+"""DNSSEC key pairs (compiler/dnssec/keys.py): `zonebake keygen` writes BIND's format, which
+BIND's tools read; keys from BIND's dnssec-keygen are read back; `zonebake ds` prints what
 dnssec-dsfromkey prints; a broken pair is refused with the file named."""
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from conftest import run_zonebake as zonebake
+from zonebake.dnssec.keys import generate, load
 from zonebake.errors import UsageError
-from zonebake.keys import generate, load
 
 ORIGIN = dns.name.from_text("example.")
 

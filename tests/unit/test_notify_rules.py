@@ -1,6 +1,6 @@
-"""How `zonebake follow` answers NOTIFY messages (compiler/notify.py; RFC 1996, RFC 8945),
-message by message: what goes back, byte for byte where it matters, and which zone (if any)
-its primary is asked about."""
+"""How `zonebake follow` answers NOTIFY messages (compiler/commands/notify.py; RFC 1996, RFC
+8945), message by message: what goes back, byte for byte where it matters, and which zone (if
+any) its primary is asked about."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ import dns.rcode
 import dns.tsig
 import pytest
 
+from zonebake.commands.notify import Notifies
 from zonebake.config import Primary, TsigKey, ZoneSetConfig, ZoneSource
-from zonebake.notify import Notifies
 
 KEY = dns.name.from_text("xfr.key.")
 SECRET = b"a secret of the primary"

@@ -1,5 +1,5 @@
-"""NSEC3's hash of a name (runtime/nsec3hash.h, RFC 5155 §5), which the responder computes for
-a name that has no node and the core for every owner: SHA-1 as Python's hashlib computes it,
+"""NSEC3's hash of a name (runtime/query/nsec3hash.h, RFC 5155 §5), which the responder computes
+for a name that has no node and the core for every owner: SHA-1 as Python's hashlib computes it,
 for inputs of every length across the block boundaries, and the hashes of RFC 5155's
 Appendix A example zone (salt aabbccdd, 12 iterations). Each with the portable block, with
 the SHA extensions' where the processor has them, and with the inputs of one block hashed

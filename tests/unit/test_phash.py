@@ -1,6 +1,6 @@
 """The perfect hash: the responder's hash function (runtime/hash.h) gives the values pinned
-here, and the core's perfect hash (compiler/core/phash.c) gives every key a slot of its own,
-in a table no bigger than it must be, the same for the same keys."""
+here, and the core's perfect hash (compiler/core/layout/phash.c) gives every key a slot of its
+own, in a table no bigger than it must be, the same for the same keys."""
 
 from __future__ import annotations
 
@@ -36,8 +36,8 @@ def c_phash(tmp_path_factory):
     binary = tmp_path_factory.mktemp("phash") / "phash_slots"
     core = ROOT / "compiler" / "core"
     subprocess.run(["cc", *CFLAGS, f"-I{core}", str(TESTS / "c" / "phash_slots.c"),
-                    str(core / "phash.c"), str(core / "util.c"), "-o", str(binary)],
-                   check=True)
+                    str(core / "layout" / "phash.c"), str(core / "base" / "util.c"), "-o",
+                    str(binary)], check=True)
     return binary
 
 

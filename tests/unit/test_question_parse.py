@@ -1,5 +1,5 @@
-"""The question parser (runtime/wire.h): RFC 4343 lowercasing of ASCII letters only, the name's
-hash the perfect hash's (runtime/hash.h), malformed questions refused; and its SSE2 block
+"""The question parser (runtime/query/wire.h): RFC 4343 lowercasing of ASCII letters only, the
+name's hash the perfect hash's (runtime/hash.h), malformed questions refused; and its SSE2 block
 lowercasing (x86-64) gives what the portable word-at-a-time one gives (-DZB_NO_SIMD), which
 builds for other processors use."""
 

@@ -1,6 +1,6 @@
-"""The core's SHA-256 (compiler/core/sha256.c), the key of the signature verification cache:
-Python's hashlib's digest for inputs of every length across the block boundaries, with the
-portable block and with the SHA extensions' where the processor has them."""
+"""The core's SHA-256 (compiler/core/base/sha256.c), the key of the signature verification
+cache: Python's hashlib's digest for inputs of every length across the block boundaries, with
+the portable block and with the SHA extensions' where the processor has them."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from conftest import ROOT, c_harness
 @pytest.fixture(scope="module")
 def binary(tmp_path_factory):
     return c_harness(tmp_path_factory, "sha256_digests",
-                     ROOT / "compiler" / "core" / "sha256.c")
+                     ROOT / "compiler" / "core" / "base" / "sha256.c")
 
 
 @pytest.mark.parametrize("block", ["portable", "sha-ni"])

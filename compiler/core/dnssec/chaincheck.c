@@ -1,0 +1,268 @@
+/*
+ * chaincheck.c - a signed zone's denial chain, checked as its signer should have made it.
+ * NSEC (RFC 4035 §2.3, RFC 4034 §4.1): one at every authoritative name, each naming the next
+ * in canonical order and the last the apex, its type bitmap the types at its owner.
+ * NSEC3 (RFC 5155 §7.1): one matching every authoritative name and empty non-terminal (an
+ * insecure delegation, and a non-terminal only above such, may be left to an opt-out NSEC3
+ * that covers it), each naming the next hash, its bitmap its name's types; the parameters as
+ * RFC 9276 §3.1 advises. A wrong chain proves a name away that exists, or fails validation.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bake.h"
+#include "query/nsec3hash.h"
+
+#define MAX_TYPES 256 /* a name's types we compare; more are not served by anyone */
+#define NSEC3_OPT_OUT 1
+#define MAX_ITERATIONS 100  /* RFC 9276 §3.2: validators may treat more as insecure */
+
+typedef struct {
+	uint16_t v[MAX_TYPES];
+	size_t n;
+} typelist;
+
+static void add_type(typelist *t, uint16_t type)
+{
+	size_t i = 0;
+	while (i < t->n && t->v[i] < type)
+		i++;
+	if ((i < t->n && t->v[i] == type) || t->n == MAX_TYPES)
+		return;
+	memmove(t->v + i + 1, t->v + i, (t->n - i) * sizeof *t->v);
+	t->v[i] = type;
+	t->n++;
+}
+
+/* The types a chain entry must list for a name: its RRsets' (RRSIG among them); at a cut,
+ * what the parent is authoritative for (RFC 4035 §2.3: NS, DS, NSEC, RRSIG). */
+static void types_at(uint32_t zone, name_t name, typelist *t)
+{
+	t->n = 0;
+	int cut = flags_in(zone, name) & NAME_CUT;
+	for (uint32_t s = first_rrset(zone, name); s != NONE; s = rrsets.v[s].next) {
+		uint16_t type = rrsets.v[s].type;
+		if (!cut || type == T_NS || type == T_DS || type == T_NSEC || type == T_RRSIG)
+			add_type(t, type);
+	}
+}
+
+/* A type bitmap (RFC 4034 §4.1.2); 0 when malformed. */
+static int bitmap_types(const uint8_t *p, size_t len, typelist *t)
+{
+	t->n = 0;
+	for (size_t at = 0; at < len;) {
+		if (at + 2 > len || p[at + 1] == 0 || p[at + 1] > 32 || at + 2 + p[at + 1] > len)
+			return 0;
+		unsigned window = p[at];
+		for (unsigned i = 0; i < p[at + 1]; i++)
+			for (unsigned bit = 0; bit < 8; bit++)
+				if (p[at + 2 + i] & (0x80 >> bit))
+					add_type(t, window << 8 | i << 3 | bit);
+		at += 2 + p[at + 1];
+	}
+	return 1;
+}
+
+static void list_types(const typelist *t, char *out, size_t cap)
+{
+	size_t n = 0;
+	out[0] = 0;
+	for (size_t i = 0; i < t->n && n + 1 < cap; i++)
+		n += snprintf(out + n, cap - n, "%s%s", i ? " " : "", type_name(t->v[i]));
+	if (t->n == 0)
+		snprintf(out, cap, "no type");
+}
+
+/* A wire name as text, for a message: the names it names need not be the zone's. */
+static void wire_text(const uint8_t *wire, char *out, size_t cap)
+{
+	size_t n = 0;
+	for (size_t at = 0; wire[at] && n + 8 < cap; at += 1 + wire[at]) {
+		for (size_t i = 1; i <= wire[at] && n + 8 < cap; i++) {
+			uint8_t ch = wire[at + i];
+			n += ch > ' ' && ch < 127 && ch != '.' && ch != '\\' ?
+			     snprintf(out + n, cap - n, "%c", ch) : snprintf(out + n, cap - n, "\\%03u", ch);
+		}
+		n += snprintf(out + n, cap - n, ".");
+	}
+	if (n == 0)
+		snprintf(out, cap, ".");
+}
+
+struct zone_chain {
+	uint32_t zone;
+	size_t missing, misnext, bitmaps;
+};
+
+static void check_bitmap(struct zone_chain *c, const struct rrset *entry, name_t name,
+			 const uint8_t *bitmap, size_t len)
+{
+	typelist want, have;
+	types_at(c->zone, name, &want);
+	if (!bitmap_types(bitmap, len, &have) || have.n != want.n ||
+	    memcmp(have.v, want.v, have.n * sizeof *have.v) != 0) {
+		if (c->bitmaps++ >= SHOWN_EACH)
+			return;
+		char listed[1024], held[1024];
+		list_types(&have, listed, sizeof listed);
+		list_types(&want, held, sizeof held);
+		diagnose(c->zone, ERROR, entry->pos, "%s at %s lists %s, but %s holds %s (RFC 4034 "
+			 "§4.1.2)", type_name(entry->type), name_text(entry->owner), listed,
+			 name_text(name), held);
+	}
+}
+
+/* Each authoritative name with data, once. */
+#define EACH_DATA_NAME(zone, z, s, name) \
+	for (size_t s = (z)->rrsets_begin; s < (z)->rrsets_end; s++) \
+		for (name_t name = rrsets.v[s].owner; \
+		     name != NONE && first_rrset(zone, name) == s && !occluded(zone, name); \
+		     name = NONE)
+
+static void check_nsec(struct zone_chain *c)
+{
+	uint32_t zone = c->zone;
+	const struct zone *z = &zones.v[zone];
+	EACH_DATA_NAME(zone, z, s, name)
+		if (rrset_in(zone, name, T_NSEC) == NONE && c->missing++ < SHOWN_EACH)
+			diagnose(zone, ERROR, rrsets.v[s].pos, "%s has no NSEC record: the chain "
+				 "must pass through every name that holds data (RFC 4035 §2.3)",
+				 name_text(name));
+	size_t n = chain_length(zone);
+	for (size_t i = 0; i < n; i++) {
+		const struct rrset *set = &rrsets.v[chain_rrset(zone, i)];
+		const struct rdata *rd = &rdatas.v[set->first];
+		uint8_t next[256], want[256];
+		size_t at = 0;
+		const uint8_t *raw = rdata_raw.v + rd->raw;
+		while (at < rd->raw_len && raw[at])
+			at += 1 + raw[at];
+		if (at >= rd->raw_len || at + 1 > sizeof next)
+			continue;  /* malformed: the reader declines it */
+		memcpy(next, raw, at + 1);
+		for (size_t j = 0; j <= at; j++)
+			next[j] += next[j] >= 'A' && next[j] <= 'Z' ? 32 : 0;  /* lengths are < 64 */
+		size_t want_len = name_key(rrsets.v[chain_rrset(zone, (i + 1) % n)].owner, want);
+		if ((want_len != at + 1 || memcmp(next, want, want_len) != 0) &&
+		    c->misnext++ < SHOWN_EACH) {
+			char next_text[1024];
+			wire_text(next, next_text, sizeof next_text);
+			diagnose(zone, ERROR, set->pos, "NSEC at %s names %s next, but the next name "
+				 "in canonical order is %s (RFC 4034 §4.1.1)", name_text(set->owner),
+				 next_text, name_text(rrsets.v[chain_rrset(zone, (i + 1) % n)].owner));
+		}
+		check_bitmap(c, set, set->owner, raw + at + 1, rd->raw_len - at - 1);
+	}
+}
+
+static void check_parameters(uint32_t zone)
+{
+	const struct zone *z = &zones.v[zone];
+	uint16_t iterations;
+	const uint8_t *salt;
+	uint8_t salt_len;
+	chain_parameters(zone, &iterations, &salt, &salt_len);
+	uint32_t param = rrset_in(zone, z->origin, T_NSEC3PARAM);
+	struct pos pos = rrsets.v[param != NONE ? param : chain_rrset(zone, 0)].pos;
+	if (iterations > MAX_ITERATIONS)
+		diagnose(zone, ERROR, pos, "NSEC3 iterations %u: validators treat a zone with more "
+			 "than %u as insecure or bogus (RFC 9276 §3.2); sign it with 0", iterations,
+			 MAX_ITERATIONS);
+	else if (iterations > 0)
+		diagnose(zone, WARNING, pos, "NSEC3 iterations %u: RFC 9276 §3.1 says 0; more "
+			 "cost every resolver and protect nothing", iterations);
+	if (salt_len > 0)
+		diagnose(zone, WARNING, pos, "NSEC3 salt of %u octets: RFC 9276 §3.1 says none",
+			 salt_len);
+}
+
+/* NSEC3 matching (or covering) a name, the names found so far noted in `matched`. */
+static void check_nsec3_name(struct zone_chain *c, name_t name, int optional,
+			     struct pos pos, uint8_t *matched)
+{
+	uint32_t zone = c->zone;
+	uint8_t key[256], hash[ZB_SHA1_LEN];
+	name_hash(zone, key, name_key(name, key), hash);
+	int match;
+	uint32_t index = nsec3_at_or_before(zone, hash, &match);
+	const struct rrset *set = &rrsets.v[chain_rrset(zone, index)];
+	const uint8_t *raw = rdata_raw.v + rdatas.v[set->first].raw;
+	if (match) {
+		matched[index] = 1;
+		size_t at = 5 + raw[4];
+		at += 1 + raw[at];
+		check_bitmap(c, set, name, raw + at, rdatas.v[set->first].raw_len - at);
+		return;
+	}
+	if (optional && (raw[1] & NSEC3_OPT_OUT))
+		return;
+	if (c->missing++ < SHOWN_EACH)
+		diagnose(zone, ERROR, pos, "%s has no NSEC3 record%s (RFC 5155 §7.1)",
+			 name_text(name), optional ? ", and the NSEC3 that covers it is not opt-out" :
+			 "");
+}
+
+static void check_nsec3(struct zone_chain *c)
+{
+	uint32_t zone = c->zone;
+	const struct zone *z = &zones.v[zone];
+	check_parameters(zone);
+	size_t n = chain_length(zone);
+	for (size_t i = 0; i < n; i++) {
+		const struct rrset *set = &rrsets.v[chain_rrset(zone, i)];
+		const uint8_t *raw = rdata_raw.v + rdatas.v[set->first].raw;
+		size_t at = 5 + raw[4];
+		if (raw[at] != ZB_SHA1_LEN ||
+		    memcmp(raw + at + 1, chain_hash(zone, (i + 1) % n), ZB_SHA1_LEN) != 0) {
+			if (c->misnext++ < SHOWN_EACH)
+				diagnose(zone, ERROR, set->pos, "NSEC3 at %s does not name the next hash "
+					 "of the chain, %s (RFC 5155 §3.1.7)", name_text(set->owner),
+					 name_text(rrsets.v[chain_rrset(zone, (i + 1) % n)].owner));
+		}
+	}
+	/* Per name: 1 an empty non-terminal, 2 one needed (above a name not opted out). */
+	uint8_t *ent = xcalloc(names.n, 1), *matched = xcalloc(n ? n : 1, 1);
+	EACH_DATA_NAME(zone, z, s, name) {
+		int cut = flags_in(zone, name) & NAME_CUT;
+		int optional = cut && rrset_in(zone, name, T_DS) == NONE;
+		check_nsec3_name(c, name, optional, rrsets.v[s].pos, matched);
+		for (name_t up = N(name)->parent; name != z->origin && up != z->origin;
+		     up = N(up)->parent)
+			if (first_rrset(zone, up) == NONE)
+				ent[up] |= 1 | (optional ? 0 : 2);
+	}
+	EACH_DATA_NAME(zone, z, s, name)
+		for (name_t up = N(name)->parent; name != z->origin && up != z->origin;
+		     up = N(up)->parent)
+			if (ent[up] & 1) {
+				check_nsec3_name(c, up, !(ent[up] & 2), rrsets.v[s].pos, matched);
+				ent[up] = 0;  /* once */
+			}
+	size_t stale = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!matched[i] && stale++ < SHOWN_EACH)
+			diagnose(zone, WARNING, rrsets.v[chain_rrset(zone, i)].pos, "NSEC3 at %s "
+				 "matches no name of the zone", name_text(rrsets.v[chain_rrset(zone,
+				 i)].owner));
+	free(ent);
+	free(matched);
+}
+
+void check_chains(void)
+{
+	for (uint32_t zone = 0; zone < zones.n; zone++) {
+		struct zone_chain c = {.zone = zone};
+		if (chain_kind(zone) == T_NSEC)
+			check_nsec(&c);
+		else if (chain_kind(zone) == T_NSEC3)
+			check_nsec3(&c);
+		else
+			continue;
+		const struct pos pos = rrsets.v[chain_rrset(zone, 0)].pos;
+		diagnose_rest(zone, ERROR, pos, c.missing, "names without their chain entry");
+		diagnose_rest(zone, ERROR, pos, c.misnext, "chain entries naming the wrong next one");
+		diagnose_rest(zone, ERROR, pos, c.bitmaps, "type bitmaps that do not match their name");
+	}
+}

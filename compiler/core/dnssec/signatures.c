@@ -1,0 +1,534 @@
+/*
+ * signatures.c - a signed zone's signatures, checked before anything ships: each
+ * authoritative RRset signed by every algorithm of the apex DNSKEY set (RFC 4035 §2.2), each
+ * RRSIG by the zone (its signer the apex) with a key the apex holds, and within its validity
+ * period (RFC 4034 §3.1.5). Whether each signature verifies is the driver's to find, with
+ * dnspython and `cryptography` on every processor (compiler/dnssec/signatures.py): it is
+ * written out here, what it signs with it (canonical.c) and the keys it may be by.
+ *
+ * With --lenient, the findings that leave the zone verifiable are warnings and the zone is
+ * served as written, as NSD, Knot and BIND serve it: a validator needs one signature it can
+ * verify per RRset (RFC 6840 §5.11) and skips an RRSIG whose signer or key it does not have
+ * (RFC 4035 §5.3.1). So an algorithm of the apex DNSKEY set missing from an RRset's
+ * signatures, a signature by a key the apex does not hold or by another signer (never
+ * written out to verify: no key here can), and one outside its validity period are warnings;
+ * an RRset with no signature by the apex with a key it holds, a signature whose labels field
+ * no name can match, and (compiler/dnssec/signatures.py) one that fails against a key the apex
+ * holds stay errors: those make the zone bogus at every validator.
+ *
+ * The file, little-endian: `ZBSIG1\0\0`, then entries, each a kind octet:
+ *   'F' u16 length, a file's name as messages give it (numbered from 0 in `files` order);
+ *   'K' u32 zone, u16 key tag, u8 algorithm, u16 length, the DNSKEY's RDATA;
+ *   'S' u32 zone, u32 file, u32 line, u16 key tag, u8 algorithm, u16 length, the RRSIG
+ *       as messages name it (`OWNER RRSIG TYPE`), u16 length, the signature, u32 length, what it signs.
+ * Only the signatures the cache does not hold are written: the cache is the sorted SHA-256
+ * digests of signatures verified before (over what each signs, the signature and its keys),
+ * and OUT.digests receives those of this build, for the driver to put in its place once every
+ * signature written to OUT has verified.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bake.h"
+
+int64_t *zone_expiry;
+
+#define DNSKEY_ZONE 0x0100    /* RFC 4034 §2.1.1 */
+#define DNSKEY_REVOKE 0x0080  /* RFC 5011 §3 */
+
+struct key {
+	uint16_t tag;
+	uint8_t algorithm;
+	const uint8_t *rdata;
+	uint16_t len;
+};
+
+/* RFC 4034 Appendix B (algorithm 1's exception aside: RSAMD5 is not verified). */
+uint16_t dnskey_tag(const uint8_t *p, size_t len)
+{
+	uint32_t ac = 0;
+	for (size_t i = 0; i < len; i++)
+		ac += i & 1 ? p[i] : (uint32_t)p[i] << 8;
+	ac += ac >> 16 & 0xFFFF;
+	return ac & 0xFFFF;
+}
+
+static uint16_t u16_at(const uint8_t *p)
+{
+	return p[0] << 8 | p[1];
+}
+
+static uint32_t u32_at(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | p[1] << 16 | p[2] << 8 | p[3];
+}
+
+/* A signature time in seconds since 1970: the 32-bit value nearest `now` (RFC 4034 §3.1.5,
+ * serial number arithmetic). */
+static int64_t absolute(uint32_t t, int64_t now)
+{
+	return now + (int32_t)(t - (uint32_t)now);
+}
+
+static const char *date(int64_t t)
+{
+	static char text[64];
+	time_t tt = t;
+	struct tm tm;
+	gmtime_r(&tt, &tm);
+	strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S UTC", &tm);
+	return text;
+}
+
+/* Each zone's tally of signature times, reported once per zone at its first instance. */
+struct tally {
+	size_t count;
+	int64_t when;
+	struct pos pos;
+	name_t owner;
+	uint16_t covers, tag;
+};
+
+static void note(struct tally *t, int64_t when, const struct rrset *sig, uint16_t tag,
+		 int earliest)
+{
+	if (t->count++ == 0 || (earliest && when < t->when)) {
+		t->when = when;
+		t->pos = sig->pos;
+		t->owner = sig->owner;
+		t->covers = sig->covers;
+		t->tag = tag;
+	}
+}
+
+/* RRsets the zone signs: every one at its authoritative names but the NS of a cut and the
+ * glue (RFC 4035 §2.2). */
+int signable(uint32_t zone, const struct rrset *set)
+{
+	if (set->type == T_RRSIG || (set->type != T_NSEC3 && occluded(zone, set->owner)))
+		return 0;
+	if (set->type != T_NSEC3 && (flags_in(zone, set->owner) & NAME_CUT))
+		return set->type == T_DS || set->type == T_NSEC;
+	return 1;
+}
+
+struct zone_keys {
+	VEC(struct key) keys;
+	uint8_t algorithms[32];  /* a bit per algorithm of a zone key, not revoked */
+};
+
+static void collect_keys(uint32_t zone, struct zone_keys *k)
+{
+	uint32_t set = rrset_in(zone, zones.v[zone].origin, T_DNSKEY);
+	if (set == NONE)
+		return;
+	for (uint32_t i = rrsets.v[set].first; i != NONE; i = rdatas.v[i].next) {
+		const uint8_t *p = rdata_raw.v + rdatas.v[i].raw;
+		uint16_t len = rdatas.v[i].raw_len;
+		if (len < 4 || p[2] != 3 || !(u16_at(p) & DNSKEY_ZONE))
+			continue;  /* not a DNSSEC zone key (RFC 4034 §2.1.1-2) */
+		struct key key = {dnskey_tag(p, len), p[3], p, len};
+		PUSH(k->keys, key);
+		if (!(u16_at(p) & DNSKEY_REVOKE))
+			k->algorithms[p[3] / 8] |= 1 << (p[3] % 8);
+	}
+}
+
+static int has_algorithm(const uint8_t *bits, unsigned algorithm)
+{
+	return bits[algorithm / 8] >> (algorithm % 8) & 1;
+}
+
+/* The verified digests of the cache, sorted; and this build's. */
+static uint8_t *cached;
+static struct digest_index cached_index;
+static VEC(uint8_t) digests;
+
+static void load_cache(const char *path)
+{
+	FILE *f = path ? fopen(path, "rb") : NULL;
+	bytes_t all = {0};
+	uint8_t block[1 << 16];
+	for (size_t n; f && (n = fread(block, 1, sizeof block, f)) > 0;)
+		bytes_put(&all, block, n);
+	if (f)
+		fclose(f);
+	cached = all.v;
+	digest_index_build(&cached_index, cached, all.n / SHA256_LEN, SHA256_LEN);
+}
+
+static int is_cached(const uint8_t digest[SHA256_LEN])
+{
+	int equal;
+	digest_rank(&cached_index, digest, &equal);
+	return equal;
+}
+
+static void put16(FILE *f, uint16_t x)
+{
+	uint8_t o[2] = {x & 0xFF, x >> 8};
+	fwrite(o, 1, 2, f);
+}
+
+static void put32(FILE *f, uint32_t x)
+{
+	uint8_t o[4] = {x & 0xFF, x >> 8 & 0xFF, x >> 16 & 0xFF, x >> 24};
+	fwrite(o, 1, 4, f);
+}
+
+/* A signature whose cache key is made, waiting for its lookup: the cache's digests are tens
+ * of megabytes, and a lookup two cache misses (the index, then the digest), so each is
+ * fetched while the next signatures are hashed. What the verifier needs goes with it. */
+#define IN_FLIGHT 8
+struct looked_up {
+	uint8_t digest[SHA256_LEN];
+	const struct rrset *sig;
+	const uint8_t *signature;
+	uint16_t signature_len, tag;
+	uint8_t algorithm;
+	size_t signed_len;
+	bytes_t data;  /* what it signs, signed_len octets, and more */
+};
+
+struct zone_check {
+	uint32_t zone;
+	struct zone_keys keys;
+	uint8_t origin_key[256];  /* the apex, lowercased: every signer's name */
+	size_t origin_len;
+	int lenient;
+	enum severity passable;  /* of what leaves the zone verifiable: WARNING under --lenient */
+	struct tally expired, early, soon;
+	size_t unsigned_sets, bogus_sets, strangers, keyless;
+	bytes_t data;  /* scratch */
+	struct looked_up ring[IN_FLIGHT];
+	size_t pushed, done;  /* counts: ring[i % IN_FLIGHT] */
+	FILE *out;
+	size_t written;
+};
+
+/* The oldest in flight: out to verify unless the cache holds it. */
+static void look_up(struct zone_check *c)
+{
+	struct looked_up *l = &c->ring[c->done++ % IN_FLIGHT];
+	if (is_cached(l->digest))
+		return;
+	char label[300];
+	int label_len = snprintf(label, sizeof label, "%s RRSIG %s", name_text(l->sig->owner),
+				 type_name(l->sig->covers));
+	FILE *out = c->out;
+	fputc('S', out);
+	put32(out, c->zone);
+	put32(out, l->sig->pos.file);
+	put32(out, l->sig->pos.line);
+	put16(out, l->tag);
+	fputc(l->algorithm, out);
+	put16(out, label_len);
+	fwrite(label, 1, label_len, out);
+	put16(out, l->signature_len);
+	fwrite(l->signature, 1, l->signature_len, out);
+	put32(out, l->signed_len);
+	fwrite(l->data.v, 1, l->signed_len, out);
+	c->written++;
+}
+
+/* A key made: its index entry fetched now, its digest halfway through the ring, and the
+ * oldest looked up once the ring is full. */
+static void push_lookup(struct zone_check *c, struct looked_up *l)
+{
+	digest_index_prefetch(&cached_index, l->digest, 0);
+	if (c->pushed - c->done >= IN_FLIGHT / 2) {
+		const struct looked_up *half = &c->ring[(c->pushed - IN_FLIGHT / 2) % IN_FLIGHT];
+		digest_index_prefetch(&cached_index, half->digest, 1);
+	}
+	c->pushed++;
+	if (c->pushed - c->done == IN_FLIGHT)
+		look_up(c);
+}
+
+static void look_up_all(struct zone_check *c)
+{
+	while (c->done < c->pushed)
+		look_up(c);
+}
+
+/* What --lenient adds to a warning that would otherwise be an error. */
+static const char *lenient_note(const struct zone_check *c, const char *note)
+{
+	return c->lenient ? note : "";
+}
+
+#define SKIPPED_NOTE "; served unverified: validators skip it"
+
+/* A key of the apex a validator uses: not revoked (RFC 5011 §2.1). */
+static int holds_key(const struct zone_check *c, uint16_t tag, uint8_t algorithm)
+{
+	for (size_t k = 0; k < c->keys.keys.n; k++) {
+		const struct key *key = &c->keys.keys.v[k];
+		if (key->tag == tag && key->algorithm == algorithm &&
+		    !(u16_at(key->rdata) & DNSKEY_REVOKE))
+			return 1;
+	}
+	return 0;
+}
+
+/* An RRSIG a validator can check: signed by the apex with a key its DNSKEY set holds (RFC
+ * 4035 §5.3.1). The signer's name follows the 18 octets of fixed fields, uncompressed. */
+static int by_apex_key(const struct zone_check *c, const uint8_t *p, size_t len)
+{
+	if (len < 18 + c->origin_len)
+		return 0;
+	for (size_t i = 0; i < c->origin_len; i++) {
+		uint8_t ch = p[18 + i];  /* label lengths are below 64: never a capital */
+		if ((ch >= 'A' && ch <= 'Z' ? ch + 32 : ch) != c->origin_key[i])
+			return 0;
+	}
+	return holds_key(c, u16_at(p + 16), p[2]);
+}
+
+/* Each RRSIG of one RRset: from the zone, by a key it holds, in time; and out to verify. */
+static void check_rrsig_set(struct zone_check *c, const struct signature_check *o, uint32_t s)
+{
+	const struct rrset *sig = &rrsets.v[s];
+	uint32_t zone = c->zone;
+	name_t origin = zones.v[zone].origin;
+	uint32_t view = sig->covers == T_NSEC3 ? HASHED_VIEW(zone) : zone;
+	uint32_t covered = rrset_covering(view, sig->owner, sig->covers, 0);
+	if (covered == NONE)
+		return;  /* a warning already (zones.c) */
+	uint8_t signer[256];
+	for (uint32_t i = sig->first; i != NONE; i = rdatas.v[i].next) {
+		const uint8_t *p = rdata_raw.v + rdatas.v[i].raw;
+		size_t len = rdatas.v[i].raw_len;
+		c->data.n = 0;
+		size_t fields = signed_data(&rrsets.v[covered], p, len, &c->data);
+		uint16_t tag = u16_at(p + 16);
+		if (fields == 0) {
+			diagnose(zone, ERROR, sig->pos, "%s RRSIG %s (key %u): its labels field %u "
+				 "exceeds the owner's labels (RFC 4035 §5.3.1)", name_text(sig->owner),
+				 type_name(sig->covers), tag, p[3]);
+			continue;
+		}
+		size_t signer_len = fields - 18;
+		memcpy(signer, c->data.v + 18, signer_len);
+		if (signer_len != c->origin_len || memcmp(signer, c->origin_key, signer_len) != 0) {
+			if (c->strangers++ < SHOWN_EACH)
+				diagnose(zone, c->passable, sig->pos, "%s RRSIG %s (key %u): the "
+					 "signer is not the zone's apex %s (RFC 4035 §5.3.1)%s",
+					 name_text(sig->owner), type_name(sig->covers), tag,
+					 name_text(origin), lenient_note(c, SKIPPED_NOTE));
+			continue;
+		}
+		int64_t expiration = absolute(u32_at(p + 8), o->now);
+		int64_t inception = absolute(u32_at(p + 12), o->now);
+		if (zone_expiry[zone] == 0 || expiration < zone_expiry[zone])
+			zone_expiry[zone] = expiration;
+		if (expiration < o->now)
+			note(&c->expired, expiration, sig, tag, 1);
+		else if (inception > o->now)
+			note(&c->early, inception, sig, tag, 1);
+		else if (expiration < o->now + o->warning)
+			note(&c->soon, expiration, sig, tag, 1);
+		/* The keys it may be by: the digest covers them, the verifier tries each. */
+		uint8_t header[3] = {tag >> 8, tag & 0xFF, p[2]};  /* the algorithm */
+		size_t signed_len = c->data.n, candidates = 0;
+		bytes_put(&c->data, header, 3);
+		for (size_t k = 0; k < c->keys.keys.n; k++) {
+			const struct key *key = &c->keys.keys.v[k];
+			if (key->tag == tag && key->algorithm == p[2]) {
+				bytes_u16(&c->data, key->len);
+				bytes_put(&c->data, key->rdata, key->len);
+				candidates++;
+			}
+		}
+		if (candidates == 0) {  /* nothing here can verify it: not written out */
+			if (c->keyless++ < SHOWN_EACH)
+				diagnose(zone, c->passable, sig->pos, "%s RRSIG %s: no DNSKEY at the "
+					 "apex has key tag %u and algorithm %u (RFC 4035 §5.3.1)%s",
+					 name_text(sig->owner), type_name(sig->covers), tag, p[2],
+					 lenient_note(c, SKIPPED_NOTE));
+			continue;
+		}
+		bytes_put(&c->data, p + fields, len - fields);  /* the signature */
+		struct looked_up *l = &c->ring[c->pushed % IN_FLIGHT];
+		sha256(c->data.v, c->data.n, l->digest);
+		RESERVE(digests, SHA256_LEN);
+		memcpy(digests.v + digests.n, l->digest, SHA256_LEN);
+		digests.n += SHA256_LEN;
+		l->sig = sig;
+		l->signature = p + fields;
+		l->signature_len = len - fields;
+		l->tag = tag;
+		l->algorithm = p[2];
+		l->signed_len = signed_len;
+		bytes_t swap = l->data;  /* the scratch goes with it, and its old buffer is the next */
+		l->data = c->data;
+		c->data = swap;
+		push_lookup(c, l);
+	}
+}
+
+/* Each authoritative RRset has a signature by every algorithm of the zone's keys (RFC 4035
+ * §2.2). A validator needs only one it can verify (RFC 6840 §5.11): under --lenient a missing
+ * algorithm is a warning, but an RRset with no signature by the apex with a key it holds is
+ * bogus at every validator, and stays an error. */
+static void check_coverage(struct zone_check *c, uint32_t s)
+{
+	const struct rrset *set = &rrsets.v[s];
+	uint8_t by[32] = {0};
+	size_t verifiable = 0;
+	if (set->sigs != NONE)
+		for (uint32_t i = rrsets.v[set->sigs].first; i != NONE; i = rdatas.v[i].next) {
+			const uint8_t *p = rdata_raw.v + rdatas.v[i].raw;
+			if (rdatas.v[i].raw_len > 2)
+				by[p[2] / 8] |= 1 << (p[2] % 8);
+			if (c->lenient)
+				verifiable += by_apex_key(c, p, rdatas.v[i].raw_len);
+		}
+	if (c->lenient && verifiable == 0) {
+		if (c->bogus_sets++ < SHOWN_EACH)
+			diagnose(c->zone, ERROR, set->pos, "%s %s has no RRSIG by a key of the apex "
+				 "DNSKEY set, so validators find it bogus (RFC 4035 §2.2, §5.3.1)",
+				 name_text(set->owner), type_name(set->type));
+		return;
+	}
+	for (unsigned a = 0; a < 256; a++) {
+		if (!has_algorithm(c->keys.algorithms, a) || has_algorithm(by, a))
+			continue;
+		if (c->unsigned_sets++ < SHOWN_EACH)
+			diagnose(c->zone, c->passable, set->pos, "%s %s has no RRSIG by algorithm %u, "
+				 "which the apex DNSKEY set holds (RFC 4035 §2.2)%s",
+				 name_text(set->owner), type_name(set->type), a,
+				 lenient_note(c, "; validators need only one (RFC 6840 §5.11)"));
+		return;
+	}
+}
+
+/* Signatures outside their validity period: validators reject them (RFC 4035 §5.3.1), but
+ * until the zone is re-signed the peers serve them, and under --lenient so does zonebake,
+ * its earliest expiry logged and exported as any signed zone's (main.c). */
+static void report_times(const struct zone_check *c, const struct signature_check *o)
+{
+	const char *served = lenient_note(c, "; served as the file has them");
+	const struct tally *t = &c->expired;
+	if (t->count)
+		diagnose(c->zone, c->passable, t->pos, "%s RRSIG %s (key %u) expired on %s; %zu "
+			 "signatures of the zone have expired (RFC 4035 §5.3.1)%s",
+			 name_text(t->owner), type_name(t->covers), t->tag, date(t->when), t->count,
+			 served);
+	t = &c->early;
+	if (t->count)
+		diagnose(c->zone, c->passable, t->pos, "%s RRSIG %s (key %u) is not valid until %s; "
+			 "%zu signatures of the zone are not valid yet (RFC 4035 §5.3.1)%s",
+			 name_text(t->owner), type_name(t->covers), t->tag, date(t->when), t->count,
+			 served);
+	t = &c->soon;
+	if (t->count)
+		diagnose(c->zone, WARNING, t->pos, "%s RRSIG %s (key %u) expires on %s, within the "
+			 "signature-warning of %u days; %zu signatures of the zone expire within it",
+			 name_text(t->owner), type_name(t->covers), t->tag, date(t->when),
+			 o->warning / 86400, t->count);
+	const struct zone *z = &zones.v[c->zone];
+	struct pos pos = rrsets.v[z->soa != NONE ? z->soa : z->rrsets_begin].pos;
+	diagnose_rest(c->zone, c->passable, pos, c->unsigned_sets, "RRsets without a signature by "
+		      "each algorithm");
+	diagnose_rest(c->zone, ERROR, pos, c->bogus_sets, "RRsets without a signature by a key "
+		      "of the apex");
+	diagnose_rest(c->zone, c->passable, pos, c->strangers, "signatures by a signer other than "
+		      "the apex");
+	diagnose_rest(c->zone, c->passable, pos, c->keyless, "signatures by a key the apex does "
+		      "not hold");
+}
+
+static void check_zone_signatures(struct zone_check *c, const struct signature_check *o)
+{
+	FILE *out = c->out;
+	uint32_t zone = c->zone;
+	const struct zone *z = &zones.v[zone];
+	if (!types_has(&z->types, T_RRSIG))
+		return;  /* unsigned */
+	collect_keys(zone, &c->keys);
+	c->origin_len = name_key(z->origin, c->origin_key);
+	if (c->keys.keys.n == 0) {
+		uint32_t first = z->rrsets_begin;
+		while (rrsets.v[first].type != T_RRSIG)
+			first++;
+		diagnose(zone, ERROR, rrsets.v[first].pos, "the zone %s holds RRSIG records, but "
+			 "its apex has no DNSKEY zone key (RFC 4035 §2.1)", name_text(z->origin));
+		return;
+	}
+	for (size_t k = 0; k < c->keys.keys.n; k++) {
+		const struct key *key = &c->keys.keys.v[k];
+		fputc('K', out);
+		put32(out, zone);
+		put16(out, key->tag);
+		fputc(key->algorithm, out);
+		put16(out, key->len);
+		fwrite(key->rdata, 1, key->len, out);
+	}
+	for (size_t s = z->rrsets_begin; s < z->rrsets_end; s++) {
+		if (rrsets.v[s].type == T_RRSIG)
+			check_rrsig_set(c, o, s);
+		else if (signable(zone, &rrsets.v[s]))
+			check_coverage(c, s);
+	}
+	look_up_all(c);
+	report_times(c, o);
+}
+
+void check_signatures(const struct signature_check *o, size_t *to_verify, size_t *in_cache)
+{
+	zone_expiry = xcalloc(zones.n ? zones.n : 1, sizeof *zone_expiry);
+	load_cache(o->cache);
+	FILE *out = fopen(o->out, "wb");
+	if (!out)
+		fail("cannot write %s", o->out);
+	fwrite("ZBSIG1\0\0", 1, 8, out);
+	for (size_t i = 0; i < files.n; i++) {
+		size_t len = strlen(files.v[i]);
+		fputc('F', out);
+		put16(out, len);
+		fwrite(files.v[i], 1, len, out);
+	}
+	struct zone_check c = {.out = out, .lenient = o->lenient,
+			       .passable = o->lenient ? WARNING : ERROR};
+	for (uint32_t zone = 0; zone < zones.n; zone++) {
+		c.zone = zone;
+		c.keys.keys.n = 0;
+		memset(c.keys.algorithms, 0, sizeof c.keys.algorithms);
+		memset(&c.expired, 0, sizeof c.expired);
+		memset(&c.early, 0, sizeof c.early);
+		memset(&c.soon, 0, sizeof c.soon);
+		c.unsigned_sets = c.bogus_sets = c.strangers = c.keyless = 0;
+		check_zone_signatures(&c, o);
+	}
+	free(c.keys.keys.v);
+	free(c.data.v);
+	for (size_t i = 0; i < IN_FLIGHT; i++)
+		free(c.ring[i].data.v);
+	if (fclose(out) != 0)
+		fail("cannot write %s", o->out);
+	size_t total = digests.n / SHA256_LEN;
+	if (total > 0) {
+		digests_sort(digests.v, total, SHA256_LEN);
+		char next[4096];
+		snprintf(next, sizeof next, "%s.digests", o->out);
+		FILE *f = fopen(next, "wb");
+		if (!f || fwrite(digests.v, SHA256_LEN, total, f) != total || fclose(f) != 0)
+			fail("cannot write %s", next);
+	}
+	VEC_FREE(digests);
+	free(cached);
+	cached = NULL;
+	digest_index_free(&cached_index);
+	*to_verify = c.written;
+	*in_cache = total - c.written;
+	phase("signatures", total, "signatures");
+}
+
+void signatures_reset(void)
+{
+	free(zone_expiry);
+	zone_expiry = NULL;
+}

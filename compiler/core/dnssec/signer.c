@@ -1,0 +1,320 @@
+/*
+ * signer.c - a zone signed at build time: after its checks, chainmake.c adds its keys and
+ * chain, then every RRset the zone signs (signatures.c's signable: DS at cuts, not glue, not
+ * a cut's NS) gets an RRSIG by each algorithm's signing keys (RFC 4035 §2.2): the DNSKEY,
+ * CDS and CDNSKEY RRsets by the key-signing keys, the rest by the zone-signing keys (an
+ * algorithm with keys of one kind only signs everything with them, a combined signing key).
+ *
+ * The core holds no private key: it writes what each signature signs (RFC 4034 §3.1.8.1,
+ * canonical.c) to the driver (compiler/dnssec/signing.py's file formats), says `sign COUNT` on
+ * stderr, waits for `signed` on stdin and reads the signatures back. Signatures made by
+ * earlier builds come from the cache instead, keyed by the SHA-256 of what they sign (their
+ * times left out) and the key: with SOURCE_DATE_EPOCH a signature is reused only with the
+ * very times asked for; otherwise while three quarters of its validity are left, so that a
+ * rebuild signs only the RRsets that changed. The signatures then are checked and verified
+ * as any signed zone's (signatures.c).
+ *
+ * The cache, in the driver's cache directory (native byte order: it is this machine's):
+ * `ZBSCH1\0\0`, then struct cached entries sorted by digest.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bake.h"
+
+#define MAX_SIGNATURE 64  /* Ed25519 (RFC 8080 §4), ECDSA P-256 (RFC 6605 §4) */
+#define RRSIG_FIXED 18    /* type covered ... key tag (RFC 4034 §3.1) */
+#define TIMES_AT 8        /* expiration, inception */
+
+struct cached {
+	uint8_t digest[SHA256_LEN];
+	uint32_t inception, expiration;
+	uint8_t len;
+	uint8_t signature[MAX_SIGNATURE];
+};
+
+static const char CACHE_MAGIC[8] = "ZBSCH1\0";
+static const char REQUESTS_MAGIC[8] = "ZBSGN1\0";
+static const char SIGNED_MAGIC[8] = "ZBSGD1\0";
+
+static struct cached *cache;
+static size_t ncache;
+static int cache_loaded;
+static VEC(struct cached) made;  /* this build's signatures: the next build's cache */
+
+static void load_cache(const char *path)
+{
+	cache_loaded = 1;
+	FILE *f = path ? fopen(path, "rb") : NULL;
+	if (!f)
+		return;
+	char magic[8];
+	if (fread(magic, 1, 8, f) == 8 && memcmp(magic, CACHE_MAGIC, 8) == 0) {
+		bytes_t all = {0};
+		uint8_t block[1 << 16];
+		for (size_t n; (n = fread(block, 1, sizeof block, f)) > 0;)
+			bytes_put(&all, block, n);
+		cache = (struct cached *)all.v;
+		ncache = all.n / sizeof *cache;  /* a torn file's tail is not read */
+	}
+	fclose(f);
+}
+
+static int by_digest(const void *a, const void *b)
+{
+	return memcmp(a, b, SHA256_LEN);
+}
+
+static const struct cached *cached_for(const uint8_t digest[SHA256_LEN],
+				       const struct zone_signing *s)
+{
+	const struct cached *c = ncache == 0 ? NULL :
+		bsearch(digest, cache, ncache, sizeof *cache, by_digest);
+	if (!c)
+		return NULL;
+	if (s->exact)
+		return c->inception == s->inception && c->expiration == s->expiration ? c : NULL;
+	uint32_t validity = s->expiration - s->inception;
+	int64_t left = (int64_t)c->expiration - s->inception;
+	return c->expiration - c->inception == validity && c->inception <= s->inception &&
+	       left >= (int64_t)validity / 4 * 3 ? c : NULL;
+}
+
+/* The RRSIG's RDATA up to its signature (RFC 4034 §3.1): its length. */
+static size_t rrsig_fields(uint32_t zone, const struct rrset *set,
+			   const struct signing_key *key, uint32_t inception,
+			   uint32_t expiration, uint8_t *out)
+{
+	unsigned labels = N(set->owner)->nlabels - name_is_wildcard(set->owner);
+	uint8_t fixed[RRSIG_FIXED] = {
+		set->type >> 8, set->type & 0xFF, key->algorithm, labels,
+		set->ttl >> 24, set->ttl >> 16, set->ttl >> 8, set->ttl,
+		expiration >> 24, expiration >> 16, expiration >> 8, expiration,
+		inception >> 24, inception >> 16, inception >> 8, inception,
+		key->tag >> 8, key->tag & 0xFF,
+	};
+	memcpy(out, fixed, RRSIG_FIXED);
+	return RRSIG_FIXED + name_key(zones.v[zone].origin, out + RRSIG_FIXED);
+}
+
+static int signs_with(const struct zone_signing *s, const struct signing_key *key, int apex_keys)
+{
+	if (!key->signs)
+		return 0;
+	int want_ksk = apex_keys;
+	for (size_t k = 0; k < s->keys.n; k++) {
+		const struct signing_key *other = &s->keys.v[k];
+		if (other->signs && other->algorithm == key->algorithm && other->ksk == want_ksk)
+			return key->ksk == want_ksk;
+	}
+	return 1;  /* no key of the wanted kind in its algorithm: it signs in their place */
+}
+
+static int apex_key_set(uint32_t zone, const struct rrset *set)
+{
+	return set->owner == zones.v[zone].origin &&
+	       (set->type == T_DNSKEY || set->type == T_CDS || set->type == T_CDNSKEY);
+}
+
+struct pending {
+	uint32_t set;
+	uint32_t key;   /* in the zone's keys */
+	uint32_t made;  /* in `made` */
+	int asked;      /* the driver signs it; else `made` has it from the cache */
+};
+typedef VEC(struct pending) pending_list;
+
+/* A zone given signed is not signed again (issue 17): its records would contradict the
+ * chain and signatures the build makes. */
+static void refuse_signed(uint32_t zone)
+{
+	const struct zone *z = &zones.v[zone];
+	size_t found = 0;
+	struct pos first = {0};
+	for (size_t s = z->rrsets_begin; s < rrsets.n; s++) {
+		const struct rrset *set = &rrsets.v[s];
+		if (set->type != T_RRSIG && set->type != T_NSEC && set->type != T_NSEC3 &&
+		    set->type != T_NSEC3PARAM)
+			continue;
+		if (found++ == 0)
+			first = set->pos;
+		if (found <= SHOWN_EACH)
+			diagnose(zone, ERROR, set->pos, "%s %s: the zone is signed by the build (its "
+				 "dnssec table), so it is given unsigned, without RRSIG, NSEC, NSEC3 or "
+				 "NSEC3PARAM records", name_text(set->owner), type_name(set->type));
+	}
+	if (found > SHOWN_EACH)
+		diagnose_rest(zone, ERROR, first, found, "records of a signed zone");
+}
+
+static FILE *open_or_fail(const char *path, const char *mode)
+{
+	FILE *f = fopen(path, mode);
+	if (!f)
+		fail("cannot open %s", path);
+	return f;
+}
+
+static void put_u32(FILE *f, uint32_t x)  /* little-endian, as the driver reads it */
+{
+	uint8_t o[4] = {x, x >> 8, x >> 16, x >> 24};
+	fwrite(o, 1, 4, f);
+}
+
+/* What each signature signs, to the driver or from the cache; `pending` in RRset order. */
+static size_t ask(uint32_t zone, const struct signer_files *f, pending_list *pending)
+{
+	const struct zone *z = &zones.v[zone];
+	const struct zone_signing *s = z->sign;
+	FILE *out = open_or_fail(f->requests, "wb");
+	fwrite(REQUESTS_MAGIC, 1, 8, out);
+	bytes_t data = {0}, keyed = {0};
+	size_t asked = 0, end = rrsets.n;
+	for (size_t set = z->rrsets_begin; set < end; set++) {
+		const struct rrset *rs = &rrsets.v[set];
+		if (!signable(zone, rs))
+			continue;
+		int apex_keys = apex_key_set(zone, rs);
+		size_t fields = 0;
+		for (size_t k = 0; k < s->keys.n; k++) {
+			const struct signing_key *key = &s->keys.v[k];
+			if (!signs_with(s, key, apex_keys))
+				continue;
+			uint8_t rrsig[RRSIG_FIXED + 256];
+			size_t len = rrsig_fields(zone, rs, key, s->inception, s->expiration, rrsig);
+			if (fields == 0) {
+				rrsig[len] = 0;  /* a signature's place, for signed_data */
+				data.n = 0;
+				fields = signed_data(rs, rrsig, len + 1, &data);
+				if (fields != len)
+					fail("cannot put %s %s in canonical form", name_text(rs->owner),
+					     type_name(rs->type));
+			} else {
+				memcpy(data.v, rrsig, len);  /* another key: its algorithm and tag */
+			}
+			keyed.n = 0;
+			bytes_put(&keyed, data.v, data.n);
+			memset(keyed.v + TIMES_AT, 0, 8);
+			bytes_put(&keyed, key->rdata, key->len);
+			struct cached entry = {0};
+			sha256(keyed.v, keyed.n, entry.digest);
+			const struct cached *old = cached_for(entry.digest, s);
+			struct pending p = {set, k, made.n, old == NULL};
+			if (old) {
+				entry = *old;
+			} else {
+				entry.inception = s->inception;
+				entry.expiration = s->expiration;
+				put_u32(out, key->index);
+				put_u32(out, data.n);
+				fwrite(data.v, 1, data.n, out);
+				asked++;
+			}
+			PUSH(made, entry);
+			PUSH(*pending, p);
+		}
+	}
+	if (fclose(out) != 0)
+		fail("cannot write %s", f->requests);
+	free(data.v);
+	free(keyed.v);
+	return asked;
+}
+
+void (*signing_driver)(const struct signer_files *f, size_t asked);
+
+/* The driver's signatures, in the order asked, into `made`. */
+static void receive(const struct signer_files *f, size_t asked, pending_list *pending)
+{
+	if (signing_driver) {
+		signing_driver(f, asked);
+	} else {
+		fprintf(stderr, "sign %zu\n", asked);
+		fflush(stderr);
+		char line[32];
+		if (!fgets(line, sizeof line, stdin) || strcmp(line, "signed\n") != 0)
+			fail("the driver did not sign");
+	}
+	FILE *in = open_or_fail(f->signed_path, "rb");
+	char magic[8];
+	if (fread(magic, 1, 8, in) != 8 || memcmp(magic, SIGNED_MAGIC, 8) != 0)
+		fail("%s: not the driver's signatures", f->signed_path);
+	for (size_t i = 0; i < pending->n; i++) {
+		if (!pending->v[i].asked)
+			continue;
+		struct cached *c = &made.v[pending->v[i].made];
+		int len = fgetc(in);
+		if (len <= 0 || len > MAX_SIGNATURE || fread(c->signature, 1, len, in) != (size_t)len)
+			fail("%s: ends early, or a signature of a length no key makes",
+			     f->signed_path);
+		c->len = len;
+	}
+	fclose(in);
+}
+
+/* Each signature as an RRSIG record, and each RRSIG RRset linked to the RRset it covers. */
+static void add_signatures(uint32_t zone, const pending_list *pending)
+{
+	const struct zone_signing *s = zones.v[zone].sign;
+	for (size_t i = 0; i < pending->n; i++) {
+		const struct pending *p = &pending->v[i];
+		const struct cached *c = &made.v[p->made];
+		const struct rrset *rs = &rrsets.v[p->set];
+		uint8_t rrsig[RRSIG_FIXED + 256];
+		size_t len = rrsig_fields(zone, rs, &s->keys.v[p->key], c->inception,
+					  c->expiration, rrsig);
+		struct rdata rd = {.raw = rdata_raw.n, .raw_len = len + c->len, .name = NONE,
+				   .name2 = NONE, .next = NONE};
+		bytes_put(&rdata_raw, rrsig, len);
+		bytes_put(&rdata_raw, c->signature, c->len);
+		name_t owner = rs->owner;
+		uint16_t type = rs->type;
+		add_record(zone, owner, T_RRSIG, rs->ttl, rd, rs->pos);  /* rs may move */
+		uint32_t view = type == T_NSEC3 ? HASHED_VIEW(zone) : zone;
+		rrsets.v[p->set].sigs = rrset_covering(view, owner, T_RRSIG, type);
+	}
+}
+
+void sign_zone(uint32_t zone, const struct signer_files *f)
+{
+	size_t errors = diagnostics_errors();
+	refuse_signed(zone);
+	if (diagnostics_errors() == errors)
+		add_denial(zone);
+	if (diagnostics_errors() != errors)
+		return;
+	if (!cache_loaded)
+		load_cache(f->cache);
+	pending_list pending = {0};
+	size_t asked = ask(zone, f, &pending);
+	if (asked > 0)
+		receive(f, asked, &pending);
+	add_signatures(zone, &pending);
+	free(pending.v);
+}
+
+void signer_finish(const struct signer_files *f)
+{
+	if (!f->cache || made.n == 0)
+		return;
+	qsort(made.v, made.n, sizeof *made.v, by_digest);
+	char path[4096];
+	snprintf(path, sizeof path, "%s.cache", f->signed_path);
+	FILE *out = open_or_fail(path, "wb");
+	fwrite(CACHE_MAGIC, 1, 8, out);
+	for (size_t i = 0; i < made.n; i++)
+		if (i == 0 || memcmp(made.v[i - 1].digest, made.v[i].digest, SHA256_LEN) != 0)
+			fwrite(&made.v[i], sizeof made.v[i], 1, out);
+	if (fclose(out) != 0)
+		remove(path);  /* a cache, no more */
+}
+
+void signer_reset(void)
+{
+	free(cache);
+	cache = NULL;
+	ncache = 0;
+	cache_loaded = 0;
+	VEC_FREE(made);
+}

@@ -1,0 +1,178 @@
+"""Signing at build time: the keys and times the core signs a zone with, and the signatures
+themselves.
+
+The core decides what is signed and how (compiler/core/dnssec/signer.c): it adds the DNSKEY,
+CDS, CDNSKEY and NSEC3PARAM records and the NSEC or NSEC3 chain, and writes, for each signature
+its cache does not hold, the octets it signs (RFC 4034 §3.1.8.1) and which key signs them.
+They are signed here, on every processor, with dnspython's DNSSEC algorithms over the
+`cryptography` package; the private keys never leave this process and its workers. Ed25519
+(RFC 8032) and ECDSA with RFC 6979's nonces are deterministic: the same octets and key give
+the same signature, so that two builds at one SOURCE_DATE_EPOCH are byte-identical.
+
+The requests file, little-endian: `ZBSGN1\\0\\0`, then per request u32 key (its number among
+the manifest's `key` lines), u32 length, the octets. The answer: `ZBSGD1\\0\\0`, then per
+request in order u8 length and the signature.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+import time
+from pathlib import Path
+
+import dns.dnssecalgs
+import dns.name
+import dns.rdata
+import dns.rdataclass
+import dns.zone
+
+from .. import workers
+from ..config import ZoneSetConfig, ZoneSource
+from ..errors import UsageError
+from ..read import handover
+from ..toolchain import objcache
+from . import keys
+
+REQUESTS, SIGNED = b"ZBSGN1\0\0", b"ZBSGD1\0\0"
+INLINE = 1000  # fewer signatures than this are made without starting processes
+CHUNK = 16384
+INCEPTION_BEFORE = 3600  # seconds: for validators whose clocks run behind
+
+
+def build_time() -> tuple[int, bool]:
+    """The build's time, and whether it is fixed: SOURCE_DATE_EPOCH (reproducible-builds.org)
+    when set, else now."""
+    text = os.environ.get("SOURCE_DATE_EPOCH", "")
+    if not text:
+        return int(time.time()), False
+    if not text.isdigit():
+        raise UsageError(f"SOURCE_DATE_EPOCH={text!r}: expected seconds since 1970")
+    return int(text), True
+
+
+def cache_path(origins: list[str]) -> Path | None:
+    """The signatures a set's earlier builds made (the core's file: see signer.c)."""
+    return objcache.signatures_file(origins, ".signed")
+
+
+def _date(at: int) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(at))
+
+
+def manifest_lines(zone: ZoneSource, at: int, exact: bool, key_files: list[Path]) -> list[str]:
+    """The zone's `sign` line and a `key` line per DNSKEY it publishes at `at`; the key
+    files of those are appended to `key_files`, in the order the core numbers them."""
+    policy = zone.dnssec
+    assert policy is not None
+    where = f"{zone.display}: dnssec"
+    pairs = [p for p in keys.load(zone.origin, policy.keys) if p.published(at)]
+    signing = [p for p in pairs if p.signing(at)]
+    if not signing:
+        raise UsageError(f"{where}: no key pair in {policy.keys} signs {zone.origin_text} at "
+                         f"{_date(at)}; make one with: zonebake keygen {zone.origin_text} "
+                         f"--ksk -d {policy.keys}")
+    idle = {p.dnskey.algorithm for p in pairs} - {p.dnskey.algorithm for p in signing}
+    if idle:
+        raise UsageError(f"{where}: a key of algorithm {min(idle)} is published at "
+                         f"{_date(at)} but none of that algorithm signs; RFC 4035 §2.2 wants "
+                         f"every RRset signed by each algorithm of the DNSKEY RRset")
+    inception = at - INCEPTION_BEFORE
+    lines = [f"sign {policy.denial} {int(policy.nsec3_opt_out)} {inception} "
+             f"{inception + policy.signature_validity} {int(exact)}"]
+    for pair in pairs:
+        lines.append(f"key {'sign' if pair.signing(at) else 'publish'} "
+                     f"{pair.dnskey.to_wire().hex()}")
+        key_files.append(pair.path)
+    return lines
+
+
+_keys: list = []  # a worker's private keys, by the core's numbers
+
+
+def _load_keys(paths: list[Path]) -> None:
+    _keys.clear()
+    for path in paths:
+        _, dnskey = keys.read_public(path)
+        private, _ = keys.read_private(path, dnskey)
+        _keys.append(dns.dnssecalgs.get_algorithm_cls(dnskey.algorithm)(key=private))
+
+
+def _bounds(data: bytes) -> list[int]:
+    """The offsets of every CHUNK-th request, and of the end."""
+    if data[:8] != REQUESTS:
+        raise ValueError("not a requests file")
+    bounds, at, count = [8], 8, 0
+    while at < len(data):
+        at += 8 + struct.unpack_from("<I", data, at + 4)[0]
+        count += 1
+        if count % CHUNK == 0:
+            bounds.append(at)
+    if bounds[-1] != at:
+        bounds.append(at)
+    return bounds
+
+
+def _sign_range(path: str, start: int, end: int) -> list[bytes]:
+    with open(path, "rb") as f:
+        f.seek(start)
+        data = f.read(end - start)
+    out = bytearray()
+    at = 0
+    while at < len(data):
+        key, length = struct.unpack_from("<II", data, at)
+        signature = _keys[key].sign(data[at + 8:at + 8 + length], verify=False,
+                                    deterministic=True)
+        out.append(len(signature))
+        out += signature
+        at += 8 + length
+    return [bytes(out)]
+
+
+def sign(requests: Path, signed: Path, key_files: list[Path], count: int) -> None:
+    """Sign the core's `count` requests; the signatures go to `signed`."""
+    data = requests.read_bytes()
+    bounds = _bounds(data)
+    del data
+    parts = workers.map_chunks(_sign_range, [(str(requests), start, end)
+                                             for start, end in zip(bounds, bounds[1:])],
+                               count < INLINE, _load_keys, (key_files,))
+    with open(signed, "wb") as f:
+        f.write(SIGNED)
+        for part in parts:
+            f.write(part)
+
+
+def signed_files(config: ZoneSetConfig, target: Path) -> dict[int, Path]:
+    """Where `zonebake build --write-signed TARGET` writes each zone the build signs: TARGET
+    itself for one, TARGET/<origin>zone for several (TARGET then a directory)."""
+    signed = [i for i, zone in enumerate(config.zones) if zone.dnssec is not None]
+    if not signed:
+        raise UsageError(f"--write-signed {target}: no zone has a dnssec table")
+    if len(signed) == 1 and not target.is_dir():
+        return {signed[0]: target}
+    if target.exists() and not target.is_dir():
+        raise UsageError(f"--write-signed {target}: {len(signed)} zones are signed: give a "
+                         f"directory")
+    names = {i: config.zones[i].origin_text for i in signed}
+    return {i: target / (f"{name}zone" if name != "." else "root.zone")
+            for i, name in names.items()}
+
+
+def write_text(records: Path, origin: dns.name.Name, out: Path) -> None:
+    """The core's records of a signed zone (handover's form) as a zone file, in DNSSEC's
+    canonical order (RFC 4034 §6.1), each name absolute: what ldns-verify-zone or
+    dnssec-verify checks."""
+    zone = dns.zone.Zone(origin, relativize=False)
+    for owner, rdtype, ttl, wire in handover.read_records(records):
+        rdata = dns.rdata.from_wire(dns.rdataclass.IN, rdtype, wire, 0, len(wire))
+        node = zone.find_node(dns.name.from_wire(owner, 0)[0], create=True)
+        node.find_rdataset(dns.rdataclass.IN, rdtype, rdata.covers(), create=True).add(rdata, ttl)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    partial = out.with_name(out.name + ".partial")
+    try:
+        zone.to_file(str(partial), sorted=True, relativize=False)
+        os.replace(partial, out)
+    except OSError as exc:
+        partial.unlink(missing_ok=True)
+        raise UsageError(f"--write-signed: cannot write {out}: {exc.strerror}") from None

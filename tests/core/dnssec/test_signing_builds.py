@@ -1,0 +1,297 @@
+"""Signing at build time (issue 17), as files: reproducible with SOURCE_DATE_EPOCH (binary
+included, Ed25519 and ECDSA alike), no private key in the output, the signed zone written
+out accepted by ldns-verify-zone and dnssec-verify, the keys' timing metadata obeyed (a
+rollover's pre-published and retired keys), a signed input refused, and a rebuild signing
+only what changed."""
+
+from __future__ import annotations
+
+import base64
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import dns.name
+import dns.rdatatype
+import dns.zone
+import pytest
+
+from buildsigned import (ORIGIN, ZONE, build, dname_to_apex, keygen, private_octets,
+                         signed_set)
+from conftest import require
+from zonebake.config import load_toml
+from zonebake.core import run as core
+from zonebake.dnssec import signing
+from zonebake.errors import CompileError, UsageError
+
+# A fixed time, this day's start: the build refuses signatures that have expired by now.
+EPOCH = int(time.time()) // 86400 * 86400
+OUTPUTS = ("zonedata.c", "zonedata.bin", "zonebake-server")
+ORG = dns.name.from_text("example.org.")
+
+
+def two_zone_set(directory: Path) -> Path:
+    """example.com. with Ed25519 keys and NSEC3, example.org. with ECDSA P-256 and NSEC."""
+    toml = signed_set(directory, "nsec3")
+    keygen(directory / "org-keys", "example.org.", "ecdsap256sha256", ksk=True)
+    keygen(directory / "org-keys", "example.org.", "ecdsap256sha256")
+    (directory / "example.org.zone").write_text(ZONE.replace("example.com.", "example.org."))
+    with toml.open("a") as f:
+        f.write('[[zone]]\norigin = "example.org."\nfile = "example.org.zone"\n'
+                f'dnssec = {{ keys = "{directory / "org-keys"}", denial = "nsec" }}\n')
+    return toml
+
+
+def outputs(outdir: Path, signed: Path) -> dict[str, bytes]:
+    # A sanitizer build (-g) records the directory it was compiled in: its binary differs.
+    compared = OUTPUTS[:2] if os.environ.get("ZONEBAKE_SANITIZE") else OUTPUTS
+    files = {name: (outdir / name).read_bytes() for name in compared}
+    for zone in sorted(signed.iterdir()):
+        files[zone.name] = zone.read_bytes()
+    return files
+
+
+def zone_records(path: Path, origin: dns.name.Name):
+    """(owner, type, covered, TTL, text) of each record; an RRSIG's text without its times
+    and signature."""
+    zone = dns.zone.from_file(str(path), origin, relativize=False)
+    out = set()
+    for name, ttl, rdata in zone.iterate_rdatas():
+        text = rdata.to_text()
+        if rdata.rdtype == dns.rdatatype.RRSIG:
+            text = (rdata.type_covered, rdata.algorithm, rdata.labels, rdata.original_ttl,
+                    rdata.key_tag, rdata.signer)
+        out.add((name, rdata.rdtype, rdata.covers(), ttl, str(text)))
+    return out
+
+
+def test_builds_at_one_epoch_are_byte_identical_and_another_differs_in_signatures_only(
+        tmp_path):
+    toml = two_zone_set(tmp_path)
+    runs = {}
+    for run, epoch in (("one", EPOCH), ("two", EPOCH), ("three", EPOCH - 86400)):
+        # Each with a cache of its own: the signatures are made again, not reused.
+        built = build(toml, tmp_path / run, "--write-signed", str(tmp_path / f"{run}-signed"),
+                      epoch=epoch, cache=tmp_path / f"{run}-cache")
+        assert built.returncode == 0, built.stderr
+        runs[run] = outputs(tmp_path / run, tmp_path / f"{run}-signed")
+    assert runs["one"] == runs["two"]
+    assert {"zonedata.bin", "example.com.zone", "example.org.zone"} <= set(runs["one"])
+    assert runs["one"]["zonedata.bin"] != runs["three"]["zonedata.bin"]
+    for origin in ("example.com.", "example.org."):
+        one, three = (tmp_path / f"{run}-signed" / f"{origin}zone" for run in ("one", "three"))
+        assert one.read_bytes() != three.read_bytes()
+        name = dns.name.from_text(origin)
+        assert zone_records(one, name) == zone_records(three, name)
+
+
+def test_no_private_key_reaches_the_output(tmp_path):
+    toml = two_zone_set(tmp_path)
+    built = build(toml, tmp_path / "out", epoch=EPOCH)
+    assert built.returncode == 0, built.stderr
+    secrets = [private_octets(key) for key in (tmp_path / "keys").glob("*.key")]
+    secrets += [private_octets(key) for key in (tmp_path / "org-keys").glob("*.key")]
+    assert len(secrets) == 4 and all(len(secret) == 32 for secret in secrets)
+    for name in OUTPUTS:
+        data = (tmp_path / "out" / name).read_bytes()
+        for secret in secrets:
+            for form in (secret, base64.b64encode(secret), secret.hex().encode()):
+                assert form not in data, name
+
+
+@pytest.mark.parametrize("denial,opt_out", [("nsec", False), ("nsec3", False), ("nsec3", True)])
+def test_the_signed_zone_written_out_is_accepted_by_the_peers_verifiers(tmp_path, denial,
+                                                                       opt_out):
+    ldns, bind = require("ldnsutils", "ldns-verify-zone")[0], require("bind9-utils",
+                                                                       "dnssec-verify")[0]
+    toml = signed_set(tmp_path, denial, opt_out)
+    written = tmp_path / "signed.zone"
+    built = build(toml, tmp_path / "out", "--write-signed", str(written))
+    assert built.returncode == 0, built.stderr
+    verified = subprocess.run([ldns, str(written)], capture_output=True, text=True, timeout=60)
+    assert verified.returncode == 0 and "Zone is verified and complete" in verified.stdout, \
+        verified.stdout + verified.stderr
+    verified = subprocess.run([bind, "-o", "example.com.", str(written)], capture_output=True,
+                              text=True, timeout=60)
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    assert "KSKs: 1 active" in verified.stdout and "ZSKs: 1 active" in verified.stdout
+
+
+def test_write_signed_needs_a_signed_zone_and_a_directory_for_several(tmp_path):
+    toml = two_zone_set(tmp_path)
+    (tmp_path / "file").write_text("")
+    built = build(toml, tmp_path / "out", "--write-signed", str(tmp_path / "file"))
+    assert built.returncode == 2
+    assert built.stderr == (f"zonebake: --write-signed {tmp_path / 'file'}: 2 zones are "
+                            f"signed: give a directory\n")
+    plain = tmp_path / "plain.toml"
+    plain.write_text('[[zone]]\norigin = "example.com."\nfile = "example.com.zone"\n')
+    built = build(plain, tmp_path / "out", "--write-signed", str(tmp_path / "signed.zone"))
+    assert built.returncode == 2
+    assert built.stderr == (f"zonebake: --write-signed {tmp_path / 'signed.zone'}: no zone has "
+                            f"a dnssec table\n")
+
+
+def set_timing(key_base: Path, **times: str) -> None:
+    """BIND's timing metadata in a .private file (as dnssec-settime writes it)."""
+    private = key_base.with_name(key_base.name + ".private")
+    private.write_text(private.read_text() + "".join(f"{name}: {value}\n"
+                                                     for name, value in times.items()))
+
+
+def dnskeys_and_signers(tmp_path: Path, toml: Path) -> tuple[set[int], set[int]]:
+    written = tmp_path / "signed.zone"
+    built = build(toml, tmp_path / "out", "--write-signed", str(written), epoch=EPOCH)
+    assert built.returncode == 0, built.stderr
+    zone = dns.zone.from_file(str(written), ORIGIN, relativize=False)
+    tags = {dns.dnssec.key_id(k) for k in zone.find_rdataset(ORIGIN, "DNSKEY")}
+    signers = {rdata.key_tag for _, _, rdata in zone.iterate_rdatas()
+               if rdata.rdtype == dns.rdatatype.RRSIG}
+    return tags, signers
+
+
+def stamp(days: int) -> str:
+    """A time `days` from EPOCH as BIND's metadata gives it."""
+    return time.strftime("%Y%m%d%H%M%S", time.gmtime(EPOCH + days * 86400))
+
+
+def tag_of(base: str) -> int:
+    return int(base.rsplit("+", 1)[1])
+
+
+def test_a_rollover_follows_the_keys_timing_metadata(tmp_path):
+    """Pre-publish ZSK rollover (RFC 6781 §4.1.1.1): the next key published before it signs,
+    the old one published after it stops; a key past its Delete time is gone."""
+    keys = tmp_path / "keys"
+    ksk, old, new, gone = (keygen(keys, ksk=True), keygen(keys), keygen(keys), keygen(keys))
+    set_timing(keys / old, Inactive=stamp(-1))                 # retired, still published
+    set_timing(keys / new, Publish=stamp(-30), Activate=stamp(-1))
+    set_timing(keys / gone, Inactive=stamp(-60), Delete=stamp(-30))
+    toml = signed_set(tmp_path, keys=keys)
+    tags, signers = dnskeys_and_signers(tmp_path, toml)
+    assert tags == {tag_of(ksk), tag_of(old), tag_of(new)}
+    assert signers == {tag_of(ksk), tag_of(new)}
+
+
+def test_a_key_not_yet_active_is_published_only(tmp_path):
+    keys = tmp_path / "keys"
+    ksk, zsk, next_ksk = keygen(keys, ksk=True), keygen(keys), keygen(keys, ksk=True)
+    set_timing(keys / next_ksk, Publish=stamp(-1), Activate=stamp(30))
+    tags, signers = dnskeys_and_signers(tmp_path, signed_set(tmp_path, keys=keys))
+    assert tags == {tag_of(ksk), tag_of(zsk), tag_of(next_ksk)}
+    assert signers == {tag_of(ksk), tag_of(zsk)}
+
+
+def test_no_signing_key_is_a_usage_error(tmp_path):
+    keys = tmp_path / "keys"
+    ksk = keygen(keys, ksk=True)
+    set_timing(keys / ksk, Activate=stamp(1))
+    built = build(signed_set(tmp_path, keys=keys), tmp_path / "out", epoch=EPOCH)
+    assert built.returncode == 2
+    assert built.stderr == (f"zonebake: {tmp_path / 'example.com.zone'}: dnssec: no key pair "
+                            f"in {keys} signs example.com. at "
+                            f"{time.strftime('%Y-%m-%d 00:00:00', time.gmtime(EPOCH))} UTC; make one "
+                            f"with: zonebake keygen example.com. --ksk -d {keys}\n")
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_zone_given_signed_is_refused_with_its_lines(tmp_path):
+    zone = ZONE + ("www NSEC mail.example.com. CNAME RRSIG NSEC\n"
+                   "www RRSIG CNAME 15 3 3600 20261210000000 20261126000000 1 example.com. "
+                   "AAAA\n")
+    built = build(signed_set(tmp_path, zone=zone), tmp_path / "out", epoch=EPOCH)
+    assert built.returncode == 1
+    path = tmp_path / "example.com.zone"
+    lines = built.stderr.splitlines()
+    assert lines[0] == (f"{path}:19: error: www.example.com. NSEC: the zone is signed by the "
+                        f"build (its dnssec table), so it is given unsigned, without RRSIG, NSEC, "
+                        f"NSEC3 or NSEC3PARAM records")
+    assert lines[1].startswith(f"{path}:20: error: www.example.com. RRSIG: ")
+    assert lines[-1] == "zonebake: 2 error(s); nothing written"
+
+
+def test_past_ten_records_of_a_signed_zone_one_line_counts_the_rest(tmp_path):
+    zone = ZONE + "".join(f"n{i} NSEC n{i + 1}.example.com. A RRSIG NSEC\n" for i in range(25))
+    built = build(signed_set(tmp_path, zone=zone), tmp_path / "out", epoch=EPOCH)
+    assert built.returncode == 1
+    errors = [line for line in built.stderr.splitlines() if ": error: " in line]
+    assert len(errors) == 11, built.stderr  # by line: the count at the first one's
+    assert errors[1] == (f"{tmp_path / 'example.com.zone'}:19: error: 15 more records of a "
+                         f"signed zone")
+
+
+def signatures_made(config, data_file: Path, monkeypatch) -> int:
+    """How many signatures the build made (the rest came from the cache)."""
+    made = []
+    real = signing.sign
+    monkeypatch.setattr(signing, "sign", lambda requests, signed, key_files, count: (
+        made.append(count), real(requests, signed, key_files, count))[1])
+    core.bake(config, data_file)
+    return sum(made)
+
+
+def test_a_rebuild_signs_only_what_changed(tmp_path, monkeypatch):
+    cache = tmp_path / "cache" / "signed"
+    monkeypatch.setattr(signing, "cache_path", lambda origins: cache)
+    monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
+    toml = signed_set(tmp_path, "nsec3")
+    first = signatures_made(load_toml(toml), tmp_path / "1.bin", monkeypatch)
+    # 14 authoritative RRsets, 12 NSEC3 records and their NSEC3PARAM, 3 RRsets by the KSK
+    assert first > 25
+    assert signatures_made(load_toml(toml), tmp_path / "2.bin", monkeypatch) == 0
+    changed = ZONE.replace("192.0.2.25", "192.0.2.26")
+    (tmp_path / "example.com.zone").write_text(changed)
+    assert signatures_made(load_toml(toml), tmp_path / "3.bin", monkeypatch) == 1
+    # A new name: its RRset, its NSEC3 and the one before it in the chain.
+    (tmp_path / "example.com.zone").write_text(changed + "new A 192.0.2.8\n")
+    assert signatures_made(load_toml(toml), tmp_path / "4.bin", monkeypatch) == 3
+
+
+def test_with_an_epoch_cached_signatures_are_reused_only_with_their_very_times(tmp_path,
+                                                                                monkeypatch):
+    cache = tmp_path / "cache" / "signed"
+    monkeypatch.setattr(signing, "cache_path", lambda origins: cache)
+    toml = signed_set(tmp_path, "nsec")
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", str(EPOCH))
+    first = signatures_made(load_toml(toml), tmp_path / "1.bin", monkeypatch)
+    assert signatures_made(load_toml(toml), tmp_path / "2.bin", monkeypatch) == 0
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", str(EPOCH + 60))
+    assert signatures_made(load_toml(toml), tmp_path / "3.bin", monkeypatch) == first
+
+
+def test_a_failed_build_signs_nothing_it_keeps(tmp_path, monkeypatch):
+    cache = tmp_path / "cache" / "signed"
+    monkeypatch.setattr(signing, "cache_path", lambda origins: cache)
+    toml = signed_set(tmp_path, "nsec3", zone=ZONE + "broken CNAME x\nbroken A 192.0.2.9\n")
+    with pytest.raises(CompileError):
+        core.bake(load_toml(toml), tmp_path / "1.bin")
+    assert not cache.exists()
+
+
+def test_a_bad_source_date_epoch_is_a_usage_error(monkeypatch):
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "yesterday")
+    with pytest.raises(UsageError, match="SOURCE_DATE_EPOCH='yesterday': expected seconds "
+                                         "since 1970"):
+        signing.build_time()
+
+
+# Issue 37: the core read past its names (a crash) making the denial proof of a name below a
+# DNAME whose target is its own zone's apex, when the name's image fell below another name.
+@pytest.mark.parametrize("denial, opt_out", [("nsec", False), ("nsec3", False),
+                                             ("nsec3", True)])
+def test_a_dname_to_its_own_apex_is_signed_and_built(denial, opt_out, tmp_path):
+    built = build(signed_set(tmp_path, denial, opt_out, zone=dname_to_apex("example.com.")),
+                  tmp_path / "out")
+    assert built.returncode == 0, built.stderr
+    assert "error" not in built.stderr and (tmp_path / "out" / "zonebake-server").exists()
+
+
+def test_a_zone_with_errors_is_not_signed(tmp_path):
+    """Signing read what the checks refuse: a zone without an SOA record crashed the core
+    (found by tests/fuzz's core target)."""
+    zone = "\n".join(line for line in ZONE.splitlines() if " SOA " not in line) + "\n"
+    built = build(signed_set(tmp_path, "nsec3", zone=zone), tmp_path / "out")
+    assert built.returncode == 1, built.stderr
+    assert "example.com.zone:1: error: no SOA record at the zone apex example.com." in built.stderr
+    assert "core failed" not in built.stderr and "Traceback" not in built.stderr
