@@ -202,6 +202,15 @@ def testset_compiled(tmp_path_factory) -> CompiledSet:
     return CompiledSet(ZONES / "testset.toml", tmp_path_factory.mktemp("testset"))
 
 
+def load_toml_text(tmp_path: Path, zone: Path):
+    """The configuration of a set of one zone, example.test., in `zone` (a file in tmp_path)."""
+    from zonebake.config import load_toml
+
+    config = tmp_path / "zonebake.toml"
+    config.write_text(f'[[zone]]\norigin = "example.test."\nfile = "{zone.name}"\n')
+    return load_toml(config)
+
+
 def bake_outcome(config, data_file: Path, **how) -> tuple:
     """What the core makes of a zone set, in-process (compiler/core/run.py's bake, with `how`):
     ('baked', warnings, zonedata.bin's bytes) or ('refused', diagnostics)."""

@@ -4,7 +4,7 @@
  *   LINE TYPE TTL HEX NAME...
  * HEX the record data it wrote as octets ("-" for none), NAME the names it left as text
  * (for NS, MX, SOA...); or `declined: ...` on stderr and exit 3 when it leaves the file to
- * dnspython. tests/core/test_lexed_rdata.py compares the octets with dnspython's to_wire.
+ * dnspython. tests/core/read/test_lexed_rdata.py compares the octets with dnspython's to_wire.
  */
 #include <stdio.h>
 #include <string.h>

@@ -23,7 +23,7 @@ import dns.name
 import pytest
 
 from blob import Blob
-from conftest import ZONES, bake_outcome
+from conftest import ZONES, bake_outcome, load_toml_text
 from gen import write_zone, write_zoneset
 from zonebake.config import load_toml
 from zonebake.core import run as core
@@ -273,12 +273,6 @@ def test_a_core_failing_as_it_writes_leaves_the_last_build_as_it_was(tmp_path):
 
 PLAIN_ZONE = ("$ORIGIN example.test.\n$TTL 300\n@ SOA ns hostmaster 1 7200 900 1209600 300\n"
               "@ NS ns\nns A 192.0.2.1\n")
-
-
-def load_toml_text(tmp_path: Path, zone: Path):
-    config = tmp_path / "zonebake.toml"
-    config.write_text(f'[[zone]]\norigin = "example.test."\nfile = "{zone.name}"\n')
-    return load_toml(config)
 
 
 @pytest.mark.parametrize("octet, reason", [(b"\0", "a NUL octet"),

@@ -1,9 +1,9 @@
 """The core on random zone sets (tests/randomsets.py): whichever reader reads the files (the
 fast reader, or dnspython with the records handed over), the core says the same and writes
 the same bytes; one thread or three, the same bytes, and the same again when the answers'
-octets go to their files through a buffer of 64 octets rather than 4 MiB (compiler/core/
-spill.c: flushed every few bodies, most bodies written past it, and those matched read back
-from the file). What the answers say is held against
+octets go to their files through a buffer of 64 octets rather than 4 MiB
+(compiler/core/base/spill.c: flushed every few bodies, most bodies written past it, and those
+matched read back from the file). What the answers say is held against
 Knot DNS on the same sets (tests/differential/test_random_sets.py). Seeds are fixed: a
 failure reproduces."""
 

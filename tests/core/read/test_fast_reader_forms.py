@@ -7,11 +7,10 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import TESTS, bake_outcome
+from conftest import TESTS, bake_outcome, load_toml_text
 from zonebake.core import run as core
 from zonebake.config import load_toml
 from zonebake.errors import CompileError
-from test_corpus import load_toml_text
 
 HEAD = "$TTL 1h\n@ SOA ns1 hostmaster 1 2h 15M 2w 1h\n@ NS ns1\nns1 A 192.0.2.1\n"
 
