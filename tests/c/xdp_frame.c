@@ -106,8 +106,7 @@ int main(int argc, char **argv)
 		response_hex[0] = 0;
 		if (sscanf(line, "%u %u %u %s %s", &room, &mtu, &port, frame_hex, response_hex) < 4)
 			return 2;
-		rules = (struct zb_frame_rules){ .room = room, .mtu = (uint16_t)mtu,
-						 .port = (uint16_t)port };
+		rules = (struct zb_frame_rules){ .room = room, .mtu = mtu, .port = (uint16_t)port };
 		size_t len = strlen(frame_hex) / 2;
 		uint8_t *frame = malloc(room > len ? room : len);
 		unhex(frame_hex, frame);

@@ -185,6 +185,7 @@ def test_a_response_over_the_room_is_not_sent(harness):
     (frame4, 576, 2048, 548),         # every IPv4 host's (RFC 791)
     (frame4, 9000, 2048, 2048 - 42),  # a jumbo MTU: the frame is the bound
     (frame4, 9000, 4096, 4096 - 42),
+    (frame6, 65536, 65536 + 4096, 65535 - 48),  # loopback's: within the 16-bit lengths
     (frame4, 540, 2048, 512),
     (frame4, 539, 2048, "pass"),      # not 512 octets: the kernel's sockets answer it
     (frame4, 1500, 553, "pass"),      # a frame with no room for 512

@@ -40,7 +40,7 @@ enum zb_frame_verdict {
 struct zb_frame_rules {
 	uint32_t room;  /* octets writable from a frame's first one on: the UMEM frame's size
 			 * less the headroom in front of the packet */
-	uint16_t mtu;   /* the interface's MTU: the largest IP packet it sends */
+	uint32_t mtu;   /* the interface's MTU: the largest IP packet it sends */
 	uint16_t port;  /* the UDP port served, in host order */
 };
 
