@@ -36,10 +36,11 @@ test: $(VENV)/.installed
 	$(VENV)/bin/python -m pytest -q
 	ZONEBAKE_SANITIZE=1 $(VENV)/bin/python -m pytest -q $(SANITIZED_TESTS)
 
-# Every libFuzzer target (clang), FUZZ_SECONDS each: the request handler, the compiler core's
-# zone-file reader, the whole core on small zone sets. make fuzz FUZZ_SECONDS=1800
+# Every libFuzzer target (clang), FUZZ_SECONDS each: the request handler, the AF_XDP frame
+# layer, the compiler core's zone-file reader, the whole core on small zone sets.
+# make fuzz FUZZ_SECONDS=1800
 fuzz: $(VENV)/.installed
-	for target in respond reader core; do \
+	for target in respond frame reader core; do \
 		PYTHON=$(VENV)/bin/python tests/fuzz/run.sh $$target $(FUZZ_SECONDS) || exit 1; \
 	done
 

@@ -1,6 +1,7 @@
 """The libFuzzer targets (tests/fuzz/run.sh), under ASan and UBSan, each for a bounded time:
-ZONEBAKE_FUZZ_SECONDS, 60 by default. The request handler's; the compiler core's zone-file
-reader; the whole core on small zone sets. Any finding fails the test."""
+ZONEBAKE_FUZZ_SECONDS, 60 by default. The request handler's; the AF_XDP frame layer's; the
+compiler core's zone-file reader; the whole core on small zone sets. Any finding fails the
+test."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import pytest
 
 from conftest import ROOT
 
-TARGETS = ["respond", "reader", "core"]
+TARGETS = ["respond", "frame", "reader", "core"]
 
 
 @pytest.mark.parametrize("target", TARGETS)
