@@ -265,18 +265,15 @@ respond_denied(const struct zb_zoneset *zs, const uint8_t *query, const struct z
 					 apex_len);
 }
 
-/* The largest response this query may get (RFC 1035 §4.2.1, RFC 6891 §6.2.5): over UDP the
- * requestor's size within [512, ours], and no more than `max_udp` where that is not 0 (an
- * AF_XDP frame, which nothing fragments: what does not fit the MTU is cut or TC). */
+/* The largest response this query may get (RFC 1035 §4.2.1, RFC 6891 §6.2.5). */
 static size_t size_limit(const struct zb_zoneset *zs, const struct zb_edns *edns,
-			 enum zb_transport transport, size_t max_udp)
+			 enum zb_transport transport)
 {
 	if (transport == ZB_TCP)
 		return ZB_RESPONSE_MAX;
-	size_t limit = ZB_UDP_PLAIN_MAX;
-	if (edns->present && edns->udp_size > ZB_UDP_PLAIN_MAX)
-		limit = edns->udp_size < zs->udp_size ? edns->udp_size : zs->udp_size;
-	return max_udp && max_udp < limit ? max_udp : limit;
+	if (!edns->present || edns->udp_size <= ZB_UDP_PLAIN_MAX)
+		return ZB_UDP_PLAIN_MAX;
+	return edns->udp_size < zs->udp_size ? edns->udp_size : zs->udp_size;
 }
 
 /* The response to a question whose answer is found (NULL: in no zone served): the header,
@@ -285,7 +282,7 @@ static size_t size_limit(const struct zb_zoneset *zs, const struct zb_edns *edns
  * one has nothing to test for it. */
 static inline __attribute__((always_inline)) size_t
 respond_with(const struct zb_zoneset *zs, const uint8_t *query, const struct zb_question *q,
-	     const struct zb_edns *edns, enum zb_transport transport, size_t max_udp,
+	     const struct zb_edns *edns, enum zb_transport transport,
 	     const struct zb_answer *answer, const struct zb_encloser *encloser, uint8_t *out,
 	     struct zb_query_facts *facts)
 {
@@ -320,7 +317,7 @@ respond_with(const struct zb_zoneset *zs, const uint8_t *query, const struct zb_
 		.edns = edns->present, .cookie = edns->cookie_verdict,
 		.rrl_key = (uint32_t)((uintptr_t)answer - (uintptr_t)zs->data) };
 
-	size_t room = size_limit(zs, edns, transport, max_udp) - opt;
+	size_t room = size_limit(zs, edns, transport) - opt;
 	size_t end;
 	if (encloser && encloser->node && answer->denial)
 		end = respond_denied(zs, query, q, answer, encloser, out, room);
@@ -352,8 +349,7 @@ respond_signed(const struct zb_zoneset *zs, const uint8_t *query, const struct z
 	} else {
 		answer = zb_lookup_signed(zs, &r->q, tcp, &found);
 	}
-	return respond_with(zs, query, &r->q, &r->edns, transport, r->max_udp, answer, encloser,
-			    out, facts);
+	return respond_with(zs, query, &r->q, &r->edns, transport, answer, encloser, out, facts);
 }
 
 /* The options a query's OPT record asked for. A COOKIE option is ignored without cookies
@@ -367,7 +363,7 @@ respond_signed(const struct zb_zoneset *zs, const uint8_t *query, const struct z
 static inline __attribute__((always_inline)) int
 take_options_inline(const struct zb_zoneset *zs, const struct zb_client *client,
 		    struct zb_edns *edns, size_t question_end, enum zb_transport transport,
-		    size_t max_udp, uint8_t reply[ZB_COOKIE_LEN])
+		    uint8_t reply[ZB_COOKIE_LEN])
 {
 	if (!client || !client->cookies)
 		edns->cookie_len = edns->cookie_malformed = 0;
@@ -389,7 +385,7 @@ take_options_inline(const struct zb_zoneset *zs, const struct zb_client *client,
 	}
 	if (edns->nsid && zs->identity_len &&
 	    question_end + edns->opt_len + 4 + zs->identity_len <=
-		    size_limit(zs, edns, transport, max_udp))
+		    size_limit(zs, edns, transport))
 		edns->opt_len += 4 + zs->identity_len;
 	else
 		edns->nsid = 0;
@@ -399,10 +395,10 @@ take_options_inline(const struct zb_zoneset *zs, const struct zb_client *client,
 static __attribute__((noinline)) int take_options(const struct zb_zoneset *zs,
 						  const struct zb_client *client,
 						  struct zb_edns *edns, size_t question_end,
-						  enum zb_transport transport, size_t max_udp,
+						  enum zb_transport transport,
 						  uint8_t reply[ZB_COOKIE_LEN])
 {
-	return take_options_inline(zs, client, edns, question_end, transport, max_udp, reply);
+	return take_options_inline(zs, client, edns, question_end, transport, reply);
 }
 
 /* A query answered by a response without records. */
@@ -438,7 +434,7 @@ read_in_full(const struct zb_zoneset *zs, const uint8_t *query, size_t len,
 		}
 		edns->opt_len = edns->present ? ZB_OPT_LEN : 0;
 		if (__builtin_expect(edns->nsid | edns->cookie_len | edns->cookie_malformed, 0) &&
-		    take_options(zs, client, edns, q->end, transport, r->max_udp, r->cookie) != 0)
+		    take_options(zs, client, edns, q->end, transport, r->cookie) != 0)
 			return refuse(r, ZB_RCODE_FORMERR, 1);
 	} else if (q->end != len) {
 		return refuse(r, ZB_RCODE_FORMERR, 1);
@@ -469,7 +465,7 @@ static __attribute__((noinline)) int read_cookie_guess(const struct zb_zoneset *
 	edns->opt_len = ZB_OPT_LEN;
 	edns->cookie = query + q->end + ZB_OPT_LEN + 4;
 	edns->cookie_len = (uint8_t)(tail - 4 - ZB_OPT_LEN - 4);
-	if (take_options_inline(zs, client, edns, q->end, transport, r->max_udp, r->cookie) != 0)
+	if (take_options_inline(zs, client, edns, q->end, transport, r->cookie) != 0)
 		return refuse(r, ZB_RCODE_FORMERR, 1);
 	if (edns->version != 0)
 		return refuse(r, ZB_RCODE_BADVERS, 1); /* RFC 6891 §6.1.3 */
@@ -480,18 +476,17 @@ static __attribute__((noinline)) int read_cookie_guess(const struct zb_zoneset *
  * `plain`, the caller has found the header plain (zb_plain_header), and the question is
  * taken on a guess at its name's length (zb_guess_question): the verdict holds only where
  * it is a lookup, and the name's labels are walked before a lookup that does not find it
- * whole relies on them. `max_udp` is zb_batch_query's (0 for zb_respond). Written once,
- * inlined into zb_respond and into the UDP batch's loop. */
+ * whole relies on them. Written once, inlined into zb_respond and into the UDP batch's
+ * loop. */
 static inline __attribute__((always_inline)) enum zb_verdict
 read_query(const struct zb_zoneset *zs, const uint8_t *query, size_t len,
 	   enum zb_transport transport, const struct zb_client *client, struct zb_query *r,
-	   int plain, uint16_t max_udp)
+	   int plain)
 {
 	struct zb_question *q = &r->q;
 	struct zb_edns *edns = &r->edns;
 
 	*edns = (struct zb_edns){ 0 };
-	r->max_udp = max_udp;
 	r->answer = NULL;
 	r->missed = 0;
 	if (!plain && (len < ZB_HEADER_LEN || (query[2] & (ZB_FLAG_QR >> 8))))
@@ -560,8 +555,7 @@ write_response(const struct zb_zoneset *zs, const uint8_t *query, const struct z
 			return 0;
 		}
 	}
-	return respond_with(zs, query, &r->q, &r->edns, transport, r->max_udp, answer, NULL, out,
-			    facts);
+	return respond_with(zs, query, &r->q, &r->edns, transport, answer, NULL, out, facts);
 }
 
 size_t zb_respond(const struct zb_zoneset *zs, const uint8_t *query, size_t len, uint8_t *out,
@@ -570,7 +564,7 @@ size_t zb_respond(const struct zb_zoneset *zs, const uint8_t *query, size_t len,
 {
 	struct zb_query r;
 
-	read_query(zs, query, len, transport, client, &r, 0, 0);
+	read_query(zs, query, len, transport, client, &r, 0);
 	return write_response(zs, query, &r, out, transport, facts);
 }
 
@@ -598,7 +592,7 @@ static inline void look_up(const struct zb_zoneset *zs, struct zb_query *const *
 static __attribute__((noinline)) enum zb_verdict read_again(const struct zb_zoneset *zs,
 							    struct zb_batch_query *b)
 {
-	return read_query(zs, b->packet, b->len, ZB_UDP, b->client, &b->query, 0, b->max_udp);
+	return read_query(zs, b->packet, b->len, ZB_UDP, b->client, &b->query, 0);
 }
 
 /* A guessed name not found whole: its labels walked before a lookup strips them, and the
@@ -651,8 +645,7 @@ void zb_respond_batch(const struct zb_zoneset *zs, struct zb_batch_query *batch,
 		}
 		enum zb_verdict verdict;
 		if (b->len >= ZB_HEADER_LEN && zb_plain_header(b->packet)) {
-			verdict = read_query(zs, b->packet, b->len, ZB_UDP, b->client, &b->query, 1,
-					     b->max_udp);
+			verdict = read_query(zs, b->packet, b->len, ZB_UDP, b->client, &b->query, 1);
 			if (verdict != ZB_VERDICT_LOOKUP && verdict != ZB_VERDICT_LOOKUP_SIGNED &&
 			    b->query.q.guessed) /* the verdict was on a guess */
 				verdict = read_again(zs, b);

@@ -55,7 +55,6 @@ struct zb_query {
 	 * response's writing looks it up, from the closest encloser when `missed`. */
 	const struct zb_answer *answer;
 	uint8_t missed;         /* the stages found the name has no node */
-	uint16_t max_udp;       /* zb_batch_query's, or 0 */
 	const struct zb_answer *below;    /* ZB_VERDICT_BELOW_SIGNED: the answer, NULL if none */
 	struct zb_encloser encloser;      /* ZB_VERDICT_BELOW_SIGNED: where its denial is found */
 };
@@ -77,21 +76,17 @@ size_t zb_respond(const struct zb_zoneset *zs, const uint8_t *query, size_t len,
 /* One query of a UDP batch, answered in place. */
 struct zb_batch_query {
 	uint8_t *packet;        /* the query, then its response; ZB_QUERY_SLACK octets of slack,
-				 * room for the larger of the zone set's udp_size and 1024, or
-				 * for max_udp octets where that is set */
+				 * room for the larger of the zone set's udp_size and 1024 */
 	const struct zb_client *client;
 	uint16_t len;           /* the query's length (0: dropped unread), then the response's
 				 * (0: none) */
-	uint16_t max_udp;       /* the most octets the transport carries in one response (an
-				 * AF_XDP frame's room), at least 512; 0: as many as the sizes
-				 * of EDNS allow (a socket, which can fragment) */
 	struct zb_query_facts facts; /* when a response is written */
 	struct zb_query query;  /* the query read, between the passes */
 };
 
 /* zb_respond over UDP for `n` queries at once, in passes: every query read, every answer
  * looked up at once (in stages, so that their cache misses overlap), every response
- * written, none longer than its max_udp. `scratch` holds `n` pointers. */
+ * written. `scratch` holds `n` pointers. */
 void zb_respond_batch(const struct zb_zoneset *zs, struct zb_batch_query *batch, unsigned n,
 		      struct zb_query **scratch);
 
