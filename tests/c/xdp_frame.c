@@ -67,9 +67,10 @@ static size_t handler_response(uint8_t *frame, const struct zb_frame *f)
 {
 	struct zb_client client = { &f->peer, NULL };
 	struct zb_batch_query batch = { .packet = frame + f->dns, .client = &client,
-					.len = f->dns_len, .max_udp = f->max_udp };
+					.len = f->dns_len };
 	struct zb_query *scratch[1];
-	zb_respond_batch(&zb_zoneset, &batch, 1, scratch);
+	struct zb_zoneset framed = zb_frame_zoneset(&zb_zoneset, f->max_udp);
+	zb_respond_batch(&framed, &batch, 1, scratch);
 	return batch.len;
 }
 

@@ -177,9 +177,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	struct zb_client client = { &f.peer, &cookies };
 	struct zb_batch_query batch = { .packet = frame + f.dns, .client = &client,
-					.len = f.dns_len, .max_udp = f.max_udp };
+					.len = f.dns_len };
 	struct zb_query *scratch[1];
-	zb_respond_batch(&zb_zoneset, &batch, 1, scratch);
+	struct zb_zoneset framed = zb_frame_zoneset(&zb_zoneset, f.max_udp);
+	zb_respond_batch(&framed, &batch, 1, scratch);
 	size_t dns_len = batch.len;
 	/* The handler writes no further than max_udp octets, and the headers are as they were. */
 	if (dns_len > f.max_udp || memcmp(frame, before, f.dns) ||

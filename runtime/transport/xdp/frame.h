@@ -8,11 +8,11 @@
  *
  *	switch (zb_frame_parse(umem + desc.addr, desc.len, &rules, &f)) {
  *	case ZB_FRAME_ANSWER: q->packet = frame + f.dns, q->len = f.dns_len,
- *			      q->max_udp = f.max_udp, q->client = {&f.peer, cookies}; ...
+ *			      q->client = {&f.peer, cookies}; ...
  *	case ZB_FRAME_PASS: the kernel's (the XDP program should not have sent it here) ...
  *	case ZB_FRAME_DROP: back to the fill ring unanswered ...
  *	}
- *	zb_respond_batch(...);
+ *	zb_respond_batch(&framed, ...);  (framed: zb_frame_zoneset's, made at setup)
  *	tx.len = zb_frame_answer(frame, &f, q->len); (0: none, the frame goes back unsent)
  *
  * Nothing here allocates, locks, asks the time or logs: it runs once per frame.
@@ -24,6 +24,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
+
+#include "zonedata.h"
 
 /* What becomes of a received frame. */
 enum zb_frame_verdict {
@@ -52,8 +54,8 @@ struct zb_frame {
 	uint16_t udp;     /* the UDP header */
 	uint16_t dns;     /* the DNS message: the query, then the handler's response */
 	uint16_t dns_len; /* the query's length */
-	uint16_t max_udp; /* the largest response the MTU and the frame carry, at least 512:
-			   * zb_batch_query's max_udp */
+	uint16_t max_udp; /* the largest response the MTU and the frame carry, at least 512
+			   * (zb_frame_zoneset) */
 	uint8_t ipv6;
 };
 
@@ -61,6 +63,21 @@ struct zb_frame {
  * fills `f`; the other verdicts leave it undefined. */
 enum zb_frame_verdict zb_frame_parse(const uint8_t *frame, size_t len,
 				     const struct zb_frame_rules *rules, struct zb_frame *f);
+
+/* The zone set as the frame path hands it to the request handler: the same, but for the
+ * largest UDP response, which no more than `max_udp` octets (what the frames carry: the MTU
+ * less the headers, at least 512) may be. The handler caps a response with EDNS at the zone
+ * set's udp_size, and one without at 512 (RFC 1035 §4.2.1, RFC 6891 §6.2.5), and advertises
+ * udp_size in its OPT record: so a frame is never asked to carry more than fits, and the
+ * socket path's handler has nothing more to test per query. Made once per worker, one for
+ * each family's header length (or one, for the longer IPv6 headers). */
+static inline struct zb_zoneset zb_frame_zoneset(const struct zb_zoneset *zs, uint16_t max_udp)
+{
+	struct zb_zoneset framed = *zs;
+	if (max_udp < framed.udp_size)
+		framed.udp_size = max_udp;
+	return framed;
+}
 
 /* Turn a frame that zb_frame_parse answered into the response whose `dns_len` octets the
  * request handler wrote at f->dns: back to the sender from the address and port it asked,
