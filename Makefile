@@ -5,11 +5,12 @@ PYTHON ?= python3
 VENV := .venv
 ZONEBAKE := $(VENV)/bin/zonebake
 SOURCES := $(wildcard compiler/*.py compiler/*/*.py compiler/templates/* compiler/core/*.[ch] \
-	compiler/core/*/*.[ch] runtime/*.[ch] runtime/*/*.[ch])
+	compiler/core/*/*.[ch] runtime/*.[ch] runtime/*/*.[ch] runtime/*/*/*.[ch])
 
 # The tests of the core, the toolchain, end to end and of operations run a second time, with
-# the core and the server built with ASan and UBSan.
-SANITIZED_TESTS := tests/core tests/toolchain tests/e2e tests/ops
+# the core and the server built with ASan and UBSan; so do the AF_XDP frame layer's, whose
+# C harness reads hostile frames.
+SANITIZED_TESTS := tests/core tests/toolchain tests/e2e tests/ops tests/unit/test_xdp_frame.py
 FUZZ_SECONDS ?= 60
 
 .PHONY: all run test fuzz bench man clean
@@ -35,10 +36,11 @@ test: $(VENV)/.installed
 	$(VENV)/bin/python -m pytest -q
 	ZONEBAKE_SANITIZE=1 $(VENV)/bin/python -m pytest -q $(SANITIZED_TESTS)
 
-# Every libFuzzer target (clang), FUZZ_SECONDS each: the request handler, the compiler core's
-# zone-file reader, the whole core on small zone sets. make fuzz FUZZ_SECONDS=1800
+# Every libFuzzer target (clang), FUZZ_SECONDS each: the request handler, the AF_XDP frame
+# layer, the compiler core's zone-file reader, the whole core on small zone sets.
+# make fuzz FUZZ_SECONDS=1800
 fuzz: $(VENV)/.installed
-	for target in respond reader core; do \
+	for target in respond frame reader core; do \
 		PYTHON=$(VENV)/bin/python tests/fuzz/run.sh $$target $(FUZZ_SECONDS) || exit 1; \
 	done
 

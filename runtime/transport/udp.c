@@ -92,19 +92,12 @@ static size_t reply_control(struct msghdr *received)
 	return 0;
 }
 
-/* Source ports no resolver sends from: 0 cannot be answered, and the small services of
- * RFC 862 (echo), 867 (daytime), 865 (quote of the day), 864 (chargen) and 868 (time) answer
- * whatever reaches them, so a query spoofed from one of them would start a loop between the
- * two servers. Dropped unanswered, as BIND and Knot drop them. */
-#define ZB_UNANSWERABLE_PORTS (1ull << 0 | 1ull << 7 | 1ull << 13 | 1ull << 17 | 1ull << 19 | \
-			       1ull << 37)
 _Static_assert(offsetof(struct sockaddr_in, sin_port) == offsetof(struct sockaddr_in6, sin6_port),
 	       "the port is at one place in both address families");
 
 static int unanswerable_port(const struct sockaddr_storage *peer)
 {
-	unsigned port = ntohs(((const struct sockaddr_in *)peer)->sin_port);
-	return port < 64 && (ZB_UNANSWERABLE_PORTS >> port) & 1;
+	return zb_unanswerable_port(ntohs(((const struct sockaddr_in *)peer)->sin_port));
 }
 
 /* Send the batch's answers. A message the kernel refuses (a destination it will not send to:

@@ -17,6 +17,18 @@
  * and small buffers keep a batch's slots close together in the caches. */
 #define ZB_UDP_QUERY_MAX 2048
 
+/* Source ports no resolver sends from: 0 cannot be answered, and the small services of
+ * RFC 862 (echo), 867 (daytime), 865 (quote of the day), 864 (chargen) and 868 (time) answer
+ * whatever reaches them, so a query spoofed from one of them would start a loop between the
+ * two servers. Dropped unanswered, as BIND and Knot drop them, on every UDP path. */
+#define ZB_UNANSWERABLE_PORTS (1ull << 0 | 1ull << 7 | 1ull << 13 | 1ull << 17 | 1ull << 19 | \
+			       1ull << 37)
+
+static inline int zb_unanswerable_port(unsigned port)
+{
+	return port < 64 && (ZB_UNANSWERABLE_PORTS >> port) & 1;
+}
+
 /* Batches a worker takes from one socket before it looks at its other events again. */
 #define ZB_UDP_BATCHES_PER_WAKEUP 4
 

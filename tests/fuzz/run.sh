@@ -3,6 +3,8 @@
 #   tests/fuzz/run.sh TARGET [SECONDS] [more libFuzzer options]
 # TARGET is one of
 #   respond  the request handler (fuzz_respond.c), linked against tests/fuzz/fuzz.toml's set;
+#   frame    the AF_XDP frame layer (fuzz_frame.c): Ethernet to DNS and back, through the
+#            request handler and the same set;
 #   reader   the compiler core's zone-file reader (fuzz_reader.c);
 #   core     the whole compiler core on small zone sets (fuzz_core.c).
 # Seeds are read from tests/fuzz/corpus/TARGET (only read); new inputs go to
@@ -10,7 +12,7 @@
 # and makes this exit non-zero.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-target=${1:?usage: tests/fuzz/run.sh respond|reader|core [SECONDS] [libFuzzer options]}
+target=${1:?usage: tests/fuzz/run.sh respond|frame|reader|core [SECONDS] [libFuzzer options]}
 seconds=${2:-60}
 shift $(( $# < 2 ? $# : 2 ))
 python=${PYTHON:-.venv/bin/python}
@@ -29,6 +31,12 @@ respond)
 	clang "${cflags[@]}" -Iruntime "-Wa,-I$out" "${runtime[@]}" "$out/zonedata.c" \
 		tests/fuzz/fuzz_respond.c -o "$out/fuzz_respond"
 	;;
+frame)
+	"$python" -m zonebake build -c tests/fuzz/fuzz.toml -o "$out"
+	clang "${cflags[@]}" -Iruntime "-Wa,-I$out" "${runtime[@]}" "$out/zonedata.c" \
+		runtime/transport/xdp/frame.c tests/fuzz/fuzz_frame.c -o "$out/fuzz_frame"
+	options=(-max_len=4097) # a control octet and a 4096-octet UMEM frame
+	;;
 reader)
 	clang "${cflags[@]}" -Icompiler/core -Iruntime -Itests/fuzz "${core[@]}" \
 		tests/fuzz/core_harness.c tests/fuzz/fuzz_reader.c -o "$out/fuzz_reader"
@@ -40,12 +48,12 @@ core)
 	options=(-dict=tests/fuzz/zone.dict -max_len=4096)
 	;;
 *)
-	echo "tests/fuzz/run.sh: no target $target (respond, reader or core)" >&2
+	echo "tests/fuzz/run.sh: no target $target (respond, frame, reader or core)" >&2
 	exit 2
 	;;
 esac
 # The core runs once an input and gives its memory back after (core_harness.c), but an input
 # it declines leaves what it had made: not a leak of the compiler's, which runs once a process.
-[ "$target" = respond ] || options+=(-detect_leaks=0)
+[ "$target" = respond ] || [ "$target" = frame ] || options+=(-detect_leaks=0)
 exec "$out/fuzz_$target" -max_total_time="$seconds" -print_final_stats=1 \
 	-artifact_prefix="$out/" "${options[@]}" "$@" "$out/corpus" "tests/fuzz/corpus/$target"

@@ -1,8 +1,8 @@
 """The libFuzzer targets (tests/fuzz/run.sh), under ASan and UBSan, each for a bounded time:
-ZONEBAKE_FUZZ_SECONDS, 60 by default. The request handler's; the compiler core's zone-file
-reader; the whole core on small zone sets. Any finding fails the test. The targets are built
-and run at once, side by side: each still fuzzes for its whole time, and the suite waits for
-the longest alone."""
+ZONEBAKE_FUZZ_SECONDS, 60 by default. The request handler's; the AF_XDP frame layer's; the
+compiler core's zone-file reader; the whole core on small zone sets. Any finding fails the
+test. The targets are built and run at once, side by side: each still fuzzes for its whole
+time, and the suite waits for the longest alone."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import pytest
 
 from conftest import ROOT
 
-TARGETS = ["respond", "reader", "core"]
+TARGETS = ["respond", "frame", "reader", "core"]
 
 
 @pytest.fixture(scope="module")
