@@ -103,10 +103,10 @@ static int fail(struct zb_xsk *xsk, const char *step, const char *hint, char *er
 	return -1;
 }
 
-/* Map a ring at the offsets XDP_MMAP_OFFSETS gave, from the socket; the producer's and the
- * consumer's index as they stand. */
+/* Map a ring at the offsets XDP_MMAP_OFFSETS gave, from the socket, and take up its indexes
+ * as they stand (0 on a new socket), as the producer or as the consumer. */
 static int map_ring(struct zb_xsk_ring *ring, int fd, const struct xdp_ring_offset *offsets,
-		    uint32_t size, size_t entry_size, off_t page_offset)
+		    uint32_t size, size_t entry_size, off_t page_offset, int producer)
 {
 	ring->map_size = offsets->desc + size * entry_size;
 	ring->map = mmap(NULL, ring->map_size, PROT_READ | PROT_WRITE,
@@ -122,6 +122,10 @@ static int map_ring(struct zb_xsk_ring *ring, int fd, const struct xdp_ring_offs
 	ring->entries = base + offsets->desc;
 	ring->size = size;
 	ring->mask = size - 1;
+	uint32_t produced = __atomic_load_n(ring->producer, __ATOMIC_ACQUIRE);
+	uint32_t consumed = __atomic_load_n(ring->consumer, __ATOMIC_ACQUIRE);
+	ring->head = producer ? produced : consumed;
+	ring->other = producer ? consumed : produced;
 	return 0;
 }
 
@@ -181,13 +185,13 @@ static int make_rings(struct zb_xsk *xsk, unsigned frames, unsigned ring_size, c
 			    err, err_len);
 	}
 	if (map_ring(&xsk->fill, xsk->fd, &offsets.fr, frames, sizeof(uint64_t),
-		     (off_t)XDP_UMEM_PGOFF_FILL_RING) != 0 ||
+		     (off_t)XDP_UMEM_PGOFF_FILL_RING, 1) != 0 ||
 	    map_ring(&xsk->completion, xsk->fd, &offsets.cr, frames, sizeof(uint64_t),
-		     (off_t)XDP_UMEM_PGOFF_COMPLETION_RING) != 0 ||
+		     (off_t)XDP_UMEM_PGOFF_COMPLETION_RING, 0) != 0 ||
 	    map_ring(&xsk->rx, xsk->fd, &offsets.rx, ring_size, sizeof(struct xdp_desc),
-		     XDP_PGOFF_RX_RING) != 0 ||
+		     XDP_PGOFF_RX_RING, 0) != 0 ||
 	    map_ring(&xsk->tx, xsk->fd, &offsets.tx, ring_size, sizeof(struct xdp_desc),
-		     XDP_PGOFF_TX_RING) != 0)
+		     XDP_PGOFF_TX_RING, 1) != 0)
 		return fail(xsk, "mapping the rings", NULL, err, err_len);
 	return 0;
 }
@@ -236,7 +240,7 @@ int zb_xsk_open(struct zb_xsk *xsk, unsigned ifindex, unsigned queue,
 	 * receive ring from it as the bind starts the queue. */
 	uint64_t *fill = xsk->fill.entries;
 	for (unsigned i = 0; i < frames; i++)
-		fill[i] = (uint64_t)i * frame_size;
+		fill[(xsk->fill.head + i) & xsk->fill.mask] = (uint64_t)i * frame_size;
 	ring_produced(&xsk->fill, frames);
 
 	struct sockaddr_xdp addr = {
