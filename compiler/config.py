@@ -21,6 +21,8 @@ Read from `--zone ORIGIN=FILE` arguments or from a zonebake.toml file:
     user = "zonebake"                  # --metrics when its command line gives none
     control = "/run/zonebake/control"
     metrics = "127.0.0.1:9153"
+    xdp = ["eth0", "eth1@5300"]        # the server's --xdp: UDP over AF_XDP (port 53 unless @)
+    xdp-optional = false               # true: serve on the sockets alone where XDP fails
 
     [[zone]]
     origin = "example.com."
@@ -141,6 +143,10 @@ class ServerDefaults:
     control: str = ""
     metrics: str = ""
     threads: int = 0
+    # The server's --xdp interfaces (IFACE or IFACE@PORT) and --xdp-optional when its command
+    # line gives none.
+    xdp: tuple[str, ...] = ()
+    xdp_optional: bool = False
     # Seconds: a signature of a pre-signed zone expiring sooner is worth a warning at build
     # time (one that has expired is an error; a warning with --lenient).
     signature_warning: int = 7 * 86400
@@ -236,8 +242,12 @@ _SERVER_SETTINGS = {
     "control": ("control", str, None),
     "metrics": ("metrics", str, None),
     "threads": ("threads", int, (1, 1024)),
+    "xdp-optional": ("xdp_optional", bool, None),
 }
-SERVER_KEYS = (*_SERVER_SETTINGS, "cookie-secret", "signature-warning")
+SERVER_KEYS = (*_SERVER_SETTINGS, "cookie-secret", "signature-warning", "xdp")
+# An interface's name as Linux takes it (IFNAMSIZ less the NUL; no '/', ':' or blank), and
+# an optional UDP port.
+_XDP_SPEC = re.compile(r"([^/:@\s]{1,15})(?:@([0-9]{1,5}))?")
 
 
 def zones_from_args(specs: list[str]) -> ZoneSetConfig:
@@ -299,6 +309,8 @@ def load_toml(path: Path) -> ZoneSetConfig:
     if "cookie-secret" in server:
         settings["cookie_secret"] = parse_cookie_secret(server["cookie-secret"],
                                                         f"{path}: [server] cookie-secret")
+    if "xdp" in server:
+        settings["xdp"] = parse_xdp(server["xdp"], f"{path}: [server] xdp")
     if "signature-warning" in server:
         settings["signature_warning"] = parse_duration(
             server["signature-warning"], f"{path}: [server] signature-warning")
@@ -320,6 +332,26 @@ def load_toml(path: Path) -> ZoneSetConfig:
             raise UsageError(f"{path}: [server] {key} is longer than 255 octets")
     defaults = ServerDefaults(**settings)
     return _checked(ZoneSetConfig(tuple(zones), defaults), str(path))
+
+
+def parse_xdp(value: object, where: str) -> tuple[str, ...]:
+    """The [server] xdp list: interface names, each with an optional @PORT."""
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise UsageError(f"{where} must be an interface or a list of interfaces")
+    names = []
+    for spec in value:
+        match = _XDP_SPEC.fullmatch(spec)
+        if not match or (match[2] and not 1 <= int(match[2]) <= 65535):
+            raise UsageError(f"{where}: bad interface {spec!r}: expected a name of 1 to 15 "
+                             "characters, and optionally @PORT (1 to 65535)")
+        if match[1] in names:
+            raise UsageError(f"{where}: {match[1]} is given twice")
+        names.append(match[1])
+    if len(value) > 64:
+        raise UsageError(f"{where}: at most 64 interfaces")
+    return tuple(value)
 
 
 # Signatures valid for less than this would need a rebuild more often than CI runs.

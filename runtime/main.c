@@ -77,6 +77,27 @@ static int take_sockets(const struct zb_options *o, const struct zb_zoneset *zs,
 	return zb_server_bind(server, zs, o->specs, o->nspecs, err, err_len);
 }
 
+/* --xdp: attach to the interfaces and give their queues to the workers; with --xdp-optional,
+ * a failure is said and the sockets serve alone. */
+static int take_xdp(const struct zb_options *o, const struct zb_zoneset *zs,
+		    struct zb_server *server, char *err, size_t err_len)
+{
+	struct zb_xdp_set set;
+	if (zb_xdp_open(&set, o->xdp, (unsigned)o->nxdp, zs, err, err_len) != 0) {
+		if (!o->xdp_optional)
+			return -1;
+		zb_log_warning("not answering over AF_XDP: %s; the sockets serve alone "
+			       "(--xdp-optional)", err);
+		return 0;
+	}
+	if (zb_server_add_xdp(server, &set) != 0) {
+		zb_server_close_xdp(server);
+		snprintf(err, err_len, "AF_XDP: out of memory");
+		return -1;
+	}
+	return 0;
+}
+
 /* The cookie secret: zonebake.toml's, else the predecessor's (the clients' cookies hold
  * across the swap), else a random one. */
 static void choose_cookie_secret(uint8_t secret[ZB_COOKIE_SECRET_LEN],
@@ -139,6 +160,10 @@ int main(int argc, char **argv)
 		zb_log_error("%s%s", o.takeover ? "cannot take over: " : "", err);
 		return 1;
 	}
+	if (o.nxdp && take_xdp(&o, zs, &server, err, sizeof(err)) != 0) {
+		zb_log_error("%s", err);
+		return 1;
+	}
 	choose_cookie_secret(server.options.cookie_secret, &control.takeover);
 	unsigned long needed = zb_descriptors_needed(server.options.threads,
 						     server.options.tcp_max_connections,
@@ -163,6 +188,11 @@ int main(int argc, char **argv)
 	    (o.metrics && zb_metrics_start(&metrics, &server) != 0))
 		return 1;
 	zb_server_log_serving(&server, zb_zoneset.description);
+	for (unsigned i = 0; i < server.xdp.ninterfaces; i++) {
+		char line[200];
+		zb_xdp_describe(&server.xdp, i, line, sizeof(line));
+		zb_log("serving %s on %s", zb_zoneset.description, line);
+	}
 	if (zs != &zb_zoneset)
 		zb_log("the zone data (%llu MiB) is on huge pages",
 		       (unsigned long long)(zs->data_len >> 20));
@@ -183,6 +213,7 @@ int main(int argc, char **argv)
 		return 1;
 	if (zb_server_run_first(&server) != 0)
 		return 1;
+	zb_server_close_xdp(&server); /* the interfaces as they were */
 	zb_control_finish(&control);
 	zb_metrics_stop(&metrics); /* before the workers' counters go */
 	zb_server_free(&server);

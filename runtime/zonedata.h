@@ -194,6 +194,9 @@ struct zb_zoneset {
 	const char *default_control;
 	const char *default_metrics;
 	uint32_t default_threads;     /* 0: one worker per CPU */
+	const char *const *default_xdp; /* --xdp IFACE[@PORT] when not given */
+	uint32_t ndefault_xdp;
+	uint32_t xdp_optional;        /* --xdp-optional when not given */
 	uint16_t udp_size;       /* EDNS payload size we advertise and cap responses to */
 	uint16_t identity_len;
 	const uint8_t *identity; /* NSID (RFC 5001), when identity_len is not 0 */

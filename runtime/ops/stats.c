@@ -64,6 +64,9 @@ static const struct zb_stat_group groups[] = {
 	ZB_GROUP("rrl_slipped", "zonebake_rrl_slipped_total", NULL,
 		 "UDP responses rate limiting sent truncated, or as BADCOOKIE, instead.",
 		 rrl_slipped, NULL),
+	ZB_GROUP("xdp_queries", "zonebake_xdp_queries_total", NULL,
+		 "DNS messages received over AF_XDP, of those counted as received over UDP.",
+		 xdp_queries, NULL),
 };
 
 #define ZB_NGROUPS (sizeof(groups) / sizeof(groups[0]))

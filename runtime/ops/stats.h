@@ -36,6 +36,7 @@ struct zb_stats {
 	uint64_t tcp_closed[ZB_CLOSE_NREASONS];
 	uint64_t rrl_dropped;                 /* responses rate limiting kept back */
 	uint64_t rrl_slipped;                 /* and sent truncated (or BADCOOKIE) instead */
+	uint64_t xdp_queries;                 /* of queries[ZB_UDP], those taken over AF_XDP */
 	/* A worker's responses by key (statkeys.h), which a sum folds into `responses` and
 	 * `qtypes` (a worker's own of those two stay 0): counting a response is one add. Not
 	 * carried over a swap: the sums are. */

@@ -4,11 +4,23 @@
  */
 #include "server/options.h"
 
+#include <net/if.h>
+
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "transport/xdp/interfaces.h"
+
+/* A repeatable option's defaults, from zonebake.toml: " a b c)", or " none)". */
+static void defaults(FILE *to, const char *const *values, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		fprintf(to, " %s", values[i]);
+	fprintf(to, "%s)\n", n ? "" : " none");
+}
 
 static void usage(FILE *to)
 {
@@ -17,9 +29,13 @@ static void usage(FILE *to)
 		    "       zonebake-server --version | --help\n"
 		    "  --listen ADDRESS:PORT       answer UDP and TCP there; repeatable; IPv6 as\n"
 		    "                              [::1]:53 (default:");
-	for (uint32_t i = 0; i < zb_zoneset.ndefault_listen; i++)
-		fprintf(to, " %s", zb_zoneset.default_listen[i]);
-	fprintf(to, ")\n"
+	defaults(to, zb_zoneset.default_listen, zb_zoneset.ndefault_listen);
+	fprintf(to, "  --xdp IFACE[@PORT]          answer UDP to PORT (default: 53) on the interface\n"
+		    "                              over AF_XDP, beside the sockets; repeatable\n"
+		    "                              (default:");
+	defaults(to, zb_zoneset.default_xdp, zb_zoneset.ndefault_xdp);
+	fprintf(to, "  --xdp-optional              where AF_XDP cannot be had, say why and serve on\n"
+		    "                              the sockets alone (default: %s)\n"
 		    "  --tcp-idle-timeout SECONDS  close a silent TCP connection (default: %u)\n"
 		    "  --tcp-max-connections N     TCP connections at once per worker; an idle one\n"
 		    "                              makes way for a new one (default: %u)\n"
@@ -55,7 +71,7 @@ static void usage(FILE *to)
 		    "  --help, -h                  print this help\n"
 		    "Sockets passed by systemd (LISTEN_FDS) are served instead of --listen.\n"
 		    "serves: %s\n",
-		zb_zoneset.tcp_idle_timeout, zb_zoneset.tcp_max_connections,
+		zb_zoneset.xdp_optional ? "on" : "off", zb_zoneset.tcp_idle_timeout, zb_zoneset.tcp_max_connections,
 		zb_zoneset.tcp_max_connections_per_source, zb_zoneset.rrl_responses_per_second,
 		zb_zoneset.rrl_slip, zb_zoneset.rrl_ipv4_prefix, zb_zoneset.rrl_ipv6_prefix,
 		zb_zoneset.description);
@@ -129,6 +145,10 @@ int zb_options_parse(struct zb_options *o, int argc, char **argv)
 	o->control = zb_zoneset.default_control;
 	o->metrics = zb_zoneset.default_metrics;
 	o->privileges.user = zb_zoneset.default_user;
+	for (uint32_t i = 0; i < zb_zoneset.ndefault_xdp && i < ZB_MAX_LISTEN; i++)
+		o->xdp[o->nxdp++] = zb_zoneset.default_xdp[i];
+	o->xdp_optional = zb_zoneset.xdp_optional != 0;
+	int xdp_given = 0;
 	for (int i = 1; i < argc; i++) {
 		const char *arg = argv[i], *value = i + 1 < argc ? argv[i + 1] : NULL;
 		int known = 0;
@@ -163,6 +183,23 @@ int zb_options_parse(struct zb_options *o, int argc, char **argv)
 			}
 			o->specs[o->nspecs++] = argv[++i];
 			o->listen_given = 1;
+		} else if (strcmp(arg, "--xdp") == 0 && value) {
+			char name[IF_NAMESIZE], err[200];
+			uint16_t port;
+			if (zb_xdp_parse_spec(value, name, &port, err, sizeof(err)) != 0) {
+				fprintf(stderr, "zonebake-server: %s\n", err);
+				return 2;
+			}
+			if (!xdp_given)
+				o->nxdp = 0; /* the command line's replace zonebake.toml's */
+			xdp_given = 1;
+			if (o->nxdp == ZB_MAX_LISTEN) {
+				fprintf(stderr, "zonebake-server: at most %d --xdp\n", ZB_MAX_LISTEN);
+				return 2;
+			}
+			o->xdp[o->nxdp++] = argv[++i];
+		} else if (strcmp(arg, "--xdp-optional") == 0) {
+			o->xdp_optional = 1;
 		} else if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
 			usage(stdout);
 			return 0;

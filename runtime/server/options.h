@@ -11,6 +11,9 @@ struct zb_options {
 	const char *specs[ZB_MAX_LISTEN]; /* --listen, or the compiled-in defaults */
 	int nspecs;
 	int listen_given;        /* --listen was on the command line */
+	const char *xdp[ZB_MAX_LISTEN]; /* --xdp IFACE[@PORT], or zonebake.toml's xdp */
+	int nxdp;
+	int xdp_optional;        /* --xdp-optional: serve on the sockets alone if XDP fails */
 	int huge_pages;          /* 1 unless --no-huge-pages */
 	const char *control;     /* --control PATH */
 	const char *takeover;    /* --takeover PATH */

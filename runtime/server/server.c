@@ -150,6 +150,33 @@ void zb_server_log_serving(const struct zb_server *server, const char *descripti
 	}
 }
 
+int zb_server_add_xdp(struct zb_server *server, const struct zb_xdp_set *xdp)
+{
+	server->xdp = *xdp;
+	/* Worker w's queues are w, w + N, w + 2N, ...: in a run of the array by interface, one
+	 * worker's are not side by side, so each gets a slice of its own, in place. */
+	unsigned n = server->nworkers, next = 0;
+	struct zb_xdp_queue *sorted = xdp->nqueues ? malloc(xdp->nqueues * sizeof(*sorted)) : NULL;
+	if (xdp->nqueues && !sorted)
+		return -1;
+	for (unsigned w = 0; w < n; w++) {
+		struct zb_worker *worker = &server->workers[w];
+		worker->xdp = sorted + next;
+		worker->nxdp = 0;
+		for (unsigned q = w; q < xdp->nqueues; q += n)
+			sorted[next + worker->nxdp++] = xdp->queues[q];
+		next += worker->nxdp;
+	}
+	free(server->xdp.queues);
+	server->xdp.queues = sorted;
+	return 0;
+}
+
+void zb_server_close_xdp(struct zb_server *server)
+{
+	zb_xdp_close(&server->xdp);
+}
+
 /* A worker that fails takes the server down: half a server is worse than a clear exit. */
 static void *run_or_exit(void *worker)
 {

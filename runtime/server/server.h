@@ -9,6 +9,7 @@
 
 #include "ops/stats.h"
 #include "server/worker.h"
+#include "transport/xdp/interfaces.h"
 
 struct zb_server {
 	struct zb_server_options options;
@@ -19,6 +20,7 @@ struct zb_server {
 	unsigned nsockets;
 	struct zb_socket *sockets; /* every listening socket, once (a takeover hands these) */
 	struct zb_socket *slices;  /* the workers' shares of them, one slice each */
+	struct zb_xdp_set xdp;     /* the AF_XDP interfaces and queues (--xdp), if any */
 	/* Binary swaps this server took part in: bumped with an atomic add by the swap, outside
 	 * the query path; read with a relaxed load (stats.c). */
 	uint64_t swaps;
@@ -40,6 +42,11 @@ int zb_server_bind(struct zb_server *server, const struct zb_zoneset *zs,
 int zb_server_adopt(struct zb_server *server, const struct zb_zoneset *zs,
 		    struct zb_socket *sockets, unsigned nsockets, char *err, size_t err_len);
 
+/* Serve the AF_XDP queues of `xdp` too (the server takes it, and closes it when this fails):
+ * queue q goes to worker q mod N. Call before zb_server_start. Returns 0, or -1 when memory
+ * cannot be had. */
+int zb_server_add_xdp(struct zb_server *server, const struct zb_xdp_set *xdp);
+
 /* Log one start-up line per address served. */
 void zb_server_log_serving(const struct zb_server *server, const char *description);
 
@@ -58,6 +65,10 @@ int zb_server_stopping(const struct zb_server *server);
 /* Run the first worker in the calling thread until it is told to stop, then wait for the
  * others. Returns 0 after a stop as asked, -1 when a worker failed. */
 int zb_server_run_first(struct zb_server *server);
+
+/* Detach the XDP programs from the interfaces (as SIGTERM leaves them) and close the AF_XDP
+ * sockets, once the workers have stopped. */
+void zb_server_close_xdp(struct zb_server *server);
 
 /* Free the workers and the socket list, once nothing uses them any more (the control
  * thread may hand the sockets over, and the statistics threads read the workers' counters,

@@ -1,6 +1,6 @@
 /*
- * worker.c - one worker's epoll loop: UDP sockets are drained in batches, TCP listeners
- * accept, connections read and write, and a timerfd advances the coarse clocks that expire
+ * worker.c - one worker's epoll loop: UDP sockets and AF_XDP queues are drained in batches,
+ * TCP listeners accept, connections read and write, and a timerfd advances the coarse clocks that expire
  * idle TCP connections, refill rate limiting's buckets and stamp cookies, so the query path
  * itself never asks the time.
  */
@@ -17,7 +17,8 @@
 #include "transport/tcp.h"
 #include "transport/udp.h"
 
-enum { ZB_EVENT_UDP = 1, ZB_EVENT_LISTEN = 2, ZB_EVENT_TIMER = 4, ZB_EVENT_STOP = 5 };
+enum { ZB_EVENT_UDP = 1, ZB_EVENT_LISTEN = 2, ZB_EVENT_TIMER = 4, ZB_EVENT_STOP = 5,
+       ZB_EVENT_XDP = 6 };
 /* 3 is ZB_EVENT_CONN */
 
 static int watch(int epfd, int fd, uint32_t kind, uint32_t index, uint32_t flags)
@@ -141,6 +142,7 @@ void *zb_worker_run(void *arg)
 	const struct zb_server_options *options = w->options;
 	struct zb_tcp tcp;
 	struct zb_udp udp;
+	struct zb_xdp_batch xdp = { 0 };
 	struct zb_cookies *cookies = malloc(sizeof(*cookies));
 
 	int epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -163,6 +165,13 @@ void *zb_worker_run(void *arg)
 		if (watch(epfd, w->sockets[i].fd, kind, i, socket_flags(&w->sockets[i])) != 0)
 			return fail(w, "epoll");
 	}
+	/* An AF_XDP queue stays in the set when it is full (level-triggered: reported again
+	 * at once): its socket is woken once per batch the driver hands over, not per frame. */
+	if (w->nxdp && zb_xdp_batch_init(&xdp, &w->stats, &udp.rrl, cookies, options->batch) != 0)
+		return fail(w, "buffers");
+	for (unsigned i = 0; i < w->nxdp; i++)
+		if (watch(epfd, w->xdp[i].xsk.fd, ZB_EVENT_XDP, i, 0) != 0)
+			return fail(w, "epoll");
 	/* From here on every socket of this worker is read: a takeover may tell the old
 	 * process to stop reading once all workers said so. */
 	uint64_t one = 1;
@@ -184,6 +193,9 @@ void *zb_worker_run(void *arg)
 			case ZB_EVENT_UDP:
 				read_udp(w, epfd, &udp, &busy, index);
 				break;
+			case ZB_EVENT_XDP:
+				zb_xdp_drain(&xdp, &w->xdp[index]);
+				break;
 			case ZB_EVENT_LISTEN:
 				if (zb_tcp_accept(&tcp, w->sockets[index].fd) != 0)
 					pause_listener(w, epfd, index, paused);
@@ -201,6 +213,8 @@ void *zb_worker_run(void *arg)
 					zb_tcp_tick(&tcp, (uint32_t)expirations);
 					udp.rrl.now += (uint32_t)expirations;
 					zb_cookies_tick(cookies);
+					for (unsigned q = 0; q < w->nxdp; q++)
+						zb_xdp_tend(&w->xdp[q]);
 					if (options->tick)
 						options->tick();
 				}
@@ -215,6 +229,7 @@ void *zb_worker_run(void *arg)
 	drain_connections(w, epfd, timer, &tcp);
 	zb_tcp_finish(&tcp);
 	zb_udp_free(&udp);
+	zb_xdp_batch_free(&xdp);
 	free(cookies);
 	free(paused);
 	free(busy.set_aside);

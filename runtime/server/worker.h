@@ -13,6 +13,7 @@
 #include "query/cookies.h"
 #include "query/rrl.h"
 #include "transport/sockets.h"
+#include "transport/xdp/serve.h"
 #include "zonedata.h"
 
 #define ZB_MAX_LISTEN 64
@@ -40,6 +41,8 @@ struct zb_worker {
 	int ready_fd; /* an eventfd the worker adds 1 to once it watches all its sockets */
 	struct zb_socket *sockets; /* the sockets this worker reads, a slice of the server's */
 	unsigned nsockets;
+	struct zb_xdp_queue *xdp;  /* the AF_XDP queues this worker serves (--xdp), the server's */
+	unsigned nxdp;
 	pthread_t thread;
 	struct zb_stats stats; /* written by this worker only; read by anyone (stats.h) */
 };

@@ -119,18 +119,16 @@ static void send_answers(int fd, struct mmsghdr *out, unsigned answers)
 	}
 }
 
-/* A response over its rate (rrl.h): whether it is dropped, or else slipped (*len
- * shortened). */
-static __attribute__((noinline)) int limited(struct zb_udp *udp, const struct zb_udp_slot *slot,
+__attribute__((noinline)) int zb_udp_limited(struct zb_stats *stats, uint8_t *response,
 					    size_t *len, const struct zb_query_facts *facts,
 					    enum zb_rrl_verdict verdict)
 {
 	if (verdict == ZB_RRL_SLIP) {
-		*len = zb_rrl_slip(slot->iov.iov_base, *len, facts);
-		zb_stat_add(&udp->stats->rrl_slipped, 1);
+		*len = zb_rrl_slip(response, *len, facts);
+		zb_stat_add(&stats->rrl_slipped, 1);
 		return 0;
 	}
-	zb_stat_add(&udp->stats->rrl_dropped, 1);
+	zb_stat_add(&stats->rrl_dropped, 1);
 	return 1;
 }
 
@@ -200,7 +198,8 @@ int zb_udp_drain(struct zb_udp *udp, int fd, int pktinfo)
 			if (__builtin_expect(rrl, 0) && facts->cookie != ZB_COOKIE_VALID) {
 				enum zb_rrl_verdict verdict =
 					zb_rrl_account(&udp->rrl, &slot->peer, facts->rrl_key);
-				if (verdict != ZB_RRL_SEND && limited(udp, slot, &len, facts, verdict)) {
+				if (verdict != ZB_RRL_SEND &&
+				    zb_udp_limited(stats, slot->iov.iov_base, &len, facts, verdict)) {
 					queries[i].len = 0;
 					continue;
 				}

@@ -29,6 +29,12 @@ static inline int zb_unanswerable_port(unsigned port)
 	return port < 64 && (ZB_UNANSWERABLE_PORTS >> port) & 1;
 }
 
+/* A response over its rate (zb_rrl_account's verdict, not ZB_RRL_SEND), on any UDP path:
+ * whether it is dropped (1), or else slipped (*len shortened) and sent. Out of line: rate
+ * limiting is rare. */
+int zb_udp_limited(struct zb_stats *stats, uint8_t *response, size_t *len,
+		   const struct zb_query_facts *facts, enum zb_rrl_verdict verdict);
+
 /* Batches a worker takes from one socket before it looks at its other events again. */
 #define ZB_UDP_BATCHES_PER_WAKEUP 4
 

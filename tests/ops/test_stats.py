@@ -160,6 +160,7 @@ EXPECTED = {
     "tcp_closed": {"other": 1, "idle": 0, "capped": 0},
     "rrl_dropped": 0,
     "rrl_slipped": 0,
+    "xdp_queries": 0,
 }
 LABELS = {"queries": ("zonebake_queries_total", "transport"),
           "responses": ("zonebake_responses_total", "rcode"),
@@ -170,7 +171,8 @@ LABELS = {"queries": ("zonebake_queries_total", "transport"),
           "tcp_accepted": ("zonebake_tcp_accepted_total", None),
           "tcp_closed": ("zonebake_tcp_closed_total", "reason"),
           "rrl_dropped": ("zonebake_rrl_dropped_total", None),
-          "rrl_slipped": ("zonebake_rrl_slipped_total", None)}
+          "rrl_slipped": ("zonebake_rrl_slipped_total", None),
+          "xdp_queries": ("zonebake_xdp_queries_total", None)}
 
 
 def as_samples(counts: dict) -> dict[str, int]:
