@@ -77,13 +77,16 @@ static int take_sockets(const struct zb_options *o, const struct zb_zoneset *zs,
 	return zb_server_bind(server, zs, o->specs, o->nspecs, err, err_len);
 }
 
-/* --xdp: attach to the interfaces and give their queues to the workers; with --xdp-optional,
- * a failure is said and the sockets serve alone. */
+/* --xdp: attach to the interfaces (or take the programs a takeover brought) and give their
+ * queues to the workers; with --xdp-optional, a failure is said and the sockets serve
+ * alone. */
 static int take_xdp(const struct zb_options *o, const struct zb_zoneset *zs,
-		    struct zb_server *server, char *err, size_t err_len)
+		    struct zb_server *server, struct zb_takeover *takeover, char *err,
+		    size_t err_len)
 {
 	struct zb_xdp_set set;
-	if (zb_xdp_open(&set, o->xdp, (unsigned)o->nxdp, zs, err, err_len) != 0) {
+	if (zb_xdp_open(&set, o->xdp, (unsigned)o->nxdp, takeover->xdp, takeover->nxdp, zs, err,
+			err_len) != 0) {
 		if (!o->xdp_optional)
 			return -1;
 		zb_log_warning("not answering over AF_XDP: %s; the sockets serve alone "
@@ -160,10 +163,13 @@ int main(int argc, char **argv)
 		zb_log_error("%s%s", o.takeover ? "cannot take over: " : "", err);
 		return 1;
 	}
-	if (o.nxdp && take_xdp(&o, zs, &server, err, sizeof(err)) != 0) {
+	if (o.nxdp && take_xdp(&o, zs, &server, &control.takeover, err, sizeof(err)) != 0) {
 		zb_log_error("%s", err);
 		return 1;
 	}
+	/* The programs of interfaces this server does not serve over AF_XDP go with the old
+	 * process. */
+	zb_xdp_handed_close(control.takeover.xdp, control.takeover.nxdp);
 	choose_cookie_secret(server.options.cookie_secret, &control.takeover);
 	unsigned long needed = zb_descriptors_needed(server.options.threads,
 						     server.options.tcp_max_connections,

@@ -185,6 +185,35 @@ static void count_swap(struct zb_server *server)
 	__atomic_fetch_add(&server->swaps, 1, __ATOMIC_RELAXED);
 }
 
+/* Each AF_XDP interface: its program's link (which keeps it attached), and each queue's
+ * socket with the memfd of its UMEM, which the successor maps to go on where this process
+ * stops (not counted among the sockets). A successor from before AF_XDP ignores the lines;
+ * the program then goes with this process. */
+static int hand_xdp(const struct zb_server *server, struct conversation *v)
+{
+	const struct zb_xdp_set *set = &server->xdp;
+	char line[128];
+	for (unsigned i = 0; i < set->ninterfaces; i++) {
+		const struct zb_xdp_interface *ifc = &set->interfaces[i];
+		snprintf(line, sizeof(line), "xdp link %s %u %s\n", ifc->name,
+			 (unsigned)ifc->program.port, ifc->program.native ? "native" : "generic");
+		if (zb_ctl_send(v->conn, line, ifc->program.link_fd) != 0)
+			return -1;
+	}
+	for (unsigned q = 0; q < set->nqueues; q++) {
+		const struct zb_xdp_queue *queue = &set->queues[q];
+		const struct zb_xsk *xsk = &queue->xsk;
+		snprintf(line, sizeof(line), "xdp socket %s %u %u %u\n", queue->ifname, xsk->queue,
+			 xsk->frame_size, xsk->rx.size);
+		if (zb_ctl_send(v->conn, line, xsk->fd) != 0)
+			return -1;
+		snprintf(line, sizeof(line), "xdp umem %s %u\n", queue->ifname, xsk->queue);
+		if (zb_ctl_send(v->conn, line, xsk->umem_fd) != 0)
+			return -1;
+	}
+	return 0;
+}
+
 static int command_takeover(struct zb_control *c, struct conversation *v)
 {
 	const struct zb_server *server = c->server;
@@ -211,11 +240,16 @@ static int command_takeover(struct zb_control *c, struct conversation *v)
 			return ZB_HANG_UP;
 		}
 	}
+	if (hand_xdp(server, v) != 0)
+		return ZB_HANG_UP;
 	zb_ctl_sendf(v->conn, "ok sockets=%u", server->nsockets);
 	v->handed_sockets = 1;
 	zb_reload_logged();
 	zb_log("handed %u sockets to pid %d; serving until it has started", server->nsockets,
 	       (int)v->peer);
+	if (server->xdp.nqueues)
+		zb_log("handed %u AF_XDP queues to pid %d; answering on them until it has started",
+		       server->xdp.nqueues, (int)v->peer);
 	return ZB_GO_ON;
 }
 
@@ -331,7 +365,7 @@ static void converse(struct zb_control *c, int conn)
 			if (v.handed_sockets && !v.stopped_reading)
 				zb_log_warning("pid %d took the sockets but did not ask to stop reading (%s); "
 				       "still serving", (int)v.peer, zb_ctl_why());
-			return;
+			break;
 		}
 		const struct command *command = NULL;
 		for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
@@ -340,7 +374,7 @@ static void converse(struct zb_control *c, int conn)
 		if (!command)
 			zb_ctl_sendf(conn, "error unknown command '%.64s'", line);
 		else if (command->run(c, &v) == ZB_HANG_UP)
-			return;
+			break;
 	}
 }
 
@@ -385,6 +419,7 @@ static int complete_takeover(struct zb_control *c)
 	}
 	switch (zb_takeover_complete(&c->takeover, err, sizeof(err))) {
 	case ZB_TAKEOVER_DONE:
+		zb_server_xdp_go(c->server); /* the old process has let go of the rings */
 		zb_notify("READY=1");
 		/* The predecessor's totals hold this swap already. */
 		if (zb_stats_carry(c->server, c->takeover.totals) != 0)
@@ -395,6 +430,7 @@ static int complete_takeover(struct zb_control *c)
 			zb_log("pid %d has stopped; the swap is complete", (int)old);
 		return 0;
 	case ZB_TAKEOVER_ORPHAN:
+		zb_server_xdp_go(c->server);
 		zb_notify("READY=1");
 		count_swap(c->server);
 		zb_log_warning("pid %d is gone (%s); serving its sockets alone", (int)old, err);

@@ -79,8 +79,9 @@ void zb_stats_sum(const struct zb_server *server, struct zb_stats *total);
 size_t zb_stats_json(const struct zb_server *server, char *buf, size_t cap);
 size_t zb_stats_prometheus(const struct zb_server *server, char *buf, size_t cap);
 
-/* The counters a swap carries over: struct zb_stats's, up to its padding. */
-#define ZB_STAT_COUNTERS (offsetof(struct zb_stats, rrl_slipped) / sizeof(uint64_t) + 1)
+/* The counters a swap carries over: struct zb_stats's, up to the keyed responses (which the
+ * sums fold into `responses` and `qtypes`). */
+#define ZB_STAT_COUNTERS (offsetof(struct zb_stats, keyed) / sizeof(uint64_t))
 
 struct zb_server;
 

@@ -44,6 +44,68 @@ static int adopt_described(const char *line, int fd, const struct zb_socket_opti
 	return 0;
 }
 
+/* The entry for interface `name`, made where there is none (with `port`). */
+static struct zb_xdp_handed *handed_interface(struct zb_takeover *takeover, const char *name,
+					      unsigned port)
+{
+	for (unsigned i = 0; i < takeover->nxdp; i++)
+		if (strcmp(takeover->xdp[i].name, name) == 0)
+			return &takeover->xdp[i];
+	if (takeover->nxdp == ZB_TAKEOVER_MAX_XDP)
+		return NULL;
+	struct zb_xdp_handed *h = &takeover->xdp[takeover->nxdp++];
+	*h = (struct zb_xdp_handed){ .port = (uint16_t)port, .link_fd = -1 };
+	snprintf(h->name, sizeof(h->name), "%s", name);
+	return h;
+}
+
+/* One line of an interface's AF_XDP state (control.c's hand_xdp) and its descriptor:
+ *   xdp link IFACE PORT native|generic     the program's link
+ *   xdp socket IFACE QUEUE FRAME_SIZE RING_SIZE   a queue's socket
+ *   xdp umem IFACE QUEUE                   its UMEM's memfd, right after it
+ * Returns 0, or -1 with a message in `err` (the descriptor closed). */
+static int take_xdp_line(const char *line, int fd, struct zb_takeover *takeover, char *err,
+			 size_t err_len)
+{
+	char name[IF_NAMESIZE], mode[8];
+	unsigned a, b = 0, c = 0;
+	struct zb_xdp_handed *h = NULL;
+	if (fd < 0)
+		goto bad;
+	if (sscanf(line, "xdp link %15s %u %7s", name, &a, mode) == 3 && a && a <= 65535) {
+		h = handed_interface(takeover, name, a);
+		if (!h || h->link_fd >= 0)
+			goto bad;
+		h->link_fd = fd;
+		h->native = strcmp(mode, "native") == 0;
+		return 0;
+	}
+	if (sscanf(line, "xdp socket %15s %u %u %u", name, &a, &b, &c) == 4) {
+		h = handed_interface(takeover, name, 0);
+		struct zb_xdp_handed_queue *grown =
+			h ? realloc(h->queues, (h->nqueues + 1) * sizeof(*grown)) : NULL;
+		if (!grown)
+			goto bad;
+		h->queues = grown;
+		h->queues[h->nqueues++] = (struct zb_xdp_handed_queue){
+			.queue = a, .frame_size = b, .ring_size = c, .fd = fd, .umem_fd = -1 };
+		return 0;
+	}
+	if (sscanf(line, "xdp umem %15s %u", name, &a) == 2) {
+		h = handed_interface(takeover, name, 0);
+		struct zb_xdp_handed_queue *last = h && h->nqueues ? &h->queues[h->nqueues - 1] : NULL;
+		if (!last || last->queue != a || last->umem_fd >= 0)
+			goto bad;
+		last->umem_fd = fd;
+		return 0;
+	}
+bad:
+	snprintf(err, err_len, "unexpected '%.80s'%s", line, fd < 0 ? " without a descriptor" : "");
+	if (fd >= 0)
+		close(fd);
+	return -1;
+}
+
 int zb_takeover_receive(const char *path, const struct zb_socket_options *options,
 			struct zb_takeover *takeover, struct zb_socket **sockets,
 			unsigned *nsockets, char *err, size_t err_len)
@@ -93,6 +155,13 @@ int zb_takeover_receive(const char *path, const struct zb_socket_options *option
 			takeover->metrics_fd = fd;
 			continue;
 		}
+		if (strncmp(line, "xdp ", 4) == 0) {
+			if (take_xdp_line(line, fd, takeover, why, sizeof(why)) != 0) {
+				snprintf(err, err_len, "pid %d: %s", (int)peer.pid, why);
+				goto fail;
+			}
+			continue;
+		}
 		if (n == ZB_TAKEOVER_MAX_SOCKETS) {
 			snprintf(err, err_len, "pid %d: more than %d sockets", (int)peer.pid,
 				 ZB_TAKEOVER_MAX_SOCKETS);
@@ -110,6 +179,17 @@ int zb_takeover_receive(const char *path, const struct zb_socket_options *option
 		snprintf(err, err_len, "pid %d announced %u sockets and sent %u", (int)peer.pid,
 			 announced, n);
 		goto fail;
+	}
+	for (unsigned i = 0; i < takeover->nxdp; i++) {
+		const struct zb_xdp_handed *h = &takeover->xdp[i];
+		int whole = h->link_fd >= 0 && h->nqueues > 0;
+		for (unsigned q = 0; q < h->nqueues; q++)
+			whole &= h->queues[q].umem_fd >= 0;
+		if (!whole) {
+			snprintf(err, err_len, "pid %d sent %s's AF_XDP state in part", (int)peer.pid,
+				 h->name);
+			goto fail;
+		}
 	}
 	*sockets = got;
 	*nsockets = n;
@@ -186,6 +266,8 @@ enum zb_takeover_result zb_takeover_complete(struct zb_takeover *takeover, char 
 
 void zb_takeover_abandon(struct zb_takeover *takeover)
 {
+	zb_xdp_handed_close(takeover->xdp, takeover->nxdp);
+	takeover->nxdp = 0;
 	if (takeover->conn >= 0)
 		close(takeover->conn);
 	if (takeover->metrics_fd >= 0)

@@ -12,6 +12,10 @@
 #include <sys/types.h>
 
 #include "transport/sockets.h"
+#include "transport/xdp/interfaces.h"
+
+/* AF_XDP programs a takeover may bring: one an interface. */
+#define ZB_TAKEOVER_MAX_XDP 64
 
 struct zb_takeover {
 	int conn;     /* the control connection to the old process, kept until it is done */
@@ -19,6 +23,9 @@ struct zb_takeover {
 	int metrics_fd; /* the old process's --metrics listener, if it had one; else -1 */
 	int has_cookie_secret; /* the old process told its cookie secret (an older one may not) */
 	uint8_t cookie_secret[16];
+	/* Its AF_XDP programs (zb_xdp_open takes those it serves too; the rest are closed). */
+	struct zb_xdp_handed xdp[ZB_TAKEOVER_MAX_XDP];
+	unsigned nxdp;
 	/* Its `totals` once it is done (stats.h), or "": an older server, counters from 0. */
 	char totals[1024];
 };

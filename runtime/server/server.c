@@ -64,7 +64,8 @@ static int share_out(struct zb_server *server, const struct zb_zoneset *zs, unsi
 		struct zb_worker *worker = &server->workers[w];
 		*worker = (struct zb_worker){ .index = w, .zs = zs, .options = &server->options,
 					      .stop_fd = server->stop_fd,
-					      .ready_fd = server->ready_fd, .sockets = next };
+					      .ready_fd = server->ready_fd, .xdp_go_fd = -1,
+					      .sockets = next };
 		for (unsigned i = 0; i < server->nsockets; i++) {
 			if (!reads(w, nworkers, server->sockets[i].group, groups))
 				continue;
@@ -153,6 +154,12 @@ void zb_server_log_serving(const struct zb_server *server, const char *descripti
 int zb_server_add_xdp(struct zb_server *server, const struct zb_xdp_set *xdp)
 {
 	server->xdp = *xdp;
+	int go = -1;
+	if (xdp->adopted) {
+		go = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		if (go < 0)
+			return -1;
+	}
 	/* Worker w's queues are w, w + N, w + 2N, ...: in a run of the array by interface, one
 	 * worker's are not side by side, so each gets a slice of its own, in place. */
 	unsigned n = server->nworkers, next = 0;
@@ -163,6 +170,7 @@ int zb_server_add_xdp(struct zb_server *server, const struct zb_xdp_set *xdp)
 		struct zb_worker *worker = &server->workers[w];
 		worker->xdp = sorted + next;
 		worker->nxdp = 0;
+		worker->xdp_go_fd = go;
 		for (unsigned q = w; q < xdp->nqueues; q += n)
 			sorted[next + worker->nxdp++] = xdp->queues[q];
 		next += worker->nxdp;
@@ -172,8 +180,18 @@ int zb_server_add_xdp(struct zb_server *server, const struct zb_xdp_set *xdp)
 	return 0;
 }
 
+void zb_server_xdp_go(const struct zb_server *server)
+{
+	uint64_t one = 1;
+	if (server->xdp.adopted && server->nworkers &&
+	    write(server->workers[0].xdp_go_fd, &one, sizeof(one)) < 0)
+		return; /* cannot fail: the counter is far from overflowing */
+}
+
 void zb_server_close_xdp(struct zb_server *server)
 {
+	if (server->xdp.adopted && server->nworkers && server->workers[0].xdp_go_fd >= 0)
+		close(server->workers[0].xdp_go_fd);
 	zb_xdp_close(&server->xdp);
 }
 

@@ -66,6 +66,10 @@ int zb_server_stopping(const struct zb_server *server);
  * others. Returns 0 after a stop as asked, -1 when a worker failed. */
 int zb_server_run_first(struct zb_server *server);
 
+/* Let the workers serve AF_XDP queues handed over by a swap: the old process has stopped
+ * and let go of their rings. */
+void zb_server_xdp_go(const struct zb_server *server);
+
 /* Detach the XDP programs from the interfaces (as SIGTERM leaves them) and close the AF_XDP
  * sockets, once the workers have stopped. */
 void zb_server_close_xdp(struct zb_server *server);

@@ -18,7 +18,7 @@
 #include "transport/udp.h"
 
 enum { ZB_EVENT_UDP = 1, ZB_EVENT_LISTEN = 2, ZB_EVENT_TIMER = 4, ZB_EVENT_STOP = 5,
-       ZB_EVENT_XDP = 6 };
+       ZB_EVENT_XDP = 6, ZB_EVENT_XDP_GO = 7 };
 /* 3 is ZB_EVENT_CONN */
 
 static int watch(int epfd, int fd, uint32_t kind, uint32_t index, uint32_t flags)
@@ -130,6 +130,21 @@ static void drain_connections(const struct zb_worker *w, int epfd, int timer, st
 	}
 }
 
+/* Watch this worker's AF_XDP queues. An AF_XDP queue stays in the set when it is full
+ * (level-triggered: reported again at once): its socket is woken once per batch the driver
+ * hands over, not per frame. */
+static int serve_xdp(const struct zb_worker *w, int epfd, int *serving)
+{
+	for (unsigned i = 0; i < w->nxdp; i++)
+		if (watch(epfd, w->xdp[i].xsk.fd, ZB_EVENT_XDP, i, 0) != 0)
+			return -1;
+	*serving = 1;
+	return 0;
+}
+
+/* Full drains of an AF_XDP queue at a stop, at most: more than its RX ring holds. */
+#define ZB_XDP_FINAL_ROUNDS 64
+
 static void *fail(const struct zb_worker *w, const char *what)
 {
 	zb_log_warning("worker %u: %s: %s", w->index, what, strerror(errno));
@@ -165,13 +180,13 @@ void *zb_worker_run(void *arg)
 		if (watch(epfd, w->sockets[i].fd, kind, i, socket_flags(&w->sockets[i])) != 0)
 			return fail(w, "epoll");
 	}
-	/* An AF_XDP queue stays in the set when it is full (level-triggered: reported again
-	 * at once): its socket is woken once per batch the driver hands over, not per frame. */
 	if (w->nxdp && zb_xdp_batch_init(&xdp, &w->stats, &udp.rrl, cookies, options->batch) != 0)
 		return fail(w, "buffers");
-	for (unsigned i = 0; i < w->nxdp; i++)
-		if (watch(epfd, w->xdp[i].xsk.fd, ZB_EVENT_XDP, i, 0) != 0)
-			return fail(w, "epoll");
+	/* Queues handed over by a swap wait until the old process has let go of their rings. */
+	int xdp_serving = 0;
+	if (w->nxdp && (w->xdp_go_fd >= 0 ? watch(epfd, w->xdp_go_fd, ZB_EVENT_XDP_GO, 0, 0)
+					  : serve_xdp(w, epfd, &xdp_serving)) != 0)
+		return fail(w, "epoll");
 	/* From here on every socket of this worker is read: a takeover may tell the old
 	 * process to stop reading once all workers said so. */
 	uint64_t one = 1;
@@ -196,6 +211,13 @@ void *zb_worker_run(void *arg)
 			case ZB_EVENT_XDP:
 				zb_xdp_drain(&xdp, &w->xdp[index]);
 				break;
+			case ZB_EVENT_XDP_GO:
+				epoll_ctl(epfd, EPOLL_CTL_DEL, w->xdp_go_fd, NULL);
+				for (unsigned q = 0; q < w->nxdp; q++)
+					zb_xsk_resume(&w->xdp[q].xsk);
+				if (serve_xdp(w, epfd, &xdp_serving) != 0)
+					return fail(w, "epoll");
+				break;
 			case ZB_EVENT_LISTEN:
 				if (zb_tcp_accept(&tcp, w->sockets[index].fd) != 0)
 					pause_listener(w, epfd, index, paused);
@@ -213,7 +235,7 @@ void *zb_worker_run(void *arg)
 					zb_tcp_tick(&tcp, (uint32_t)expirations);
 					udp.rrl.now += (uint32_t)expirations;
 					zb_cookies_tick(cookies);
-					for (unsigned q = 0; q < w->nxdp; q++)
+					for (unsigned q = 0; xdp_serving && q < w->nxdp; q++)
 						zb_xdp_tend(&w->xdp[q]);
 					if (options->tick)
 						options->tick();
@@ -226,6 +248,12 @@ void *zb_worker_run(void *arg)
 		if (!stopping)
 			read_set_aside(w, epfd, &udp, &busy);
 	}
+	/* What the AF_XDP queues hold is answered: at a swap the successor steered the queues
+	 * to its own sockets before it asked this one to stop, so nothing more comes here. */
+	for (unsigned q = 0; xdp_serving && q < w->nxdp; q++)
+		for (int rounds = 0; rounds < ZB_XDP_FINAL_ROUNDS && zb_xdp_drain(&xdp, &w->xdp[q]);
+		     rounds++)
+			;
 	drain_connections(w, epfd, timer, &tcp);
 	zb_tcp_finish(&tcp);
 	zb_udp_free(&udp);

@@ -43,6 +43,7 @@ struct zb_worker {
 	unsigned nsockets;
 	struct zb_xdp_queue *xdp;  /* the AF_XDP queues this worker serves (--xdp), the server's */
 	unsigned nxdp;
+	int xdp_go_fd; /* -1, or an eventfd readable once queues handed over may be served */
 	pthread_t thread;
 	struct zb_stats stats; /* written by this worker only; read by anyone (stats.h) */
 };

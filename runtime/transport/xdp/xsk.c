@@ -29,6 +29,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #ifndef AF_XDP
@@ -103,6 +104,10 @@ static int fail(struct zb_xsk *xsk, const char *step, const char *hint, char *er
 	return -1;
 }
 
+/* A ring's indexes as they stand (0 on a new socket; where the process that handed the
+ * socket over left them), as the producer or as the consumer. */
+static void take_up(struct zb_xsk_ring *ring, int producer);
+
 /* Map a ring at the offsets XDP_MMAP_OFFSETS gave, from the socket, and take up its indexes
  * as they stand (0 on a new socket), as the producer or as the consumer. */
 static int map_ring(struct zb_xsk_ring *ring, int fd, const struct xdp_ring_offset *offsets,
@@ -122,10 +127,7 @@ static int map_ring(struct zb_xsk_ring *ring, int fd, const struct xdp_ring_offs
 	ring->entries = base + offsets->desc;
 	ring->size = size;
 	ring->mask = size - 1;
-	uint32_t produced = __atomic_load_n(ring->producer, __ATOMIC_ACQUIRE);
-	uint32_t consumed = __atomic_load_n(ring->consumer, __ATOMIC_ACQUIRE);
-	ring->head = producer ? produced : consumed;
-	ring->other = producer ? consumed : produced;
+	take_up(ring, producer);
 	return 0;
 }
 
@@ -134,6 +136,22 @@ static void unmap_ring(struct zb_xsk_ring *ring)
 	if (ring->map)
 		munmap(ring->map, ring->map_size);
 	*ring = (struct zb_xsk_ring){ 0 };
+}
+
+/* The four rings of a socket whose ring sizes are set. */
+static int map_rings(struct zb_xsk *xsk, const struct xdp_mmap_offsets *offsets,
+		     unsigned frames, unsigned ring_size)
+{
+	if (map_ring(&xsk->fill, xsk->fd, &offsets->fr, frames, sizeof(uint64_t),
+		     (off_t)XDP_UMEM_PGOFF_FILL_RING, 1) != 0 ||
+	    map_ring(&xsk->completion, xsk->fd, &offsets->cr, frames, sizeof(uint64_t),
+		     (off_t)XDP_UMEM_PGOFF_COMPLETION_RING, 0) != 0 ||
+	    map_ring(&xsk->rx, xsk->fd, &offsets->rx, ring_size, sizeof(struct xdp_desc),
+		     XDP_PGOFF_RX_RING, 0) != 0 ||
+	    map_ring(&xsk->tx, xsk->fd, &offsets->tx, ring_size, sizeof(struct xdp_desc),
+		     XDP_PGOFF_TX_RING, 1) != 0)
+		return -1;
+	return 0;
 }
 
 static int set_ring_size(int fd, int option, uint32_t size)
@@ -184,14 +202,7 @@ static int make_rings(struct zb_xsk *xsk, unsigned frames, unsigned ring_size, c
 		return fail(xsk, "XDP_MMAP_OFFSETS", "a kernel before Linux 5.4 (no ring flags)",
 			    err, err_len);
 	}
-	if (map_ring(&xsk->fill, xsk->fd, &offsets.fr, frames, sizeof(uint64_t),
-		     (off_t)XDP_UMEM_PGOFF_FILL_RING, 1) != 0 ||
-	    map_ring(&xsk->completion, xsk->fd, &offsets.cr, frames, sizeof(uint64_t),
-		     (off_t)XDP_UMEM_PGOFF_COMPLETION_RING, 0) != 0 ||
-	    map_ring(&xsk->rx, xsk->fd, &offsets.rx, ring_size, sizeof(struct xdp_desc),
-		     XDP_PGOFF_RX_RING, 0) != 0 ||
-	    map_ring(&xsk->tx, xsk->fd, &offsets.tx, ring_size, sizeof(struct xdp_desc),
-		     XDP_PGOFF_TX_RING, 1) != 0)
+	if (map_rings(xsk, &offsets, frames, ring_size) != 0)
 		return fail(xsk, "mapping the rings", NULL, err, err_len);
 	return 0;
 }
@@ -258,6 +269,58 @@ int zb_xsk_open(struct zb_xsk *xsk, unsigned ifindex, unsigned queue,
 	if (getsockopt(xsk->fd, SOL_XDP, XDP_OPTIONS, &options, &len) == 0)
 		xsk->zerocopy = !!(options.flags & XDP_OPTIONS_ZEROCOPY);
 	return 0;
+}
+
+int zb_xsk_adopt(struct zb_xsk *xsk, int fd, int umem_fd, unsigned ifindex, unsigned queue,
+		 unsigned frame_size, unsigned ring_size, char *err, size_t err_len)
+{
+	*xsk = (struct zb_xsk){ .fd = fd, .umem_fd = umem_fd, .ifindex = ifindex,
+				.queue = queue, .frame_size = frame_size };
+	struct stat st;
+	if (fstat(umem_fd, &st) != 0)
+		return fail(xsk, "the UMEM handed over", NULL, err, err_len);
+	xsk->umem_size = (size_t)st.st_size;
+	unsigned frames = (unsigned)(xsk->umem_size / (frame_size ? frame_size : 1));
+	if ((frame_size != 2048 && frame_size != 4096) || !power_of_two(frames) ||
+	    (size_t)frames * frame_size != xsk->umem_size || !power_of_two(ring_size) ||
+	    ring_size > frames) {
+		errno = EINVAL;
+		return fail(xsk, "the UMEM handed over", "sizes that zb_xsk_open never makes",
+			    err, err_len);
+	}
+	void *umem = mmap(NULL, xsk->umem_size, PROT_READ | PROT_WRITE,
+			  MAP_SHARED | MAP_POPULATE, umem_fd, 0);
+	if (umem == MAP_FAILED)
+		return fail(xsk, "mapping the UMEM handed over", NULL, err, err_len);
+	xsk->umem = umem;
+	struct xdp_mmap_offsets offsets;
+	socklen_t len = sizeof(offsets);
+	if (getsockopt(fd, SOL_XDP, XDP_MMAP_OFFSETS, &offsets, &len) != 0 ||
+	    len != sizeof(offsets))
+		return fail(xsk, "XDP_MMAP_OFFSETS of the socket handed over", NULL, err, err_len);
+	if (map_rings(xsk, &offsets, frames, ring_size) != 0)
+		return fail(xsk, "mapping the rings handed over", NULL, err, err_len);
+	struct xdp_options options;
+	len = sizeof(options);
+	if (getsockopt(fd, SOL_XDP, XDP_OPTIONS, &options, &len) == 0)
+		xsk->zerocopy = !!(options.flags & XDP_OPTIONS_ZEROCOPY);
+	return 0;
+}
+
+static void take_up(struct zb_xsk_ring *ring, int producer)
+{
+	uint32_t produced = __atomic_load_n(ring->producer, __ATOMIC_ACQUIRE);
+	uint32_t consumed = __atomic_load_n(ring->consumer, __ATOMIC_ACQUIRE);
+	ring->head = producer ? produced : consumed;
+	ring->other = producer ? consumed : produced;
+}
+
+void zb_xsk_resume(struct zb_xsk *xsk)
+{
+	take_up(&xsk->fill, 1);
+	take_up(&xsk->completion, 0);
+	take_up(&xsk->rx, 0);
+	take_up(&xsk->tx, 1);
 }
 
 void zb_xsk_close(struct zb_xsk *xsk)

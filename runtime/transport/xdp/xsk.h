@@ -78,6 +78,17 @@ struct zb_xsk_frame {
 int zb_xsk_open(struct zb_xsk *xsk, unsigned ifindex, unsigned queue,
 		const struct zb_xsk_config *config, char *err, size_t err_len);
 
+/* Take over a socket another process opened with zb_xsk_open (a swap): `fd` bound to queue
+ * `queue` of `ifindex`, its UMEM in the memfd `umem_fd`, its frames `frame_size` octets, its
+ * RX and TX rings `ring_size` entries. Maps the UMEM and the rings; the descriptors are the
+ * xsk's from here on (closed on failure too). Returns 0, or -1 with a message in `err`.
+ * Touch no ring before zb_xsk_resume, once the other process has let go of them. */
+int zb_xsk_adopt(struct zb_xsk *xsk, int fd, int umem_fd, unsigned ifindex, unsigned queue,
+		 unsigned frame_size, unsigned ring_size, char *err, size_t err_len);
+
+/* Take up the rings' indexes where the process that used them before left them. */
+void zb_xsk_resume(struct zb_xsk *xsk);
+
 /* Unmap and close everything (the socket leaves the XSKMAP as it closes). */
 void zb_xsk_close(struct zb_xsk *xsk);
 
