@@ -69,11 +69,29 @@ def test_the_defaults_are_the_peers(tmp_path):
     ("threads = 0", "[server] threads must be from 1 to 1024"),
     ('metrics = "localhost:9153"', "[server] metrics: bad listen address 'localhost:9153'"),
     ("user = 5", "[server] user must be a str"),
+    ('xdp = ""', "[server] xdp: bad interface ''"),
+    ('xdp = ["eth0@0"]', "[server] xdp: bad interface 'eth0@0'"),
+    ('xdp = ["eth0@65536"]', "[server] xdp: bad interface 'eth0@65536'"),
+    ('xdp = ["eth0@dns"]', "[server] xdp: bad interface 'eth0@dns'"),
+    ('xdp = ["a-name-of-16-chars"]', "[server] xdp: bad interface 'a-name-of-16-chars'"),
+    ('xdp = ["eth/0"]', "[server] xdp: bad interface 'eth/0'"),
+    ('xdp = ["eth0", "eth0@5300"]', "[server] xdp: eth0 is given twice"),
+    ("xdp = 5", "[server] xdp must be an interface or a list of interfaces"),
+    ('xdp-optional = "yes"', "[server] xdp-optional must be a bool"),
 ])
 def test_bad_settings_are_refused_clearly(tmp_path, line, message):
     with pytest.raises(UsageError) as error:
         load_config(config_with(tmp_path, line))
     assert message in str(error.value) and "[server]" in str(error.value)
+
+
+def test_af_xdp_interfaces_are_read(tmp_path):
+    server = load_config(config_with(tmp_path, 'xdp = ["eth0", "enp1s0f1@5300"]\n'
+                                               "xdp-optional = true")).server
+    assert (server.xdp, server.xdp_optional) == (("eth0", "enp1s0f1@5300"), True)
+    server = load_config(config_with(tmp_path, 'xdp = "eth1"')).server
+    assert (server.xdp, server.xdp_optional) == (("eth1",), False)
+    assert load_config(config_with(tmp_path, "")).server.xdp == ()
 
 
 def signed_config(tmp_path, table: str):
