@@ -165,6 +165,8 @@ int main(int argc, char **argv)
 	}
 	if (o.nxdp && take_xdp(&o, zs, &server, &control.takeover, err, sizeof(err)) != 0) {
 		zb_log_error("%s", err);
+		zb_takeover_abandon(&control.takeover); /* the old server goes on */
+		zb_server_free(&server);
 		return 1;
 	}
 	/* The programs of interfaces this server does not serve over AF_XDP go with the old
