@@ -39,31 +39,64 @@
 
 /* ---- the Internet checksum (RFC 1071) ---- */
 
-/* Eight octets at a time, their two 32-bit halves added into 64 bits: no carry is lost (a
- * 64 KiB datagram adds up to less than 2^46), and folding the halves later is the
- * end-around carry of RFC 1071 §2(A). The words are in the host's byte order, which the
- * one's-complement sum does not mind (RFC 1071 §2(B)) so long as each 16-bit word of the
- * data stays whole: every piece summed starts at an even offset. */
-static inline uint64_t add_word(uint64_t sum, const uint8_t *data)
+/* Eight octets at a time into a 64-bit one's-complement sum: the carry out of each add goes
+ * back in at the bottom (RFC 1071 §2(A)'s end-around carry, at 64 bits), one add and one
+ * add-with-carry an 8-octet word. A sum modulo 2^64 - 1 is the same sum modulo 2^16 - 1,
+ * since 2^16 - 1 divides 2^64 - 1: folding it later gives the 16-bit sum (RFC 1071 §2(C)).
+ * The words are in the host's byte order, which the one's-complement sum does not mind
+ * (RFC 1071 §2(B)) so long as each 16-bit word of the data stays whole: every piece summed
+ * starts at an even offset. */
+static inline uint64_t add_carry(uint64_t sum, uint64_t word)
+{
+	sum += word;
+	return sum + (sum < word);
+}
+
+static inline uint64_t word_at(const uint8_t *data)
 {
 	uint64_t word;
 	memcpy(&word, data, 8);
-	return sum + (uint32_t)word + (word >> 32);
+	return word;
 }
 
-uint64_t zb_sum(const uint8_t *data, size_t len, uint64_t sum)
+/* Inlined where it is used here, so that the sums of a known length (an IPv4 header, the
+ * addresses, the pseudo-header) come out as a few adds with no loop. */
+static inline __attribute__((always_inline)) uint64_t sum_of(const uint8_t *data, size_t len,
+							    uint64_t sum)
 {
+	for (; len >= 32; data += 32, len -= 32)
+		sum = add_carry(add_carry(add_carry(add_carry(sum, word_at(data)), word_at(data + 8)),
+					  word_at(data + 16)), word_at(data + 24));
 	for (; len >= 8; data += 8, len -= 8)
-		sum = add_word(sum, data);
-	if (len) { /* the last octets padded with zeros, an odd one too (RFC 768, RFC 1071) */
-		uint8_t last[8] = { 0 };
-		memcpy(last, data, len);
-		sum = add_word(sum, last);
+		sum = add_carry(sum, word_at(data));
+	/* The last octets as whole 16-bit words in the host's order, an odd last one as the
+	 * first octet of a word padded with a zero (RFC 768, RFC 1071). */
+	if (len & 4) {
+		uint32_t x;
+		memcpy(&x, data, 4);
+		sum = add_carry(sum, x);
+		data += 4;
+	}
+	if (len & 2) {
+		uint16_t x;
+		memcpy(&x, data, 2);
+		sum = add_carry(sum, x);
+		data += 2;
+	}
+	if (len & 1) {
+		uint16_t x = 0;
+		memcpy(&x, data, 1);
+		sum = add_carry(sum, x);
 	}
 	return sum;
 }
 
-uint16_t zb_sum_fold(uint64_t sum)
+uint64_t zb_sum(const uint8_t *data, size_t len, uint64_t sum)
+{
+	return sum_of(data, len, sum);
+}
+
+static inline uint16_t fold(uint64_t sum)
 {
 	sum = (sum & 0xffffffffu) + (sum >> 32); /* at most 2^33 - 2 */
 	sum = (sum & 0xffffffffu) + (sum >> 32); /* at most 2^32: the 16-bit folds take it */
@@ -71,6 +104,11 @@ uint16_t zb_sum_fold(uint64_t sum)
 	sum = (sum & 0xffff) + (sum >> 16);
 	sum = (sum & 0xffff) + (sum >> 16);
 	return (uint16_t)sum;
+}
+
+uint16_t zb_sum_fold(uint64_t sum)
+{
+	return fold(sum);
 }
 
 /* ---- reading ---- */
@@ -147,7 +185,7 @@ static enum zb_frame_verdict read_ipv4(const uint8_t *ip, size_t len, size_t *pa
 	/* RFC 1122 §3.2.1.2: a host verifies the header checksum. A sender's kernel always
 	 * computes it in full (no offload leaves it partial), so this drops only what was
 	 * damaged on the way, for a few additions. */
-	if (zb_sum_fold(zb_sum(ip, header, 0)) != 0xffff)
+	if (fold(sum_of(ip, header, 0)) != 0xffff)
 		return ZB_FRAME_DROP;
 	if (bad_ipv4_source(ip + 12))
 		return ZB_FRAME_DROP;
@@ -317,7 +355,7 @@ static void write_ipv4(uint8_t *ip, size_t datagram)
 	ip[8] = ZB_HOP_LIMIT;
 	ip[9] = ZB_PROTO_UDP;
 	ip[10] = ip[11] = 0;
-	uint16_t check = (uint16_t)~zb_sum_fold(zb_sum(ip, ZB_IPV4_LEN, 0));
+	uint16_t check = (uint16_t)~fold(sum_of(ip, ZB_IPV4_LEN, 0));
 	memcpy(ip + 10, &check, 2);
 }
 
@@ -341,10 +379,10 @@ static void write_udp_checksum(uint8_t *udp, size_t datagram, const uint8_t *add
 			       size_t address_len)
 {
 	uint8_t pseudo[4] = { 0, ZB_PROTO_UDP, (uint8_t)(datagram >> 8), (uint8_t)datagram };
-	uint64_t sum = zb_sum(addresses, 2 * address_len, 0);
-	sum = zb_sum(pseudo, 4, sum);
+	uint64_t sum = sum_of(addresses, 2 * address_len, 0);
+	sum = sum_of(pseudo, 4, sum);
 	udp[6] = udp[7] = 0;
-	uint16_t check = (uint16_t)~zb_sum_fold(zb_sum(udp, datagram, sum));
+	uint16_t check = (uint16_t)~fold(sum_of(udp, datagram, sum));
 	if (check == 0)
 		check = 0xffff;
 	memcpy(udp + 6, &check, 2);
