@@ -117,6 +117,24 @@ class VethPair:
         with inside(self.namespaces[side]):
             return socket.socket(family, kind)
 
+    def enter(self, side: str):
+        """A `preexec_fn` that moves the child into `side`'s namespace before its exec: the
+        program runs there as under `exec`, with the PID Popen knows (nothing in between)."""
+        path = f"/run/netns/{self.namespaces[side]}"
+
+        def preexec() -> None:
+            fd = os.open(path, os.O_RDONLY)
+            failed = _libc.setns(fd, CLONE_NEWNET) != 0
+            os.close(fd)
+            if failed:
+                raise OSError(ctypes.get_errno(), f"setns {path}")
+        return preexec
+
+    def set_mtu(self, mtu: int) -> None:
+        """Both ends' MTU."""
+        for side, name in [("server", self.server_if), ("client", self.client_if)]:
+            ip("-n", self.namespaces[side], "link", "set", "dev", name, "mtu", str(mtu))
+
     def xdp_on_server(self) -> str:
         """What `ip link show` says of the server interface's XDP program: its mode (`xdp`
         for the driver's, `xdpgeneric`) and its `prog/xdp` line; "" when none is attached."""
