@@ -1,7 +1,8 @@
 """Ethernet frames built octet by octet with `struct`, as the RFCs lay them out, for the AF_XDP
-frame layer's tests (tests/unit/test_xdp_frame.py) and its fuzz seeds (tests/fuzz/frame_seeds.py):
-the builders, a reference Internet checksum (RFC 1071), the answer a frame must get, and the
-frames a server answers and those it passes to the kernel or drops, each with its outcome."""
+frame layer's tests (tests/unit/test_xdp_frame.py), its fuzz seeds (tests/fuzz/frame_seeds.py)
+and the server's on the wire (tests/transport/test_xdp_server.py): the builders, a reference
+Internet checksum (RFC 1071), the answer a frame must get, and the frames a server answers and
+those it passes to the kernel or drops, each with its outcome."""
 
 from __future__ import annotations
 
@@ -99,6 +100,13 @@ def addresses_and_udp(frame: bytes, ip_at: int) -> tuple[bytes, bytes, int]:
         return (frame[ip_at + 12:ip_at + 16], frame[ip_at + 16:ip_at + 20],
                 ip_at + (frame[ip_at] & 0xF) * 4)
     return frame[ip_at + 8:ip_at + 24], frame[ip_at + 24:ip_at + 40], ip_at + 40
+
+
+def dns_of(frame: bytes, ip_at: int) -> bytes:
+    """The DNS message in a frame's UDP datagram, as long as the UDP length says."""
+    _, _, udp_at = addresses_and_udp(frame, ip_at)
+    length, = struct.unpack("!H", frame[udp_at + 4:udp_at + 6])
+    return frame[udp_at + 8:udp_at + length]
 
 
 def turned_around(frame: bytes, ip_at: int, response: bytes) -> bytes:

@@ -1,12 +1,17 @@
 """zonebake-server --xdp end to end, over a veth pair between two network namespaces
 (vethpair.py), the server in one, its clients in the other: over AF_XDP it answers what its
-sockets answer, byte for byte, IPv4 and IPv6; within the interface's MTU. The statistics
-(`stats --control`) count what went over AF_XDP (`xdp_queries`)."""
+sockets answer, byte for byte, IPv4 and IPv6; within the interface's MTU; the frames of
+tests/frames.py on the wire as their catalogue says, and what is not UDP to its port left to
+the kernel's sockets. The statistics (`stats --control`) count what went over AF_XDP
+(`xdp_queries`)."""
 
 from __future__ import annotations
 
+import errno
+import ipaddress
 import json
 import socket
+import struct
 import subprocess
 import sys
 import time
@@ -17,7 +22,9 @@ import dns.message
 import dns.name
 import pytest
 
+import frames
 from conftest import LOG_LINE, TESTS, ZONES, Server, build_set
+from frames import ANSWERED, NOT_ANSWERED, addresses_and_udp, dns_of, turned_around
 from vethpair import SERVER_V4, SERVER_V6, VethPair, require_af_xdp
 
 sys.path.insert(0, str(TESTS / "differential"))
@@ -31,6 +38,9 @@ ZONE_SET = [("example.net.", ZONES / "example.net.zone"),
             ("example.", ZONES / "signed" / "example.nsec3.zone")]
 IDENTITY = "xdp-ns1.example"
 NSID = dns.edns.GenericOption(dns.edns.OptionType.NSID, b"")
+ETH_P_ALL = 0x0003
+SOL_PACKET, PACKET_AUXDATA = 263, 8
+TP_STATUS_VLAN_VALID, TP_STATUS_VLAN_TPID_VALID = 1 << 4, 1 << 6
 
 
 @pytest.fixture(scope="module")
@@ -215,4 +225,190 @@ def test_a_response_larger_than_the_mtu_allows_goes_truncated_within_it(binary, 
                 assert over_xdp[-11:-8] == b"\0\0\x29" and by_socket[-11:-8] == b"\0\0\x29"
                 assert over_xdp[:-8] + over_xdp[-6:] == by_socket[:-8] + by_socket[-6:]
             assert server.stats()["xdp_queries"] == 2
+
+
+# ---- frames on the wire ----
+
+def text(address: bytes) -> str:
+    return str(ipaddress.ip_address(address))
+
+
+def mac(octets: bytes) -> str:
+    return octets.hex(":")
+
+
+class Wire:
+    """An AF_PACKET socket on the client's interface, in the client's namespace: frames
+    sent as they are, frames received as they came (the VLAN tag that receive offload took
+    out of one, PACKET_AUXDATA, put back)."""
+
+    def __init__(self, pair: VethPair):
+        self.ifname = pair.client_if
+        self.raw = pair.socket("client", socket.AF_PACKET, socket.SOCK_RAW,
+                               socket.htons(ETH_P_ALL))
+        self.raw.setsockopt(SOL_PACKET, PACKET_AUXDATA, 1)
+        self.raw.bind((self.ifname, ETH_P_ALL))
+
+    def __enter__(self) -> Wire:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.raw.close()
+
+    def send(self, frame: bytes) -> None:
+        assert self.raw.send(frame) == len(frame)
+
+    def read(self, until: float, outgoing: bool = False):
+        """The frames received (or with `outgoing`, sent) until `until` (monotonic)."""
+        while (left := until - time.monotonic()) > 0:
+            self.raw.settimeout(left)
+            try:
+                frame, ancillary, _, address = self.raw.recvmsg(65535, 64)
+            except socket.timeout:
+                return
+            if address[0] != self.ifname or \
+                    (address[2] == socket.PACKET_OUTGOING) != outgoing:
+                continue
+            for level, kind, data in ancillary:
+                if (level, kind) == (SOL_PACKET, PACKET_AUXDATA):
+                    status, _, _, _, _, tci, tpid = struct.unpack("IIIHHHH", data[:20])
+                    if status & TP_STATUS_VLAN_VALID:
+                        tpid = tpid if status & TP_STATUS_VLAN_TPID_VALID else 0x8100
+                        frame = frame[:12] + struct.pack("!HH", tpid, tci) + frame[12:]
+            yield frame
+
+    def answers(self, port: int, until: float, last: bytes | None = None) -> list[bytes]:
+        """The UDP frames from `port` received until `until`, or up to `last`."""
+        found = []
+        for frame in self.read(until):
+            if udp_source_port(frame) == port:
+                found.append(frame)
+                if frame == last:
+                    break
+        return found
+
+
+def udp_source_port(frame: bytes) -> int | None:
+    """A frame's UDP source port, behind one VLAN tag or none; None if it carries no UDP."""
+    ip_at = 18 if frame[12:14] in (b"\x81\x00", b"\x88\xa8") else 14
+    version = frame[ip_at] >> 4 if len(frame) > ip_at else None
+    if version not in (4, 6) or len(frame) < ip_at + (20 if version == 4 else 40):
+        return None
+    if frame[ip_at + (9 if version == 4 else 6)] != 17:  # the protocol, the next header
+        return None
+    _, _, udp_at = addresses_and_udp(frame, ip_at)
+    return struct.unpack("!H", frame[udp_at:udp_at + 2])[0] if len(frame) >= udp_at + 8 \
+        else None
+
+
+def test_frames_on_the_wire_are_answered_or_left_alone_as_catalogued(binary, tmp_path):
+    """The veth takes the catalogue's MACs and addresses; MTU 2200, so that the frame longer
+    than an AF_XDP frame's room goes on the wire too."""
+    server_addresses = [text(frames.SERVER_V4), text(frames.SERVER_V6)]
+    with VethPair() as pair:
+        pair.readdress(mac(frames.SERVER_MAC), mac(frames.CLIENT_MAC), server_addresses,
+                       [text(frames.CLIENT_V4), text(frames.CLIENT_V6)])
+        pair.set_mtu(2200)
+        with PairServer(pair, binary, tmp_path / "control", xdp=f"xs0@{frames.PORT}",
+                        listen=(f"127.0.0.1:{frames.PORT}",)) as server:
+            # Each DNS message the frames carry, asked from a socket: its answer.
+            asked = {dns_of(frame, ip_at) for frame, ip_at in ANSWERED.values()}
+            expected = {query: exchange(pair, (server_addresses[0], frames.PORT), query)
+                        for query in asked}
+            with Wire(pair) as wire:
+                answered_as_catalogued(wire, expected)
+                not_answered_as_catalogued(wire, expected)
+            assert server.alive()
+            assert server.stats()["xdp_queries"] == len(asked) + len(ANSWERED) + 1
+
+
+def answered_as_catalogued(wire: Wire, expected: dict[bytes, bytes]) -> None:
+    """Each of ANSWERED sent, one at a time: its answer is the one `expected` has for its
+    DNS message, turned around as frames.py computes it, VLAN tag and all."""
+    wrong = {}
+    for name, (frame, ip_at) in ANSWERED.items():
+        wire.send(frame)
+        want = turned_around(frame, ip_at, expected[dns_of(frame, ip_at)])
+        got = wire.answers(frames.PORT, time.monotonic() + LONG, last=want)
+        if got != [want]:
+            wrong[name] = [g.hex() for g in got]
+    assert wrong == {}
+
+
+def not_answered_as_catalogued(wire: Wire, expected: dict[bytes, bytes]) -> None:
+    """All of NOT_ANSWERED sent, then a good query: its answer comes, none before it. A link
+    carries nothing shorter than an Ethernet header: the kernel refuses those."""
+    short = {name for name, (frame, _) in NOT_ANSWERED.items() if len(frame) < 14}
+    assert short == {"empty", "short-ethernet"}
+    for name, (frame, _) in NOT_ANSWERED.items():
+        if name in short:
+            with pytest.raises(OSError) as refused:
+                wire.send(frame)
+            assert refused.value.errno == errno.EINVAL
+        else:
+            wire.send(frame)
+    # Then a good query: its answer, and none before it.
+    frame, ip_at = ANSWERED["ipv6-vlan"]
+    wire.send(frame)
+    want = turned_around(frame, ip_at, expected[dns_of(frame, ip_at)])
+    assert wire.answers(frames.PORT, time.monotonic() + LONG, last=want) == [want]
+
+
+def fragments_sent(wire: Wire, until: float) -> int:
+    """The UDP fragments the client sent: IPv4 ones (MF or an offset), IPv6 Fragment
+    headers."""
+    count = 0
+    for frame in wire.read(until, outgoing=True):
+        if frame[12:14] == b"\x08\x00" and frame[23] == 17 and \
+                struct.unpack("!H", frame[20:22])[0] & 0x3FFF:
+            count += 1
+        elif frame[12:14] == b"\x86\xdd" and frame[20] == 44:
+            count += 1
+    return count
+
+
+def test_what_is_not_udp_to_its_port_goes_to_the_kernels_sockets(binary, tmp_path):
+    """Its sockets on the veth's addresses, on the port AF_XDP takes: a query in two
+    fragments reaches them (the kernel reassembles it), TCP too; another port is the
+    kernel's, which says port unreachable."""
+    listen = (f"{SERVER_V4}:{PORT}", f"[{SERVER_V6}]:{PORT}", f"127.0.0.1:{PORT}")
+    loopback = ("127.0.0.1", PORT)
+    # An EDNS Padding option (RFC 7830) makes a query of 1590 octets: over MTU 1500.
+    padding = dns.edns.GenericOption(dns.edns.OptionType.PADDING, bytes(1550))
+    padded = make("example.", "SOA", use_edns=0, payload=4096, options=[padding])
+    plain = make("www.example.", "A")
+    with VethPair() as pair, PairServer(pair, binary, tmp_path / "control",
+                                        listen=listen) as server, Wire(pair) as wire:
+        for address in (SERVER_V4, SERVER_V6):
+            target = (address, PORT)
+            # Over AF_XDP, as ever.
+            over_xdp = exchange(pair, target, plain)
+            assert over_xdp == exchange(pair, loopback, plain, "server")
+            # Two fragments: the kernel's, reassembled and answered by the socket.
+            answer = exchange(pair, target, padded)
+            # They went before the answer came: on the wire's socket already.
+            assert fragments_sent(wire, time.monotonic() + 0.1) == 2
+            assert answer == exchange(pair, loopback, padded, "server")
+            # TCP to the port: the kernel's, and the socket's answer.
+            with pair.socket("client", family_of(address), socket.SOCK_STREAM) as tcp:
+                tcp.settimeout(LONG)
+                tcp.connect(target)
+                tcp.sendall(struct.pack("!H", len(plain)) + plain)
+                data = b""
+                while len(data) < 2 or len(data) < 2 + struct.unpack("!H", data[:2])[0]:
+                    chunk = tcp.recv(65535)
+                    assert chunk, f"the connection closed after {data!r}"
+                    data += chunk
+                assert data[2:] == over_xdp
+            # UDP to another port: the kernel's, no socket there: port unreachable.
+            with pair.socket("client", family_of(address)) as client:
+                client.settimeout(LONG)
+                client.connect((address, PORT + 1))
+                client.send(plain)
+                with pytest.raises(ConnectionRefusedError):
+                    client.recv(65535)
+        stats = server.stats()
+    # Per family: plain over AF_XDP, plain and padded on the loopback, padded reassembled.
+    assert stats["queries"] == {"udp": 8, "tcp": 2}
+    assert stats["xdp_queries"] == 2
 
