@@ -2,14 +2,15 @@
 (vethpair.py), the server in one, its clients in the other: over AF_XDP it answers what its
 sockets answer, byte for byte, IPv4 and IPv6; within the interface's MTU; the frames of
 tests/frames.py on the wire as their catalogue says, and what is not UDP to its port left to
-the kernel's sockets. The statistics (`stats --control`) count what went over AF_XDP
-(`xdp_queries`)."""
+the kernel's sockets; it leaves the interface as it found it, or says why it cannot take it.
+The statistics (`stats --control`) count what went over AF_XDP (`xdp_queries`)."""
 
 from __future__ import annotations
 
 import errno
 import ipaddress
 import json
+import re
 import socket
 import struct
 import subprocess
@@ -95,10 +96,20 @@ class PairServer(Server):
         assert logged and int(logged.group(1)) == self.process.pid, line
         return logged.group(2)
 
+    def said_to_the_end(self) -> list[str]:
+        """The messages of the rest of its log, once it has ended."""
+        rest, self._stderr = self._stderr + self.process.stderr.read(), b""
+        return messages(rest.decode(errors="replace"))
+
     def stats(self) -> dict:
         return json.loads(subprocess.run(
             [str(self.binary), "stats", "--control", str(self.control)], capture_output=True,
             text=True, timeout=10, check=True).stdout)
+
+
+def messages(log: str) -> list[str]:
+    """The messages of a server's log lines."""
+    return [m.group(2) for m in map(LOG_LINE.match, log.splitlines()) if m]
 
 
 def family_of(address: str) -> int:
@@ -411,4 +422,84 @@ def test_what_is_not_udp_to_its_port_goes_to_the_kernels_sockets(binary, tmp_pat
     # Per family: plain over AF_XDP, plain and padded on the loopback, padded reassembled.
     assert stats["queries"] == {"udp": 8, "tcp": 2}
     assert stats["xdp_queries"] == 2
+
+
+# ---- start-up and stop ----
+
+def run_server(pair: VethPair, binary, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([str(binary), "--allow-root", "--threads", "1", "--no-huge-pages",
+                           "--listen", f"127.0.0.1:{PORT + 1}", *args], capture_output=True,
+                          text=True, timeout=10, preexec_fn=pair.enter("server"))
+
+
+def errors(stderr: str) -> list[str]:
+    return [message for message in messages(stderr) if message.startswith("error: ")]
+
+
+def test_sigterm_takes_the_program_off_the_interface(binary, tmp_path):
+    """Its program on the interface while it serves, as the start-up log says; after
+    SIGTERM, status 0, "stopped" and none: the port is the kernel's again."""
+    with VethPair() as pair:
+        with PairServer(pair, binary, tmp_path / "control") as server:
+            assert server.xdp_line == (
+                f"serving example.net., example. on xs0 port {PORT} over AF_XDP: 1 queue, "
+                f"native XDP, copy mode, responses up to 1232 octets (MTU 1500)")
+            shown = pair.xdp_on_server()
+            assert re.fullmatch(r"xdp prog/xdp id \d+ name zonebake_xdp tag \w+ jited", shown)
+            assert exchange(pair, (SERVER_V4, PORT), make("example.", "SOA"))
+            server.process.terminate()
+            assert server.process.wait(timeout=LONG) == 0
+            said = server.said_to_the_end()
+            assert said[-1] == "stopped" and server.warnings == []
+            assert [m for m in said if m.startswith(("warning: ", "error: "))] == []
+        assert pair.xdp_on_server() == ""
+        # The kernel's again: no socket there, port unreachable.
+        with pair.socket("client", socket.AF_INET) as client:
+            client.settimeout(LONG)
+            client.connect((SERVER_V4, PORT))
+            client.send(make("example.", "SOA"))
+            with pytest.raises(ConnectionRefusedError):
+                client.recv(65535)
+
+
+@pytest.mark.parametrize("specs", [["nosuch0"], ["xs0", "nosuch0"]])
+def test_an_interface_that_does_not_exist_stops_the_start(binary, specs):
+    """Exit 1, naming it; an interface attached before it is left bare."""
+    with VethPair() as pair:
+        result = run_server(pair, binary, *(f for s in specs for f in ("--xdp", f"{s}@{PORT}")))
+        assert result.returncode == 1
+        assert errors(result.stderr) == ["error: nosuch0: no such interface: No such device"]
+        assert pair.xdp_on_server() == ""
+
+
+def test_xdp_optional_serves_on_the_sockets_alone(binary, tmp_path):
+    """No such interface, with --xdp-optional: a warning that says why, and the sockets
+    answer."""
+    with VethPair() as pair, PairServer(pair, binary, tmp_path / "control", "--xdp-optional",
+                                        listen=(f"{SERVER_V4}:{PORT}",),
+                                        xdp=f"nosuch0@{PORT}") as server:
+        assert server.warnings == [
+            "warning: not answering over AF_XDP: nosuch0: no such interface: No such "
+            "device; the sockets serve alone (--xdp-optional)"]
+        query = make("example.", "SOA")
+        assert dns.message.from_wire(exchange(pair, (SERVER_V4, PORT), query)).answer
+        stats = server.stats()
+        assert stats["queries"]["udp"] == 1 and stats["xdp_queries"] == 0
+
+
+def test_a_second_server_on_the_interface_is_told_it_is_busy(binary, tmp_path):
+    """EBUSY, said as such, exit 1; the first server's program stays and answers."""
+    with VethPair() as pair, PairServer(pair, binary, tmp_path / "control") as server:
+        shown = pair.xdp_on_server()
+        result = run_server(pair, binary, "--xdp", f"xs0@{PORT + 1}")
+        assert result.returncode == 1
+        assert errors(result.stderr) == [
+            "error: xs0: attaching the XDP program: Device or resource busy: another XDP "
+            "program is attached to the interface"]
+        # The first goes on, its program in place.
+        assert pair.xdp_on_server() == shown
+        query = make("example.", "SOA")
+        assert exchange(pair, (SERVER_V4, PORT), query) == exchange(
+            pair, ("127.0.0.1", PORT), query, "server")
+        assert server.stats()["xdp_queries"] == 1
 
