@@ -2,8 +2,9 @@
 (vethpair.py), the server in one, its clients in the other: over AF_XDP it answers what its
 sockets answer, byte for byte, IPv4 and IPv6; within the interface's MTU; the frames of
 tests/frames.py on the wire as their catalogue says, and what is not UDP to its port left to
-the kernel's sockets; it leaves the interface as it found it, or says why it cannot take it.
-The statistics (`stats --control`) count what went over AF_XDP (`xdp_queries`)."""
+the kernel's sockets; it leaves the interface as it found it, or says why it cannot take it;
+rate limiting holds over AF_XDP too. The statistics (`stats --control`) count what went over
+AF_XDP (`xdp_queries`)."""
 
 from __future__ import annotations
 
@@ -503,3 +504,32 @@ def test_a_second_server_on_the_interface_is_told_it_is_busy(binary, tmp_path):
             pair, ("127.0.0.1", PORT), query, "server")
         assert server.stats()["xdp_queries"] == 1
 
+
+# ---- rate limiting ----
+
+def test_rate_limiting_holds_over_af_xdp(binary, tmp_path):
+    """5 a second, no slip: a burst of 40 from one client gets 5 answers (10 if the
+    worker's clock ticks inside it), each whole, the rest counted as dropped."""
+    rate, burst = 5, 40
+    queries = [make("www.example.", qid=i) for i in range(burst)]
+    with VethPair() as pair, PairServer(pair, binary, tmp_path / "control",
+                                        "--rrl-responses-per-second", str(rate),
+                                        "--rrl-slip", "0") as server:
+        # The loopback's prefix, a bucket of its own: the answer, as it comes unlimited.
+        whole = exchange(pair, ("127.0.0.1", PORT), queries[0], "server")
+        with pair.socket("client", socket.AF_INET) as client:
+            for query in queries:
+                client.sendto(query, (SERVER_V4, PORT))
+            answers = []
+            client.settimeout(QUIET)
+            for _ in range(burst):
+                try:
+                    answers.append(client.recv(65535))
+                except socket.timeout:
+                    break
+        stats = server.stats()
+    assert rate <= len(answers) <= 2 * rate
+    assert len({answer[:2] for answer in answers}) == len(answers)
+    assert all(answer[2:] == whole[2:] for answer in answers)
+    assert stats["queries"]["udp"] == burst + 1 and stats["xdp_queries"] == burst
+    assert stats["rrl_dropped"] == burst - len(answers) and stats["rrl_slipped"] == 0
