@@ -157,7 +157,8 @@ def make(qname: str, qtype: str = "A", qid: int = 0x5A5A, use_edns=False, **how)
 def probe_queries() -> tuple[list[bytes], list[str]]:
     """Every probe of the differential tests (probes.py) for both zones, and a name in none:
     without EDNS, with it, with DO (and CD), every eighth with NSID too; RD set on every
-    other probe. Each with its own ID; and what each asks, for the messages."""
+    other probe; then edge_queries. Each with its own ID; and what each asks, for the
+    messages."""
     probes = {}
     for origin, path in ZONE_SET:
         for probe in zone_probes(origin, path):
@@ -180,8 +181,35 @@ def probe_queries() -> tuple[list[bytes], list[str]]:
                 message.flags |= dns.flags.CD
             queries.append(message.to_wire())
             asked.append(f"{what} {how}")
+    for what, query in edge_queries():
+        queries.append(struct.pack("!H", len(queries)) + query[2:])
+        asked.append(what)
     assert len(queries) < 65536
     return queries, asked
+
+
+def edge_queries() -> list[tuple[str, bytes]]:
+    """Beside the probes: the largest answers (denial proofs, DNSKEY, NS) with DO at payload
+    sizes about each cut (under 512 counts as 512, RFC 6891 §6.2.5); headers answered with
+    an error or read past; CHAOS."""
+    large = [("nx.example.", "A"), ("a.zz.wild.example.", "MX"), ("example.", "DNSKEY"),
+             ("example.", "NS")]
+    edges = [(f"{qname} {qtype} DO, payload {payload}",
+              make(qname, qtype, use_edns=0, payload=payload, want_dnssec=True))
+             for qname, qtype in large for payload in (0, 511, 512, 513, 700, 1232, 1452, 65535)]
+    plain = make("www.example.")
+    edges += [("opcode NOTIFY", plain[:2] + b"\x20\x00" + plain[4:]),
+              ("opcode UPDATE", plain[:2] + b"\x28\x00" + plain[4:]),
+              ("TC set", plain[:2] + b"\x02\x00" + plain[4:]),
+              ("no question", plain[:4] + b"\0\0" + plain[6:12]),
+              ("two questions", plain[:4] + b"\0\x02" + plain[6:] + plain[12:]),
+              ("octets after the question", plain + bytes(5)),
+              ("EDNS version 1", make("example.", "SOA", use_edns=1)),
+              ("an unknown EDNS option", make("example.", "SOA", use_edns=0, options=[
+                  dns.edns.GenericOption(65001, b"abc")]))]
+    edges += [(f"{name} CH TXT", dns.message.make_query(name, "TXT", "CH").to_wire())
+              for name in ("id.server.", "hostname.bind.", "version.bind.")]
+    return edges
 
 
 def test_answers_over_af_xdp_are_the_sockets_answers_byte_for_byte(binary, tmp_path):
