@@ -349,7 +349,9 @@ def test_frames_on_the_wire_are_answered_or_left_alone_as_catalogued(binary, tmp
         pair.readdress(mac(frames.SERVER_MAC), mac(frames.CLIENT_MAC), server_addresses,
                        [text(frames.CLIENT_V4), text(frames.CLIENT_V6)])
         pair.set_mtu(2200)
-        with PairServer(pair, binary, tmp_path / "control", xdp=f"xs0@{frames.PORT}",
+        # --xdp xs0: the default port, the catalogue's.
+        assert frames.PORT == 53
+        with PairServer(pair, binary, tmp_path / "control", xdp="xs0",
                         listen=(f"127.0.0.1:{frames.PORT}",)) as server:
             # Each DNS message the frames carry, asked from a socket: its answer.
             asked = {dns_of(frame, ip_at) for frame, ip_at in ANSWERED.values()}
@@ -489,6 +491,19 @@ def test_sigterm_takes_the_program_off_the_interface(binary, tmp_path):
             client.send(make("example.", "SOA"))
             with pytest.raises(ConnectionRefusedError):
                 client.recv(65535)
+
+
+def test_sigkill_takes_the_program_off_too(binary, tmp_path):
+    """The program hangs on a BPF link that dies with its owner, however it ends."""
+    with VethPair() as pair:
+        with PairServer(pair, binary, tmp_path / "control") as server:
+            assert pair.xdp_on_server()
+            server.process.kill()
+            server.process.wait(timeout=LONG)
+        deadline = time.monotonic() + LONG
+        while pair.xdp_on_server() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert pair.xdp_on_server() == ""
 
 
 @pytest.mark.parametrize("specs", [["nosuch0"], ["xs0", "nosuch0"]])
