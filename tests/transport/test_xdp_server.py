@@ -267,6 +267,23 @@ def test_a_response_larger_than_the_mtu_allows_goes_truncated_within_it(binary, 
             assert server.stats()["xdp_queries"] == 2
 
 
+
+def test_below_mtu_540_queries_are_left_to_the_sockets(binary, tmp_path):
+    """MTU 500: a 512-octet response (RFC 1035 §4.2.1) does not fit behind IPv4's and UDP's
+    28 octets, so the frame layer leaves every query to the kernel (frame.h's ZB_FRAME_PASS,
+    "a frame too small to answer in"; serve.c: "the cap then never applies"), whose socket
+    at the veth's address answers it."""
+    with VethPair() as pair:
+        pair.set_mtu(500)
+        with PairServer(pair, binary, tmp_path / "control",
+                        listen=(f"{SERVER_V4}:{PORT}", f"127.0.0.1:{PORT}")) as server:
+            query = make("www.example.")
+            by_socket = exchange(pair, ("127.0.0.1", PORT), query, "server")
+            assert exchange_all(pair, (SERVER_V4, PORT), [query]) == [by_socket]
+            stats = server.stats()
+            assert stats["queries"]["udp"] == 2 and stats["xdp_queries"] == 0
+
+
 # ---- frames on the wire ----
 
 def text(address: bytes) -> str:
