@@ -1,6 +1,7 @@
 """Ethernet frames built octet by octet with `struct`, as the RFCs lay them out, for the AF_XDP
-frame layer's tests (tests/unit/test_xdp_frame.py) and its fuzz seeds (tests/fuzz/frame_seeds.py):
-the builders, a reference Internet checksum (RFC 1071), and the frames a server answers and
+frame layer's tests (tests/unit/test_xdp_frame.py), its fuzz seeds (tests/fuzz/frame_seeds.py)
+and the server's on the wire (tests/transport/test_xdp_server.py): the builders, a reference
+Internet checksum (RFC 1071), the answer a frame must get, and the frames a server answers and
 those it passes to the kernel or drops, each with its outcome."""
 
 from __future__ import annotations
@@ -90,6 +91,39 @@ def frame4(dns_message: bytes, vlan=(), options=b"", sport=CLIENT_PORT, dport=PO
 def frame6(dns_message: bytes, vlan=(), sport=CLIENT_PORT, dport=PORT, **ip) -> bytes:
     src, dst = ip.get("src", CLIENT_V6), ip.get("dst", SERVER_V6)
     return ethernet(ipv6(udp(dns_message, src, dst, sport, dport), **ip), 0x86DD, list(vlan))
+
+
+def addresses_and_udp(frame: bytes, ip_at: int) -> tuple[bytes, bytes, int]:
+    """The source and destination addresses of the IP packet at `ip_at`, and where its UDP
+    header starts: behind IPv4's options, or IPv6's fixed header."""
+    if frame[ip_at] >> 4 == 4:
+        return (frame[ip_at + 12:ip_at + 16], frame[ip_at + 16:ip_at + 20],
+                ip_at + (frame[ip_at] & 0xF) * 4)
+    return frame[ip_at + 8:ip_at + 24], frame[ip_at + 24:ip_at + 40], ip_at + 40
+
+
+def dns_of(frame: bytes, ip_at: int) -> bytes:
+    """The DNS message in a frame's UDP datagram, as long as the UDP length says."""
+    _, _, udp_at = addresses_and_udp(frame, ip_at)
+    length, = struct.unpack("!H", frame[udp_at + 4:udp_at + 6])
+    return frame[udp_at + 8:udp_at + length]
+
+
+def turned_around(frame: bytes, ip_at: int, response: bytes) -> bytes:
+    """What the answer to `frame` must be, computed here: MACs swapped, a fresh IP header
+    (IPv4 without options: DSCP 0, ID 0, DF, TTL 64; IPv6: class and label 0, hop limit 64)
+    with the addresses swapped, the UDP ports swapped, lengths and checksums."""
+    eth = frame[6:12] + frame[0:6] + frame[12:ip_at]
+    src, dst, udp_at = addresses_and_udp(frame, ip_at)
+    sport, dport = struct.unpack("!HH", frame[udp_at:udp_at + 4])
+    datagram = udp(response, dst, src, sport=dport, dport=sport)
+    if len(src) == 4:
+        header = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(datagram), 0, 0x4000, 64, 17,
+                             0, dst, src)
+        header = header[:10] + struct.pack("!H", checksum(header)) + header[12:]
+    else:
+        header = struct.pack("!IHBB16s16s", 6 << 28, len(datagram), 17, 64, dst, src)
+    return eth + header + datagram
 
 
 C_TAG, S_TAG = 0x8100, 0x88A8

@@ -113,9 +113,46 @@ class VethPair:
         """The command prefix that runs a program in `side`'s namespace."""
         return ["ip", "netns", "exec", self.namespaces[side]]
 
-    def socket(self, side: str, family: int, kind: int = socket.SOCK_DGRAM) -> socket.socket:
+    def socket(self, side: str, family: int, kind: int = socket.SOCK_DGRAM,
+               proto: int = 0) -> socket.socket:
         with inside(self.namespaces[side]):
-            return socket.socket(family, kind)
+            return socket.socket(family, kind, proto)
+
+    def enter(self, side: str):
+        """A `preexec_fn` that moves the child into `side`'s namespace before its exec: the
+        program runs there as under `exec`, with the PID Popen knows (nothing in between)."""
+        path = f"/run/netns/{self.namespaces[side]}"
+
+        def preexec() -> None:
+            fd = os.open(path, os.O_RDONLY)
+            failed = _libc.setns(fd, CLONE_NEWNET) != 0
+            os.close(fd)
+            if failed:
+                raise OSError(ctypes.get_errno(), f"setns {path}")
+        return preexec
+
+    def set_mtu(self, mtu: int) -> None:
+        """Both ends' MTU."""
+        for side, name in [("server", self.server_if), ("client", self.client_if)]:
+            ip("-n", self.namespaces[side], "link", "set", "dev", name, "mtu", str(mtu))
+
+    def readdress(self, server_mac: str, client_mac: str, server: list[str],
+                  client: list[str]) -> None:
+        """Other MAC addresses for the two ends, and more IP addresses (IPv4 or IPv6) on
+        each, the other side's reached by a host route on the link with its MAC written in
+        the neighbour table: nothing waits on ARP or neighbour discovery."""
+        ends = [("server", self.server_if, server_mac, server),
+                ("client", self.client_if, client_mac, client)]
+        for (side, name, mac, own), (_, _, peer_mac, peers) in zip(ends, ends[::-1]):
+            namespace = self.namespaces[side]
+            ip("-n", namespace, "link", "set", "dev", name, "address", mac)
+            for address in own:
+                ip("-n", namespace, "addr", "add", address, "dev", name,
+                   *(["nodad"] if ":" in address else []))
+            for address in peers:
+                ip("-n", namespace, "route", "add", address, "dev", name)
+                ip("-n", namespace, "neigh", "replace", address, "lladdr", peer_mac, "dev",
+                   name, "nud", "permanent")
 
     def xdp_on_server(self) -> str:
         """What `ip link show` says of the server interface's XDP program: its mode (`xdp`

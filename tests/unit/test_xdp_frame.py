@@ -20,8 +20,8 @@ import pytest
 
 from conftest import ROOT, TESTS, run_zonebake
 from frames import (ANSWERED, CLIENT_PORT, CLIENT_V4, CLIENT_V6, MTU, NOT_ANSWERED, PORT,
-                    Q, ROOM, SERVER_V4, checksum, frame4, frame6, ones_sum, pseudo_header, query,
-                    udp, v4_udp)
+                    Q, ROOM, SERVER_V4, frame4, frame6, ones_sum, pseudo_header, query,
+                    turned_around, udp, v4_udp)
 
 # ---- the harness ----
 
@@ -81,29 +81,6 @@ def test_the_sum_is_rfc_1071s_example_and_pythons(harness):
 
 
 # ---- frames answered ----
-
-def turned_around(frame: bytes, ip_at: int, response: bytes) -> bytes:
-    """What the answer to `frame` must be, computed here: MACs swapped, a fresh IP header
-    (IPv4 without options: DSCP 0, ID 0, DF, TTL 64; IPv6: class and label 0, hop limit 64)
-    with the addresses swapped, the UDP ports swapped, lengths and checksums."""
-    eth = frame[6:12] + frame[0:6] + frame[12:ip_at]
-    version = frame[ip_at] >> 4
-    if version == 4:
-        header_len = (frame[ip_at] & 0xF) * 4
-        src, dst = frame[ip_at + 12:ip_at + 16], frame[ip_at + 16:ip_at + 20]
-    else:
-        header_len = 40
-        src, dst = frame[ip_at + 8:ip_at + 24], frame[ip_at + 24:ip_at + 40]
-    sport, dport = struct.unpack("!HH", frame[ip_at + header_len:ip_at + header_len + 4])
-    datagram = udp(response, dst, src, sport=dport, dport=sport)
-    if version == 4:
-        header = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(datagram), 0, 0x4000, 64, 17,
-                             0, dst, src)
-        header = header[:10] + struct.pack("!H", checksum(header)) + header[12:]
-    else:
-        header = struct.pack("!IHBB16s16s", 6 << 28, len(datagram), 17, 64, dst, src)
-    return eth + header + datagram
-
 
 def verify_independently(out: bytes, ip_at: int) -> None:
     """The checksums as a receiver checks them: the IPv4 header sums to 0xffff, the UDP
