@@ -268,15 +268,28 @@ def test_a_response_larger_than_the_mtu_allows_goes_truncated_within_it(binary, 
 
 
 
-def test_below_mtu_540_queries_are_left_to_the_sockets(binary, tmp_path):
+def test_an_mtu_below_540_is_refused_or_left_to_the_sockets(binary, tmp_path):
     """MTU 500: a 512-octet response (RFC 1035 §4.2.1) does not fit behind IPv4's and UDP's
-    28 octets, so the frame layer leaves every query to the kernel (frame.h's ZB_FRAME_PASS,
-    "a frame too small to answer in"; serve.c: "the cap then never applies"), whose socket
-    at the veth's address answers it."""
+    28 octets, so no query steered to AF_XDP could be answered there, nor given back to the
+    kernel: the start is refused, and nothing is left on the interface. With --xdp-optional
+    the sockets serve alone: the one at the veth's address answers."""
     with VethPair() as pair:
         pair.set_mtu(500)
-        with PairServer(pair, binary, tmp_path / "control",
+        refused = subprocess.run([*pair.exec("server"), str(binary), "--listen",
+                                  f"127.0.0.1:{PORT}", "--xdp", f"xs0@{PORT}", "--allow-root"],
+                                 capture_output=True, text=True, timeout=10)
+        assert refused.returncode == 1
+        assert messages(refused.stderr) == [
+            "error: xs0: MTU 500: a 512-octet DNS response does not fit behind the IPv4 and "
+            "UDP headers; answering over AF_XDP needs an MTU of 540 or more"]
+        assert pair.xdp_on_server() == ""
+        with PairServer(pair, binary, tmp_path / "control", "--xdp-optional",
                         listen=(f"{SERVER_V4}:{PORT}", f"127.0.0.1:{PORT}")) as server:
+            assert server.warnings == [
+                "warning: not answering over AF_XDP: xs0: MTU 500: a 512-octet DNS response "
+                "does not fit behind the IPv4 and UDP headers; answering over AF_XDP needs an "
+                "MTU of 540 or more; the sockets serve alone (--xdp-optional)"]
+            assert pair.xdp_on_server() == ""
             query = make("www.example.")
             by_socket = exchange(pair, ("127.0.0.1", PORT), query, "server")
             assert exchange_all(pair, (SERVER_V4, PORT), [query]) == [by_socket]

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "query/wire.h"
 #include "transport/xdp/queues.h"
 
 int zb_xdp_parse_spec(const char *spec, char name[IF_NAMESIZE], uint16_t *port, char *err,
@@ -35,6 +36,21 @@ int zb_xdp_parse_spec(const char *spec, char name[IF_NAMESIZE], uint16_t *port, 
 		*port = (uint16_t)value;
 	}
 	return 0;
+}
+
+/* An interface whose MTU cannot carry a 512-octet response behind IPv4's and UDP's headers
+ * (RFC 1035 §4.2.1): every query steered to its sockets would be one the frame layer leaves
+ * to the kernel, which can no longer have it. Refused at the start instead. */
+#define ZB_XDP_MTU_MIN (ZB_UDP_PLAIN_MAX + 20 + 8)
+
+static int mtu_too_small(const struct zb_xdp_interface *ifc, char *err, size_t err_len)
+{
+	if (ifc->mtu >= ZB_XDP_MTU_MIN)
+		return 0;
+	snprintf(err, err_len, "%s: MTU %u: a 512-octet DNS response does not fit behind the IPv4 "
+		 "and UDP headers; answering over AF_XDP needs an MTU of %u or more", ifc->name,
+		 (unsigned)ifc->mtu, (unsigned)ZB_XDP_MTU_MIN);
+	return 1;
 }
 
 /* Room for `more` queues in set->queues. */
@@ -82,7 +98,8 @@ static int take_handed(struct zb_xdp_set *set, struct zb_xdp_interface *ifc,
 		return -1;
 	}
 	ifc->mtu = zb_xdp_mtu(ifc->name);
-	if (grow_queues(set, h->nqueues, ifc->name, err, err_len) != 0)
+	if (mtu_too_small(ifc, err, err_len) || grow_queues(set, h->nqueues, ifc->name, err,
+							    err_len) != 0)
 		return -1;
 	set->adopted = 1;
 	for (unsigned q = 0; q < h->nqueues; q++) {
@@ -130,6 +147,8 @@ static int open_interface(struct zb_xdp_set *set, const char *spec,
 		return -1;
 	set->ninterfaces++; /* from here on zb_xdp_close detaches it */
 	ifc->mtu = zb_xdp_mtu(ifc->name);
+	if (mtu_too_small(ifc, err, err_len))
+		return -1;
 	unsigned queues = zb_xdp_queue_count(ifc->name);
 	if (queues > ZB_XDP_QUEUES_MAX)
 		queues = ZB_XDP_QUEUES_MAX; /* the XSKMAP's size: the program passes the rest */
