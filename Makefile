@@ -9,8 +9,9 @@ SOURCES := $(wildcard compiler/*.py compiler/*/*.py compiler/templates/* compile
 
 # The tests of the core, the toolchain, end to end and of operations run a second time, with
 # the core and the server built with ASan and UBSan; so do the AF_XDP frame layer's, whose
-# C harness reads hostile frames.
-SANITIZED_TESTS := tests/core tests/toolchain tests/e2e tests/ops tests/unit/test_xdp_frame.py
+# C harness reads hostile frames, and the server's over AF_XDP.
+SANITIZED_TESTS := tests/core tests/toolchain tests/e2e tests/ops tests/unit/test_xdp_frame.py \
+	tests/transport/test_xdp_server.py tests/transport/test_xdp_swap.py
 FUZZ_SECONDS ?= 60
 
 .PHONY: all run test fuzz bench man clean
