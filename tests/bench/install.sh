@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Install what `make bench` needs and the machine lacks: the peers (Debian knot, nsd,
 # gdnsd), valgrind for instruction counts, taskset (util-linux), dnssec-signzone (bind9-utils)
-# for the signed zone. Needs root for apt.
+# for the signed zone, kxdpgun (knot-dnsutils) and ip (iproute2) for the AF_XDP part. Needs
+# root for apt.
 set -euo pipefail
 missing=()
 for tool in knotd:knot nsd:nsd gdnsd:gdnsd valgrind:valgrind taskset:util-linux cc:gcc \
-	dnssec-signzone:bind9-utils; do
+	dnssec-signzone:bind9-utils kxdpgun:knot-dnsutils ip:iproute2; do
 	command -v "${tool%%:*}" >/dev/null || [ -x "/usr/sbin/${tool%%:*}" ] || missing+=("${tool#*:}")
 done
 [ ${#missing[@]} -eq 0 ] && exit 0

@@ -2,7 +2,10 @@
 100,000-name zone, each server with one worker on CPU 0 and the load generator on CPU 1,
 in alternation (A B C D E, A B C D E, ...) for several rounds; then zonebake with 2 workers
 unpinned, and callgrind's instructions per query. Prints the table of medians. Then the zone
-signed (NSEC3), queried with DO set, against Knot and NSD, and its instruction counts.
+signed (NSEC3), queried with DO set, against Knot and NSD, and its instruction counts. Last,
+the AF_XDP part (xdp.py): over a veth pair with kxdpgun as the load, zonebake over AF_XDP,
+Knot over AF_XDP, zonebake on sockets and the AF_XDP reflector (`--only xdp` runs it alone;
+`--queues N` sets its queues).
 
 A benchmark, not a test: the figures depend on the machine; compare ratios within one run."""
 
@@ -20,6 +23,7 @@ from pathlib import Path
 import abuse
 import callgrind
 import gen
+import xdp
 from servers import ORIGIN, Gdnsd, Knot, Nsd, Reflector, Zonebake
 import signzone  # noqa: E402 (tests/, on the path servers.py sets)
 
@@ -128,6 +132,11 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=5)
     parser.add_argument("--names", type=int, default=100_000)
     parser.add_argument("--workdir", type=Path, default=ROOT / "build" / "bench")
+    parser.add_argument("--only", choices=["xdp"],
+                        help="run one part alone: xdp, the AF_XDP part")
+    parser.add_argument("--queues", type=int, default=1,
+                        help="the AF_XDP part's queues: the server on CPUs 0..N-1, kxdpgun "
+                             "on CPUs N..2N-1 (default: 1)")
     args = parser.parse_args()
     work = args.workdir
     work.mkdir(parents=True, exist_ok=True)
@@ -144,6 +153,9 @@ def main() -> None:
                     "-o", str(work / "zonebake")], check=True)
     print(f"zonebake compiled {args.names} names in {time.monotonic() - started:.0f} s",
           file=sys.stderr)
+    if args.only == "xdp":
+        xdp.report(work, binary, zone, queries, args.rounds, args.seconds, args.queues)
+        return
 
     candidates = [Reflector(work, 25301, reflector), Zonebake(work, 25302, binary),
                   Gdnsd(work, 25303, zone), Nsd(work, 25304, zone), Knot(work, 25305, zone)]
@@ -210,6 +222,7 @@ def main() -> None:
         print(f"  {kind:10} {value:6.0f}")
     abuse.report(work, binary, loadgen, queries)
     signed(args, work, zone, queries, loadgen)
+    xdp.report(work, binary, zone, queries, args.rounds, args.seconds, args.queues)
 
 
 if __name__ == "__main__":
