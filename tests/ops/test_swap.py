@@ -25,7 +25,7 @@ OLD_OCTET, NEW_OCTET = 1, 2
 # A longer run: ZONEBAKE_SWAP_RATE=20000 ZONEBAKE_SWAP_SECONDS=60
 # ZONEBAKE_SWAP_COUNT=30 pytest tests/ops/test_swap.py -k load
 RATE = int(os.environ.get("ZONEBAKE_SWAP_RATE", 20000))
-SECONDS = int(os.environ.get("ZONEBAKE_SWAP_SECONDS", 20))
+SECONDS = int(os.environ.get("ZONEBAKE_SWAP_SECONDS", 12))
 SWAPS = int(os.environ.get("ZONEBAKE_SWAP_COUNT", 10))
 # Under load the servers get a receive buffer (4 MiB, some 200 ms of queries) that rides out
 # a moment without CPU on a busy machine: a loss must be the swap's, not the scheduler's.

@@ -28,7 +28,7 @@ from zonebake.commands.deploy import control_status
 
 OLD_OCTET, NEW_OCTET = 1, 2
 PORT = 5300
-RATE, SECONDS = 4000, 8
+RATE, SECONDS = 4000, 6
 SWAPS = 4
 QUEUES = 2
 
