@@ -248,8 +248,8 @@ static int command_takeover(struct zb_control *c, struct conversation *v)
 	zb_log("handed %u sockets to pid %d; serving until it has started", server->nsockets,
 	       (int)v->peer);
 	if (server->xdp.nqueues)
-		zb_log("handed %u AF_XDP queues to pid %d; answering on them until it has started",
-		       server->xdp.nqueues, (int)v->peer);
+		zb_log("handed %u AF_XDP queue%s to pid %d; answering on them until it has started",
+		       server->xdp.nqueues, server->xdp.nqueues == 1 ? "" : "s", (int)v->peer);
 	return ZB_GO_ON;
 }
 

@@ -2,7 +2,8 @@
 AF_XDP hands its program's link and each queue's socket and UMEM to its successor, which maps
 the same rings and goes on where the old one stopped. Under load from the other end of the
 veth, swaps (`zonebake deploy`) and SIGHUP reloads (`--release`) lose no query, the counters
-carry over, and after the last server's SIGTERM no XDP program is left on the interface.
+carry over, and after the last server's SIGTERM no XDP program is left on the interface. A
+reload started by a server that has left root keeps the queues too.
 
 The servers bind their sockets on 127.0.0.1 alone: a query to the veth's address can only be
 answered over AF_XDP (the kernel would send a port unreachable)."""
@@ -12,12 +13,16 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
+import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
+import dns.message
 import pytest
 
 from conftest import AS_ROOT, LISTENING
@@ -177,3 +182,63 @@ def test_reloads_under_load_over_af_xdp_lose_no_query(sets, loadgen, tmp_path):
     assert counted["queries"]["udp"] == counted["xdp_queries"] == RATE * SECONDS
     assert counted["swaps"] == reloads
     assert_handed_over(log, pids)
+
+
+NOBODY = 65534
+
+
+def answer_over_veth(pair: VethPair) -> int:
+    """The last octet of v.swap.test.'s address, asked from the client's end of the veth."""
+    query = dns.message.make_query("v.swap.test.", "A", use_edns=False)
+    with pair.socket("client", socket.AF_INET) as client:
+        client.settimeout(2)
+        client.sendto(query.to_wire(), (SERVER_V4, PORT))
+        (rrset,) = dns.message.from_wire(client.recv(4096)).answer
+    return int(rrset[0].address.rsplit(".", 1)[1])
+
+
+def test_a_reload_by_a_server_that_left_root_keeps_af_xdp(sets, tmp_path):
+    """Under systemd the server runs as its user and a reload's successor is started by it,
+    without root: it takes the AF_XDP queues over all the same (mapping a socket's rings and
+    a UMEM handed over needs no capability) and answers over them as that user."""
+    with tempfile.TemporaryDirectory() as scratch:
+        root = Path(scratch)
+        root.chmod(0o755)  # the releases reachable by the server's user
+        releases = []
+        for octet, built in zip((OLD_OCTET, NEW_OCTET), sets):
+            (root / str(octet)).mkdir()
+            shutil.copy2(built / "zonebake-server", root / str(octet) / "zonebake-server")
+            releases.append(root / str(octet))
+        run = root / "run"
+        run.mkdir()
+        os.chown(run, NOBODY, NOBODY)
+        link, log = root / "current", tmp_path / "server.log"
+        point(link, releases[0])
+        with VethPair() as pair:
+            with open(log, "ab") as output:
+                first = subprocess.Popen(
+                    [*pair.exec("server"), str(link), "--listen", f"127.0.0.1:{PORT}",
+                     "--control", str(run / "control"), "--threads", "1", "--xdp",
+                     f"{pair.server_if}@{PORT}", "--no-huge-pages", "--user", "nobody",
+                     "--release", str(link)], stderr=output)
+            pids = [first.pid]
+            try:
+                wait_for_log(log, first.pid, rf"on {pair.server_if} port {PORT} over AF_XDP")
+                assert answer_over_veth(pair) == OLD_OCTET
+                point(link, releases[1])
+                os.kill(first.pid, signal.SIGHUP)
+                new = int(wait_for_log(log, first.pid, r"stopped; pid (\d+) serves in its "
+                                                       r"place").group(1))
+                pids.append(new)
+                assert wait_gone(first.pid)
+                assert answer_over_veth(pair) == NEW_OCTET
+                uids = Path(f"/proc/{new}/status").read_text().split("\nUid:")[1].split()[:4]
+                assert uids == [str(NOBODY)] * 4
+                assert "handed 1 AF_XDP queue to pid" in " ".join(log_lines(log, first.pid))
+                stop_pid(new)
+                assert wait_gone(new)
+                assert pair.xdp_on_server() == ""
+            finally:
+                for pid in pids:
+                    stop_pid(pid)
+                first.wait(timeout=10)
