@@ -156,9 +156,10 @@ int main(int argc, char **argv)
 	server.options = o.server;
 	server.options.tick = zb_reload_tick; /* logs a SIGHUP that came without --release */
 	zb_control_init(&control);
-	static struct zb_zoneset moved; /* the zone set with its data on huge pages */
-	const struct zb_zoneset *zs =
-		o.huge_pages ? zb_on_huge_pages(&zb_zoneset, &moved) : &zb_zoneset;
+	/* The workers answer from the binary's mapping at once; the data moves to huge pages
+	 * behind them once they serve (hugepages.h). */
+	const struct zb_zoneset *zs = &zb_zoneset;
+	static struct zb_huge_pages_move moving;
 	if (take_sockets(&o, zs, &server, &control.takeover, err, sizeof(err)) != 0) {
 		zb_log_error("%s%s", o.takeover ? "cannot take over: " : "", err);
 		return 1;
@@ -201,9 +202,6 @@ int main(int argc, char **argv)
 		zb_xdp_describe(&server.xdp, i, line, sizeof(line));
 		zb_log("serving %s on %s", zb_zoneset.description, line);
 	}
-	if (zs != &zb_zoneset)
-		zb_log("the zone data (%llu MiB) is on huge pages",
-		       (unsigned long long)(zs->data_len >> 20));
 	if (allowed < needed)
 		zb_log_warning("%lu file descriptors allowed (RLIMIT_NOFILE), %lu needed for %u "
 		       "workers of %u TCP connections; beyond that new connections wait (raise the "
@@ -219,8 +217,11 @@ int main(int argc, char **argv)
 		zb_notify("READY=1"); /* a successor says it once it has taken over (control.c) */
 	if (zb_control_start(&control, &server) != 0 || zb_reload_start(&reload, &server) != 0)
 		return 1;
+	if (o.huge_pages && zb_huge_pages_start(&moving, zs, &server.zs_now) != 0)
+		zb_log_warning("the zone data stays off huge pages: no thread to move it");
 	if (zb_server_run_first(&server) != 0)
 		return 1;
+	zb_huge_pages_wait(&moving);
 	zb_server_close_xdp(&server); /* the interfaces as they were */
 	zb_control_finish(&control);
 	zb_metrics_stop(&metrics); /* before the workers' counters go */

@@ -15,6 +15,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "ops/log.h"
+#include "server/threads.h"
+
 #define ZB_HUGE_PAGE (2ul << 20) /* x86_64's and aarch64's (with 4 KiB base pages) */
 #define ZB_COPY_PIECE (64ul << 20)
 
@@ -77,4 +80,34 @@ const struct zb_zoneset *zb_on_huge_pages(const struct zb_zoneset *zs, struct zb
 	copy->types = moved(zs, data, zs->types);
 	copy->pilots = moved(zs, data, zs->pilots);
 	return copy;
+}
+
+static void *move_data(void *arg)
+{
+	struct zb_huge_pages_move *move = arg;
+	const struct zb_zoneset *moved_to = zb_on_huge_pages(move->from, &move->copy);
+	if (moved_to == move->from)
+		return NULL; /* no huge pages to be had: the data stays where it is */
+	__atomic_store_n(move->publish, moved_to, __ATOMIC_RELEASE);
+	zb_log("the zone data (%llu MiB) is on huge pages",
+	       (unsigned long long)(moved_to->data_len >> 20));
+	return NULL;
+}
+
+int zb_huge_pages_start(struct zb_huge_pages_move *move, const struct zb_zoneset *zs,
+			const struct zb_zoneset **publish)
+{
+	*move = (struct zb_huge_pages_move){ .from = zs, .publish = publish };
+	if (zs->data_len < ZB_HUGE_PAGE || !huge_pages_allowed())
+		return 0;
+	int failed = zb_start_helper_thread(&move->thread, move_data, move);
+	move->started = !failed;
+	return failed;
+}
+
+void zb_huge_pages_wait(struct zb_huge_pages_move *move)
+{
+	if (move->started)
+		pthread_join(move->thread, NULL);
+	move->started = 0;
 }

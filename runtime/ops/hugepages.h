@@ -4,6 +4,8 @@
 #ifndef ZB_HUGEPAGES_H
 #define ZB_HUGEPAGES_H
 
+#include <pthread.h>
+
 #include "zonedata.h"
 
 /*
@@ -14,9 +16,32 @@
  * pointing there; else return `zs` as it is. Either way, nothing changes but where the data is.
  * The default (--no-huge-pages leaves the data in place): at a million names the TLB's misses
  * are what the batch's prefetching stages (lookup.h) leave of the server's own time
- * (docs/benchmarks.rst); the copy delays the start by well under a second per GiB from the
- * page cache.
+ * (docs/benchmarks.rst). The copy takes well under a second per GiB from the page cache:
+ * made by zb_huge_pages_start, it delays no answer.
  */
 const struct zb_zoneset *zb_on_huge_pages(const struct zb_zoneset *zs, struct zb_zoneset *copy);
+
+/*
+ * The same behind the workers' backs, so that the server answers from the binary's mapping
+ * at once, whatever the data's size: a thread of its own makes the copy, then stores it in
+ * *publish (release), where each worker finds it between two rounds of its event loop
+ * (acquire) and answers from it from then on. The binary's mapping stays: a worker still in
+ * a batch over it reads what it always did.
+ */
+struct zb_huge_pages_move {
+	pthread_t thread;
+	int started;
+	const struct zb_zoneset *from;
+	const struct zb_zoneset **publish;
+	struct zb_zoneset copy;
+};
+
+/* Start the move of `zs`'s data (nothing where zb_on_huge_pages would leave it in place);
+ * once done it is logged. Returns 0, or an error number from pthread_create. */
+int zb_huge_pages_start(struct zb_huge_pages_move *move, const struct zb_zoneset *zs,
+			const struct zb_zoneset **publish);
+
+/* Wait for the move to end (before the process does). */
+void zb_huge_pages_wait(struct zb_huge_pages_move *move);
 
 #endif

@@ -50,6 +50,7 @@ static int share_out(struct zb_server *server, const struct zb_zoneset *zs, unsi
 	server->stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	server->ready_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	server->nworkers = nworkers;
+	server->zs_now = zs;
 	server->slices = calloc(total, sizeof(*server->slices));
 	/* Aligned as struct zb_worker asks (its counters have cache lines of their own), which
 	 * calloc does not promise. */
@@ -62,7 +63,8 @@ static int share_out(struct zb_server *server, const struct zb_zoneset *zs, unsi
 	struct zb_socket *next = server->slices;
 	for (unsigned w = 0; w < nworkers; w++) {
 		struct zb_worker *worker = &server->workers[w];
-		*worker = (struct zb_worker){ .index = w, .zs = zs, .options = &server->options,
+		*worker = (struct zb_worker){ .index = w, .zs = zs, .zs_now = &server->zs_now,
+					      .options = &server->options,
 					      .stop_fd = server->stop_fd,
 					      .ready_fd = server->ready_fd, .xdp_go_fd = -1,
 					      .sockets = next };

@@ -21,6 +21,9 @@ struct zb_server {
 	struct zb_socket *sockets; /* every listening socket, once (a takeover hands these) */
 	struct zb_socket *slices;  /* the workers' shares of them, one slice each */
 	struct zb_xdp_set xdp;     /* the AF_XDP interfaces and queues (--xdp), if any */
+	/* The zone set the workers answer from: the one they started with until its data has
+	 * moved to huge pages (hugepages.h), then the moved one. */
+	const struct zb_zoneset *zs_now;
 	/* Binary swaps this server took part in: bumped with an atomic add by the swap, outside
 	 * the query path; read with a relaxed load (stats.c). */
 	uint64_t swaps;

@@ -247,6 +247,12 @@ void *zb_worker_run(void *arg)
 		}
 		if (!stopping)
 			read_set_aside(w, epfd, &udp, &busy);
+		const struct zb_zoneset *now = __atomic_load_n(w->zs_now, __ATOMIC_ACQUIRE);
+		if (__builtin_expect(now != udp.zs, 0)) {
+			udp.zs = tcp.zs = now;
+			for (unsigned q = 0; q < w->nxdp; q++)
+				zb_xdp_queue_rezone(&w->xdp[q], now);
+		}
 	}
 	/* What the AF_XDP queues hold is answered: at a swap the successor steered the queues
 	 * to its own sockets before it asked this one to stop, so nothing more comes here. */

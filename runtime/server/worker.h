@@ -36,6 +36,9 @@ struct zb_server_options {
 struct zb_worker {
 	unsigned index;
 	const struct zb_zoneset *zs;
+	/* Where the zone set to answer from is published when it changes (the data moved to
+	 * huge pages): read between two rounds of the event loop, never per query. */
+	const struct zb_zoneset *const *zs_now;
 	const struct zb_server_options *options;
 	int stop_fd;  /* an eventfd: readable once the server is to stop */
 	int ready_fd; /* an eventfd the worker adds 1 to once it watches all its sockets */

@@ -32,6 +32,11 @@ void zb_xdp_queue_init(struct zb_xdp_queue *q, const struct zb_xsk *xsk, const c
 	q->ifname = ifname;
 	/* A received packet starts at the beginning of its frame (no headroom asked for). */
 	q->rules = (struct zb_frame_rules){ .room = xsk->frame_size, .mtu = mtu, .port = port };
+	zb_xdp_queue_rezone(q, zs);
+}
+
+void zb_xdp_queue_rezone(struct zb_xdp_queue *q, const struct zb_zoneset *zs)
+{
 	uint16_t most = zb_xdp_max_udp(&q->rules);
 	/* Below 512 (an MTU of 540 to 559, which only IPv4 runs on: IPv6 needs 1280) the cap
 	 * is IPv6's alone: an IPv4 frame still carries 512 octets. interfaces.c refuses an MTU

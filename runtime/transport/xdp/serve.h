@@ -39,6 +39,9 @@ uint16_t zb_xdp_max_udp(const struct zb_frame_rules *rules);
 void zb_xdp_queue_init(struct zb_xdp_queue *q, const struct zb_xsk *xsk, const char *ifname,
 		       uint32_t mtu, uint16_t port, const struct zb_zoneset *zs);
 
+/* Answer from `zs` from now on (the same zone set, its data moved), capped as before. */
+void zb_xdp_queue_rezone(struct zb_xdp_queue *q, const struct zb_zoneset *zs);
+
 /* A worker's buffers for the frames of one batch, whatever queue it came from. */
 struct zb_xdp_batch {
 	struct zb_stats *stats;    /* the worker's */
