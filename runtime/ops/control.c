@@ -365,7 +365,7 @@ static void converse(struct zb_control *c, int conn)
 			if (v.handed_sockets && !v.stopped_reading)
 				zb_log_warning("pid %d took the sockets but did not ask to stop reading (%s); "
 				       "still serving", (int)v.peer, zb_ctl_why());
-			break;
+			return;
 		}
 		const struct command *command = NULL;
 		for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
@@ -374,7 +374,7 @@ static void converse(struct zb_control *c, int conn)
 		if (!command)
 			zb_ctl_sendf(conn, "error unknown command '%.64s'", line);
 		else if (command->run(c, &v) == ZB_HANG_UP)
-			break;
+			return;
 	}
 }
 

@@ -49,6 +49,7 @@ static int share_out(struct zb_server *server, const struct zb_zoneset *zs, unsi
 			total += (size_t)reads(w, nworkers, server->sockets[i].group, groups);
 	server->stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	server->ready_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	server->xdp_go_fd = -1;
 	server->nworkers = nworkers;
 	server->zs_now = zs;
 	server->slices = calloc(total, sizeof(*server->slices));
@@ -156,23 +157,24 @@ void zb_server_log_serving(const struct zb_server *server, const char *descripti
 int zb_server_add_xdp(struct zb_server *server, const struct zb_xdp_set *xdp)
 {
 	server->xdp = *xdp;
-	int go = -1;
-	if (xdp->adopted) {
-		go = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-		if (go < 0)
-			return -1;
-	}
 	/* Worker w's queues are w, w + N, w + 2N, ...: in a run of the array by interface, one
 	 * worker's are not side by side, so each gets a slice of its own, in place. */
 	unsigned n = server->nworkers, next = 0;
 	struct zb_xdp_queue *sorted = xdp->nqueues ? malloc(xdp->nqueues * sizeof(*sorted)) : NULL;
 	if (xdp->nqueues && !sorted)
 		return -1;
+	if (xdp->adopted) {
+		server->xdp_go_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		if (server->xdp_go_fd < 0) {
+			free(sorted);
+			return -1;
+		}
+	}
 	for (unsigned w = 0; w < n; w++) {
 		struct zb_worker *worker = &server->workers[w];
 		worker->xdp = sorted + next;
 		worker->nxdp = 0;
-		worker->xdp_go_fd = go;
+		worker->xdp_go_fd = server->xdp_go_fd;
 		for (unsigned q = w; q < xdp->nqueues; q += n)
 			sorted[next + worker->nxdp++] = xdp->queues[q];
 		next += worker->nxdp;
@@ -185,15 +187,15 @@ int zb_server_add_xdp(struct zb_server *server, const struct zb_xdp_set *xdp)
 void zb_server_xdp_go(const struct zb_server *server)
 {
 	uint64_t one = 1;
-	if (server->xdp.adopted && server->nworkers &&
-	    write(server->workers[0].xdp_go_fd, &one, sizeof(one)) < 0)
+	if (server->xdp_go_fd >= 0 && write(server->xdp_go_fd, &one, sizeof(one)) < 0)
 		return; /* cannot fail: the counter is far from overflowing */
 }
 
 void zb_server_close_xdp(struct zb_server *server)
 {
-	if (server->xdp.adopted && server->nworkers && server->workers[0].xdp_go_fd >= 0)
-		close(server->workers[0].xdp_go_fd);
+	if (server->xdp_go_fd >= 0)
+		close(server->xdp_go_fd);
+	server->xdp_go_fd = -1;
 	zb_xdp_close(&server->xdp);
 }
 
@@ -287,5 +289,5 @@ void zb_server_free(struct zb_server *server)
 	free(server->workers);
 	free(server->slices);
 	free(server->sockets);
-	*server = (struct zb_server){ .stop_fd = -1, .ready_fd = -1 };
+	*server = (struct zb_server){ .stop_fd = -1, .ready_fd = -1, .xdp_go_fd = -1 };
 }

@@ -21,6 +21,8 @@ struct zb_server {
 	struct zb_socket *sockets; /* every listening socket, once (a takeover hands these) */
 	struct zb_socket *slices;  /* the workers' shares of them, one slice each */
 	struct zb_xdp_set xdp;     /* the AF_XDP interfaces and queues (--xdp), if any */
+	int xdp_go_fd;             /* -1, or an eventfd the workers wait on before they serve
+				    * queues a swap handed over (zb_server_xdp_go) */
 	/* The zone set the workers answer from: the one they started with until its data has
 	 * moved to huge pages (hugepages.h), then the moved one. */
 	const struct zb_zoneset *zs_now;
