@@ -268,6 +268,8 @@ struct zone_signing {
 	uint8_t exact;           /* the times are SOURCE_DATE_EPOCH's: cached signatures must
 				  * have them exactly */
 	uint32_t inception, expiration;
+	uint32_t reuse_left;     /* seconds: a cached signature is reused only with this much of
+				  * its validity left at the inception (signing.py's reuse_left) */
 	VEC(struct signing_key) keys;
 	const char *write_to;    /* the signed zone's records (records.c), or NULL */
 };

@@ -15,7 +15,7 @@
  * CH answer `chaos`, the name's wire length and the text in hex (read_chaos).
  * `signing` then three lines: where requests for signatures go, where they come back, and
  * the cache of earlier builds' (signer.c; empty: none). A zone the build signs has after its
- * `zone` lines `sign nsec|nsec3 OPT_OUT INCEPTION EXPIRATION EXACT` and a line `key
+ * `zone` lines `sign nsec|nsec3 OPT_OUT INCEPTION EXPIRATION EXACT REUSE_LEFT` and a line `key
  * sign|publish DNSKEY_RDATA_HEX` per key (compiler/dnssec/signing.py), and `write-signed PATH`
  * when its records, signed, are to be written out (records.c). `keep-records PATH`: where a
  * zone's records go when it has no error, as its last good copy (compiler/keepgoing.py).
@@ -92,8 +92,8 @@ static void read_sign(const char *line, struct zone *z)
 	char denial[8];
 	unsigned opt_out, exact;
 	struct zone_signing *s = xcalloc(1, sizeof *s);
-	if (sscanf(line, "sign %7s %u %u %u %u", denial, &opt_out, &s->inception,
-		   &s->expiration, &exact) != 5)
+	if (sscanf(line, "sign %7s %u %u %u %u %u", denial, &opt_out, &s->inception,
+		   &s->expiration, &exact, &s->reuse_left) != 6)
 		fail("manifest: bad line %s", line);
 	s->denial = strcmp(denial, "nsec3") == 0 ? T_NSEC3 : T_NSEC;
 	s->opt_out = opt_out;

@@ -40,6 +40,22 @@ CHUNK = 16384
 INCEPTION_BEFORE = 3600  # seconds: for validators whose clocks run behind
 
 
+def reuse_left(validity: int) -> int:
+    """Seconds of its validity a cached signature must have left at a build's inception for
+    the build to reuse it (the core's cache, signer.c): three quarters. A build later than
+    that signs it again, so a zone rebuilt by then never serves a signature with less than
+    three quarters of its validity left."""
+    return validity // 4 * 3
+
+
+def resign_at(expiration: int, validity: int) -> int:
+    """The first build time (seconds since 1970) at which a build signs again a signature
+    expiring at `expiration`, rather than reuse it from the cache: when `zonebake follow`
+    and `zonebake re-sign` rebuild (the same rule as the cache's, so that the rebuild does
+    move the expiration)."""
+    return expiration - reuse_left(validity) + INCEPTION_BEFORE + 1
+
+
 def build_time() -> tuple[int, bool]:
     """The build's time, and whether it is fixed: SOURCE_DATE_EPOCH (reproducible-builds.org)
     when set, else now."""
@@ -79,7 +95,8 @@ def manifest_lines(zone: ZoneSource, at: int, exact: bool, key_files: list[Path]
                          f"every RRset signed by each algorithm of the DNSKEY RRset")
     inception = at - INCEPTION_BEFORE
     lines = [f"sign {policy.denial} {int(policy.nsec3_opt_out)} {inception} "
-             f"{inception + policy.signature_validity} {int(exact)}"]
+             f"{inception + policy.signature_validity} {int(exact)} "
+             f"{reuse_left(policy.signature_validity)}"]
     for pair in pairs:
         lines.append(f"key {'sign' if pair.signing(at) else 'publish'} "
                      f"{pair.dnskey.to_wire().hex()}")

@@ -10,8 +10,9 @@
  * stderr, waits for `signed` on stdin and reads the signatures back. Signatures made by
  * earlier builds come from the cache instead, keyed by the SHA-256 of what they sign (their
  * times left out) and the key: with SOURCE_DATE_EPOCH a signature is reused only with the
- * very times asked for; otherwise while three quarters of its validity are left, so that a
- * rebuild signs only the RRsets that changed. The signatures then are checked and verified
+ * very times asked for; otherwise while the driver's share of its validity is left (`sign`'s
+ * REUSE_LEFT: signing.py's reuse_left, which also says when `zonebake follow` re-signs), so
+ * that a rebuild signs only the RRsets that changed. The signatures then are checked and verified
  * as any signed zone's (signatures.c).
  *
  * The cache, in the driver's cache directory (native byte order: it is this machine's):
@@ -78,7 +79,7 @@ static const struct cached *cached_for(const uint8_t digest[SHA256_LEN],
 	uint32_t validity = s->expiration - s->inception;
 	int64_t left = (int64_t)c->expiration - s->inception;
 	return c->expiration - c->inception == validity && c->inception <= s->inception &&
-	       left >= (int64_t)validity / 4 * 3 ? c : NULL;
+	       left >= (int64_t)s->reuse_left ? c : NULL;
 }
 
 /* The RRSIG's RDATA up to its signature (RFC 4034 §3.1): its length. */
