@@ -29,10 +29,11 @@
  * validation everywhere, and the operator should hear of it from the server too. */
 static void log_signature_expiry(void)
 {
-	const struct zb_signed_zone *first = NULL;
-	for (uint32_t i = 0; i < zb_zoneset.nsigned_zones; i++)
-		if (!first || zb_zoneset.signed_zones[i].expires < first->expires)
-			first = &zb_zoneset.signed_zones[i];
+	const struct zb_zone_info *first = NULL;
+	for (uint32_t i = 0; i < zb_zoneset.nzones; i++)
+		if (zb_zoneset.zones[i].expires &&
+		    (!first || zb_zoneset.zones[i].expires < first->expires))
+			first = &zb_zoneset.zones[i];
 	if (!first)
 		return;
 	time_t when = first->expires;

@@ -156,16 +156,13 @@ _Static_assert(sizeof(struct zb_answer) == 40, "zb_answer layout");
 _Static_assert(sizeof(struct zb_chain) == 280, "zb_chain layout");
 _Static_assert(sizeof(struct zb_children) == 16, "zb_children layout");
 
-/* A signed zone: its name, and the earliest expiration of its signatures. */
-struct zb_signed_zone {
-	const char *origin;
-	int64_t expires;  /* seconds since 1970 */
-};
-
-/* A zone of the set and the serial of the SOA it was built from. */
+/* A zone of the set, the serial of the SOA it was built from, and for a signed zone the
+ * earliest expiration of its signatures: what re-signing (zonebake follow, re-sign) and a
+ * fleet's convergence are judged by. */
 struct zb_zone_info {
 	const char *origin;
 	uint32_t serial;
+	int64_t expires;  /* seconds since 1970; 0: not signed */
 };
 
 struct zb_zoneset {
@@ -181,8 +178,6 @@ struct zb_zoneset {
 	uint32_t nbuckets;
 	uint32_t max_labels;     /* labels (root not counted) of the deepest node */
 	uint32_t signed_nodes;   /* a node's DO twin is nodes[i + signed_nodes]; 0: none */
-	const struct zb_signed_zone *signed_zones;
-	uint32_t nsigned_zones;
 	const struct zb_zone_info *zones;
 	uint32_t nzones;
 	const char *version;     /* zonebake's, which built it */

@@ -17,6 +17,7 @@ import os
 import socket
 import subprocess
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import UsageError
@@ -39,10 +40,35 @@ def _read_line(conn: socket.socket) -> str:
     return data[:-1].decode()
 
 
-def control_status(path: Path, timeout: float = 2.0, zones: dict[str, int] | None = None
+@dataclass(frozen=True)
+class Served:
+    """A zone as a server serves it: its SOA serial and, signed, when its first signature
+    expires (seconds since 1970; None: not signed)."""
+
+    serial: int
+    expires: int | None = None
+
+
+def served_zone(words: list[str]) -> tuple[str, Served]:
+    """`ORIGIN serial N [expires T]` (a line of --version, or of status after `zone`): the
+    origin, lowercased, and what is served."""
+    origin, fields = words[0], dict(zip(words[1::2], words[2::2]))
+    expires = fields.get("expires")
+    return origin.lower(), Served(int(fields["serial"]),
+                                  int(expires) if expires is not None else None)
+
+
+def built_zones(binary: Path) -> dict[str, Served]:
+    """What a built server serves, by origin: its `--version` lines after the first."""
+    lines = subprocess.run([str(binary), "--version"], capture_output=True, text=True,
+                           timeout=30, check=True).stdout.splitlines()[1:]
+    return dict(served_zone(line.split()) for line in lines)
+
+
+def control_status(path: Path, timeout: float = 2.0, zones: dict[str, Served] | None = None
                    ) -> dict[str, int]:
     """Ask the server at control socket `path` for its status: pid, workers, sockets, zones
-    (how many); with `zones`, fill it with the serial of each zone served, by origin."""
+    (how many); with `zones`, fill it with each zone served, by origin."""
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
         conn.settimeout(timeout)
         conn.connect(str(path))
@@ -55,8 +81,8 @@ def control_status(path: Path, timeout: float = 2.0, zones: dict[str, int] | Non
             raise OSError(f"it answers {' '.join(reply)!r} to status")
         status = {key: int(value) for key, value in (field.split("=") for field in reply[1:])}
         for _ in range(status["zones"] if zones is not None else 0):
-            word, origin, _, serial = _read_line(conn).split()  # zone ORIGIN serial N
-            zones[origin.lower()] = int(serial)
+            origin, served = served_zone(_read_line(conn).split()[1:])  # after `zone`
+            zones[origin] = served
         return status
 
 

@@ -28,7 +28,7 @@ from .. import transfer
 from ..build import build
 from ..config import ZoneSetConfig, parse_listen
 from ..errors import CompileError, UsageError
-from .deploy import DeployError, control_status, deploy
+from .deploy import DeployError, Served, built_zones, control_status, deploy
 from .notify import Notifies
 
 DEFAULT_RETRY = 300  # seconds, when a zone's file has no SOA to say (its primary failed)
@@ -208,16 +208,14 @@ class Follower:
             self._deploy()
 
     def _deploy(self) -> None:
-        """Hand the build to the server unless it serves the same serials already."""
+        """Hand the build to the server unless it serves the same zones already: the same
+        serials and, signed, the same signatures' expiry (a re-signed build keeps its
+        serials)."""
         deploying = self.deploying
         self.deploy_due = time.monotonic() + DEPLOY_RETRY
-        binary = self.outdir / "zonebake-server"
         try:
-            lines = subprocess.run([str(binary), "--version"], capture_output=True, text=True,
-                                   timeout=30, check=True).stdout.splitlines()[1:]
-            wanted = {origin.lower(): int(serial) for origin, _, serial in
-                      (line.split() for line in lines)}
-            served: dict[str, int] = {}
+            wanted = built_zones(self.outdir / "zonebake-server")
+            served: dict[str, Served] = {}
             control_status(deploying.control, zones=served)
         except (OSError, KeyError, ValueError, subprocess.SubprocessError) as exc:
             _say("error", f"no server to deploy to at {deploying.control}: {exc}; trying again "
@@ -233,9 +231,22 @@ class Follower:
             _say("error", f"deploy failed: {exc}; trying again in {DEPLOY_RETRY} s")
             return
         self.deploy_due = None
-        changed = ", ".join(f"{origin} {serial}" for origin, serial in sorted(wanted.items())
-                            if served.get(origin) != serial)
+        changed = ", ".join(_change(origin, zone, served.get(origin))
+                            for origin, zone in sorted(wanted.items())
+                            if served.get(origin) != zone)
         _say("info", f"deployed: pid {new} serves in place of pid {old} ({changed})")
+
+
+def _change(origin: str, zone: Served, before: Served | None) -> str:
+    """A zone a deploy changes: its serial, and when re-signed, its signatures' new expiry
+    (a re-signed zone keeps its serial)."""
+    if zone.expires is None or (before is not None and before.expires == zone.expires):
+        return f"{origin} {zone.serial}"
+    return f"{origin} {zone.serial} signed until {_date(zone.expires)}"
+
+
+def _date(at: int) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(at))
 
 
 def _read_exactly(conn: socket.socket, size: int) -> bytes | None:

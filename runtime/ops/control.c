@@ -151,14 +151,22 @@ struct conversation {
 
 enum { ZB_GO_ON, ZB_HANG_UP };
 
-/* The process, then a line per zone served: `zone ORIGIN serial N`. */
+/* The process, then a line per zone served: `zone ORIGIN serial N`, and `expires T` after it
+ * for a signed zone (when its first signature expires): the swap of a re-signed build, whose
+ * serials are the same, shows there. */
 static int command_status(struct zb_control *c, struct conversation *v)
 {
 	zb_ctl_sendf(v->conn, "ok pid=%d workers=%u sockets=%u zones=%u", (int)getpid(),
 		     c->server->nworkers, c->server->nsockets, (unsigned)zb_zoneset.nzones);
-	for (uint32_t z = 0; z < zb_zoneset.nzones; z++)
-		zb_ctl_sendf(v->conn, "zone %s serial %u", zb_zoneset.zones[z].origin,
-			     (unsigned)zb_zoneset.zones[z].serial);
+	for (uint32_t z = 0; z < zb_zoneset.nzones; z++) {
+		const struct zb_zone_info *zone = &zb_zoneset.zones[z];
+		if (zone->expires)
+			zb_ctl_sendf(v->conn, "zone %s serial %u expires %lld", zone->origin,
+				     (unsigned)zone->serial, (long long)zone->expires);
+		else
+			zb_ctl_sendf(v->conn, "zone %s serial %u", zone->origin,
+				     (unsigned)zone->serial);
+	}
 	return ZB_GO_ON;
 }
 

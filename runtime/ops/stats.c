@@ -202,15 +202,17 @@ static void put_label(struct zb_text *t, const char *value)
 /* Per signed zone, when its first signature expires. */
 static void signature_expiry(struct zb_text *t)
 {
-	if (zb_zoneset.nsigned_zones == 0)
-		return;
-	put(t, "# HELP zonebake_zone_signatures_expire_timestamp_seconds When the zone's first "
-	       "signature expires.\n# TYPE zonebake_zone_signatures_expire_timestamp_seconds "
-	       "gauge\n");
-	for (uint32_t i = 0; i < zb_zoneset.nsigned_zones; i++) {
+	int described = 0;
+	for (uint32_t i = 0; i < zb_zoneset.nzones; i++) {
+		if (!zb_zoneset.zones[i].expires)
+			continue;
+		if (!described++)
+			put(t, "# HELP zonebake_zone_signatures_expire_timestamp_seconds When the "
+			       "zone's first signature expires.\n# TYPE "
+			       "zonebake_zone_signatures_expire_timestamp_seconds gauge\n");
 		put(t, "zonebake_zone_signatures_expire_timestamp_seconds{zone=\"");
-		put_label(t, zb_zoneset.signed_zones[i].origin);
-		put(t, "\"} %lld\n", (long long)zb_zoneset.signed_zones[i].expires);
+		put_label(t, zb_zoneset.zones[i].origin);
+		put(t, "\"} %lld\n", (long long)zb_zoneset.zones[i].expires);
 	}
 }
 

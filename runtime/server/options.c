@@ -206,9 +206,13 @@ int zb_options_parse(struct zb_options *o, int argc, char **argv)
 		} else if (strcmp(arg, "--version") == 0) {
 			/* What is served, for a fleet's convergence to be checked on the host. */
 			printf("zonebake-server %s\n", zb_zoneset.version);
-			for (uint32_t z = 0; z < zb_zoneset.nzones; z++)
-				printf("%s serial %u\n", zb_zoneset.zones[z].origin,
-				       (unsigned)zb_zoneset.zones[z].serial);
+			for (uint32_t z = 0; z < zb_zoneset.nzones; z++) {
+				const struct zb_zone_info *zone = &zb_zoneset.zones[z];
+				printf("%s serial %u", zone->origin, (unsigned)zone->serial);
+				if (zone->expires)
+					printf(" expires %lld", (long long)zone->expires);
+				printf("\n");
+			}
 			return 0;
 		} else {
 			fprintf(stderr, "zonebake-server: unknown or incomplete option '%s'\n", arg);

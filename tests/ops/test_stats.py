@@ -348,6 +348,11 @@ def test_a_signed_zones_first_expiry_is_logged_and_exported(tmp_path):
             == 2114294400
     finally:
         server.stop()
+    # --version (and the control socket's status) say it too: a re-signed build keeps its
+    # serial, and `zonebake follow` tells it from the one served by the expiry.
+    shown = subprocess.run([str(binary), "--version"], capture_output=True, text=True,
+                           timeout=10)
+    assert shown.stdout.splitlines()[1:] == ["example. serial 2026112501 expires 2114294400"]
 
 
 def test_a_zone_served_with_expired_signatures_reports_them(tmp_path):
