@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
+from .. import clock
 from ..config import ServerDefaults, ZoneSetConfig
 from ..emit import Layout
 from ..errors import CompileError, Diagnostic, Position, UsageError
@@ -60,7 +61,7 @@ def _manifest(config: ZoneSetConfig, lenient: bool, zones: list[int],
     dnspython read them; where the signatures to verify go, and the cache of those verified
     (signatures.py); for zones the build signs, the keys and times (signing.py)."""
     lines = [f"minimal {int(config.server.minimal_responses)}", f"lenient {int(lenient)}",
-             f"now {int(time.time())}",
+             f"now {clock.now()}",
              f"signature-warning {config.server.signature_warning}",
              "signatures", str(verify), str(cache or ""),
              "signing", str(signer.requests), str(signer.signed), str(signer.cache or "")]

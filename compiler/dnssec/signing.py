@@ -27,7 +27,7 @@ import dns.rdata
 import dns.rdataclass
 import dns.zone
 
-from .. import workers
+from .. import clock, workers
 from ..config import ZoneSetConfig, ZoneSource
 from ..errors import UsageError
 from ..read import handover
@@ -61,7 +61,7 @@ def build_time() -> tuple[int, bool]:
     when set, else now."""
     text = os.environ.get("SOURCE_DATE_EPOCH", "")
     if not text:
-        return int(time.time()), False
+        return clock.now(), False
     if not text.isdigit():
         raise UsageError(f"SOURCE_DATE_EPOCH={text!r}: expected seconds since 1970")
     return int(text), True
