@@ -7,6 +7,11 @@ transferred and the set built (transfer.py, build.py), and with --deploy the ser
 control socket gets the build, when it serves other serials than the build has. It starts
 with one such round for every zone, so that a server behind the primaries catches up.
 
+A set with zones signed at build time is also built again, and deployed, when a build would
+re-sign the first of the signatures served (dnssec/resigning.py), primaries or not: a timer
+of the loop, on the clock the signatures are made by (clock.py). Each build says when the
+next re-sign is due.
+
 NOTIFY messages go on being answered while a build runs: the listening threads only answer
 and queue; the main thread asks, builds and deploys, one round at a time.
 """
@@ -24,15 +29,20 @@ import threading
 import time
 from pathlib import Path
 
-from .. import transfer
+from .. import clock, transfer
 from ..build import build
 from ..config import ZoneSetConfig, parse_listen
+from ..dnssec import resigning
+from ..dnssec.resigning import date
 from ..errors import CompileError, UsageError
 from .deploy import DeployError, Served, built_zones, control_status, deploy
 from .notify import Notifies
 
 DEFAULT_RETRY = 300  # seconds, when a zone's file has no SOA to say (its primary failed)
 DEPLOY_RETRY = 10  # seconds between tries to reach a server that did not take a build
+# Seconds until a re-sign that failed, or did not move the expiry, is tried again: a re-sign
+# is due with three quarters of the validity (a day at least) left, so there is time.
+RESIGN_RETRY = 600
 TCP_CONNECTIONS = 16  # at once; a primary opens one for each NOTIFY
 TCP_IDLE = 10  # seconds a TCP connection may stay silent (RFC 7766 §6.2.3)
 
@@ -89,6 +99,11 @@ class Follower:
         self.retry = dict.fromkeys(self.due, DEFAULT_RETRY)
         self.first = True  # the first round builds whatever it transfers
         self.deploy_due: float | None = None
+        self.signs = any(zone.dnssec for zone in config.zones)
+        # When (clock.py's seconds) to build again for the signatures, and why; None: not
+        # known until a build is served.
+        self.resign_at: int | None = None
+        self.resign: resigning.Due | None = None
 
     def listen(self, sock: socket.socket, rules: Notifies) -> None:
         """A listening thread on a UDP socket: answer each NOTIFY, queue the zones to ask
@@ -158,22 +173,31 @@ class Follower:
                     wanted.add(self.notified.get_nowait())
                 except queue.Empty:
                     break
-            if wanted or self.first:
-                self._round(wanted)
+            resign = self._resign_due()
+            if wanted or self.first or resign:
+                self._round(wanted, resign)
                 self.first = False
             if self.deploying and self.deploy_due is not None \
                     and self.deploy_due <= time.monotonic():
                 self._deploy()
             wakes = list(self.due.values()) + ([self.deploy_due] if self.deploy_due else [])
             # At most a second: a SIGTERM sets `stopping` only (a handler must not take the
-            # queue's lock, which the interrupted wait may hold).
+            # queue's lock, which the interrupted wait may hold). The re-sign time is looked
+            # at on the same tick: it is on clock.py's clock, which need not run as the
+            # monotonic one does.
             wait = min(1.0, max(0.0, min(wakes) - time.monotonic())) if wakes else 1.0
             try:
                 self.notified.put(self.notified.get(timeout=wait))  # for the next round
             except queue.Empty:
                 continue
 
-    def _round(self, wanted: set[str]) -> None:
+    def _resign_due(self) -> bool:
+        """Whether the signatures are due to be made again: not while a build waits for
+        the server (its deploy is tried again first)."""
+        return self.resign_at is not None and self.deploy_due is None \
+            and clock.now() >= self.resign_at
+
+    def _round(self, wanted: set[str], resign: bool = False) -> None:
         fetched = transfer.refresh(self.config, wanted)
         for warning in fetched.warnings:
             _say("warning", warning.message)
@@ -185,8 +209,11 @@ class Follower:
             self.due[origin] = time.monotonic() + max(1, interval)
         for origin in fetched.staged:
             _say("info", f"{origin} transferred, serial {fetched.timers[origin].serial}")
-        if not self.first and not fetched.staged:
+        if not self.first and not fetched.staged and not resign:
             return
+        if resign:
+            _say("info", f"re-signing: {self.resign.why()}" if self.resign else
+                 "re-signing: the last build failed")
         said = set(fetched.warnings)
         try:
             built = build(self.config, self.outdir, self.lenient, keep_going=self.keep_going,
@@ -196,9 +223,11 @@ class Follower:
                 if diagnostic not in said:
                     _say(diagnostic.severity, f"{diagnostic.position}: {diagnostic.message}")
             _say("error", f"the build failed; {self.outdir} keeps the last build")
+            self._resign_later(resign)
             return
         except (UsageError, OSError, subprocess.SubprocessError) as exc:
             _say("error", f"the build failed: {exc}")
+            self._resign_later(resign)
             return
         for diagnostic in built.broken + built.warnings:
             if diagnostic not in said:
@@ -206,6 +235,36 @@ class Follower:
         _say("info", f"built {self.outdir / 'zonebake-server'}")
         if self.deploying:
             self._deploy()
+        elif self.signs:
+            try:  # served by whoever deploys it: the build is what counts
+                self._schedule(built_zones(self.outdir / "zonebake-server"))
+            except (OSError, KeyError, ValueError, subprocess.SubprocessError) as exc:
+                _say("error", f"cannot read what {self.outdir / 'zonebake-server'} serves: "
+                              f"{exc}")
+                self._resign_later(True)
+
+    def _schedule(self, served: dict[str, Served]) -> None:
+        """The next re-sign, from the zones served now; said in the log."""
+        due = resigning.due(self.config, {origin: zone.expires
+                                          for origin, zone in served.items()})
+        self.resign = due
+        if due is None:
+            self.resign_at = None
+        elif due.at > clock.now():
+            self.resign_at = due.at
+            _say("info", due.next())
+        else:
+            # The build did not move it: a fixed SOURCE_DATE_EPOCH, or the zone left out by
+            # --keep-going. Building again at once would loop.
+            _say("error", due.not_moved())
+            self._resign_later(True)
+
+    def _resign_later(self, resign: bool) -> None:
+        """A build failed: a failed re-sign is tried again RESIGN_RETRY later, as is a first
+        build (what the server serves is not known then)."""
+        if self.signs and (resign or self.resign_at is None):
+            self.resign_at = clock.now() + RESIGN_RETRY
+            _say("error", f"re-signing again at {date(self.resign_at)}")
 
     def _deploy(self) -> None:
         """Hand the build to the server unless it serves the same zones already: the same
@@ -223,6 +282,7 @@ class Follower:
             return
         if served == wanted:
             self.deploy_due = None
+            self._schedule(served)
             return
         try:
             old, new = deploy(self.outdir, deploying.control, deploying.server_args,
@@ -235,6 +295,7 @@ class Follower:
                             for origin, zone in sorted(wanted.items())
                             if served.get(origin) != zone)
         _say("info", f"deployed: pid {new} serves in place of pid {old} ({changed})")
+        self._schedule(wanted)
 
 
 def _change(origin: str, zone: Served, before: Served | None) -> str:
@@ -242,11 +303,7 @@ def _change(origin: str, zone: Served, before: Served | None) -> str:
     (a re-signed zone keeps its serial)."""
     if zone.expires is None or (before is not None and before.expires == zone.expires):
         return f"{origin} {zone.serial}"
-    return f"{origin} {zone.serial} signed until {_date(zone.expires)}"
-
-
-def _date(at: int) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(at))
+    return f"{origin} {zone.serial} signed until {date(zone.expires)}"
 
 
 def _read_exactly(conn: socket.socket, size: int) -> bytes | None:

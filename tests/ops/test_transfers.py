@@ -5,10 +5,8 @@ deploys. Forged NOTIFY messages (a wrong key, no key, another address) change no
 from __future__ import annotations
 
 import re
-import signal
 import socket
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -21,7 +19,8 @@ import dns.rdatatype
 import dns.tsig
 import pytest
 
-from conftest import AS_ROOT, ROOT, Server, run_zonebake
+from conftest import Server, run_zonebake
+from following import Follow
 from knotd import Knot, free_port
 from swapping import ControlledServer, wait_gone
 
@@ -221,41 +220,6 @@ def test_a_transfer_that_does_not_build_keeps_the_last_file(primary, tmp_path):
     mended = run_zonebake("build", "-c", str(config), "-o", str(tmp_path / "out"))
     assert mended.returncode == 0, mended.stderr
     assert " 3 3600 " in zone_file.read_text()
-
-
-class Follow:
-    """`zonebake follow --deploy` for a zone set, logging to a file."""
-
-    def __init__(self, config: Path, outdir: Path, log: Path):
-        self.log = log
-        with open(log, "ab") as output:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "zonebake", "follow", "-c", str(config), "-o",
-                 str(outdir), "--listen", "127.0.0.1:0", "--deploy", "--log",
-                 str(log.with_name("servers.log")), "--", "--threads", "1", *AS_ROOT],
-                stderr=output, cwd=ROOT)
-        listening = self.wait_for(r"^info: listening for NOTIFY on 127\.0\.0\.1:\d+ "
-                                  r"\(udp, tcp\)$")
-        self.port = int(re.search(r":(\d+) ", listening).group(1))
-
-    def lines(self) -> list[str]:
-        prefix = re.compile(rf"^\S+ zonebake-follow\[{self.process.pid}\]: ")
-        return [prefix.sub("", line) for line in self.log.read_text().splitlines()
-                if prefix.match(line)]
-
-    def wait_for(self, pattern: str, timeout: float = 60) -> str:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            assert self.process.poll() is None, self.log.read_text()
-            for line in self.lines():
-                if re.search(pattern, line):
-                    return line
-            time.sleep(0.05)
-        raise AssertionError(f"follow never logged {pattern!r}: {self.log.read_text()}")
-
-    def stop(self) -> int:
-        self.process.send_signal(signal.SIGTERM)
-        return self.process.wait(timeout=30)
 
 
 def notify(origin: str, port: int, secret: str | None = SECRET, source: str = "127.0.0.1"
