@@ -1,7 +1,8 @@
 """The `zonebake` command: `zonebake build` compiles a zone set into a static responder;
 `zonebake check` does everything but write it; `zonebake deploy` swaps a built responder in
-for the running one; `zonebake follow` builds (and deploys) whenever a primary's zone changes;
-`zonebake keygen` makes a DNSSEC key pair and `zonebake ds` prints the
+for the running one; `zonebake follow` builds (and deploys) whenever a primary's zone changes, or its signatures
+are due; `zonebake re-sign` builds and deploys a set whose signatures are due; `zonebake
+keygen` makes a DNSSEC key pair and `zonebake ds` prints the
 DS records for the parent."""
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from . import __version__
 from .build import build, check
 from .commands.deploy import DeployError, deploy
 from .commands.follow import Deploying, follow
+from .commands.resign import resign
 from .config import load_toml, zones_from_args
 from .dnssec.keys import ALGORITHMS, ds_records, generate, load
 from .errors import CompileError, UsageError
@@ -74,25 +76,22 @@ def _parser() -> argparse.ArgumentParser:
                 "zonebake; not --listen: the sockets come with the takeover.")
     f = commands.add_parser("follow", help="listen for NOTIFY from the zones' primaries; "
                                            "transfer, build (and deploy) what changes")
-    f.add_argument("-c", "--config", type=Path, metavar="TOML",
-                   help=f"zonebake.toml listing the zones (default: {DEFAULT_CONFIG})")
-    f.add_argument("-o", "--output", type=Path, required=True, metavar="OUTDIR",
-                   help="where to build, as zonebake build -o")
+    _set_options(f)
     f.add_argument("--listen", action="append", required=True, metavar="ADDRESS:PORT",
                    help="where the primaries send NOTIFY (UDP and TCP; repeat for several)")
     f.add_argument("--deploy", action="store_true",
                    help="deploy each build to the server at the control socket, as zonebake "
-                        "deploy, when it serves other serials")
-    f.add_argument("--control", type=Path, metavar="PATH",
-                   help="the server's control socket (default: [server] control in the TOML)")
-    f.add_argument("--log", type=Path, metavar="FILE",
-                   help="append a new server's stderr to FILE (default: this stderr)")
-    f.add_argument("--timeout", type=float, default=30, metavar="SECONDS",
-                   help="give up a deploy after this long (default: 30)")
-    f.add_argument("--lenient", action="store_true", help="as zonebake build --lenient")
+                        "deploy, when it serves other serials or signatures")
+    _deploy_options(f)
     f.add_argument("--keep-going", action="store_true", help="as zonebake build --keep-going")
     f.usage = "zonebake follow [-c TOML] -o OUTDIR --listen ADDRESS:PORT [--deploy] " \
               "[--control PATH] [...] [-- SERVER_OPTION ...]"
+    r = commands.add_parser("re-sign", help="build and deploy the set when the signatures its "
+                                            "server serves are due to be made again")
+    _set_options(r)
+    _deploy_options(r)
+    r.usage = "zonebake re-sign [-c TOML] -o OUTDIR [--control PATH] [...] " \
+              "[-- SERVER_OPTION ...]"
     k = commands.add_parser("keygen", help="make a DNSSEC key pair for ORIGIN in BIND's format")
     k.add_argument("origin", metavar="ORIGIN", help="the zone the key signs, e.g. example.com.")
     k.add_argument("-a", "--algorithm", type=str.lower, choices=sorted(ALGORITHMS),
@@ -108,6 +107,25 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _set_options(sub: argparse.ArgumentParser) -> None:
+    """The set and where to build it: follow's and re-sign's."""
+    sub.add_argument("-c", "--config", type=Path, metavar="TOML",
+                     help=f"zonebake.toml listing the zones (default: {DEFAULT_CONFIG})")
+    sub.add_argument("-o", "--output", type=Path, required=True, metavar="OUTDIR",
+                     help="where to build, as zonebake build -o")
+
+
+def _deploy_options(sub: argparse.ArgumentParser) -> None:
+    """How to build and deploy: follow's and re-sign's."""
+    sub.add_argument("--control", type=Path, metavar="PATH",
+                     help="the server's control socket (default: [server] control in the TOML)")
+    sub.add_argument("--log", type=Path, metavar="FILE",
+                     help="append a new server's stderr to FILE (default: this stderr)")
+    sub.add_argument("--timeout", type=float, default=30, metavar="SECONDS",
+                     help="give up a deploy after this long (default: 30)")
+    sub.add_argument("--lenient", action="store_true", help="as zonebake build --lenient")
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     # Everything after -- is the new server's (argparse would take its options for ours).
@@ -120,6 +138,8 @@ def main(argv: list[str] | None = None) -> int:
         return _keys(args)
     if args.command == "follow":
         return _follow(args, server_args)
+    if args.command == "re-sign":
+        return _resign(args, server_args)
     try:
         if not args.config and not args.zone:
             if not DEFAULT_CONFIG.exists():
@@ -184,11 +204,15 @@ def _deploy(args: argparse.Namespace, server_args: list[str]) -> int:
     return EXIT_OK
 
 
+def _control(args: argparse.Namespace, config) -> Path | None:
+    """--control, else the TOML's [server] control."""
+    return args.control or (Path(config.server.control) if config.server.control else None)
+
+
 def _follow(args: argparse.Namespace, server_args: list[str]) -> int:
     try:
         config = load_toml(args.config or DEFAULT_CONFIG)
-        control = args.control or (Path(config.server.control) if config.server.control
-                                   else None)
+        control = _control(args, config)
         if args.deploy and control is None:
             raise UsageError("--deploy needs --control PATH or [server] control in the TOML")
         deploying = Deploying(control, server_args, args.log, args.timeout) \
@@ -197,6 +221,29 @@ def _follow(args: argparse.Namespace, server_args: list[str]) -> int:
     except UsageError as exc:
         print(f"zonebake: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    return EXIT_OK
+
+
+def _resign(args: argparse.Namespace, server_args: list[str]) -> int:
+    try:
+        config = load_toml(args.config or DEFAULT_CONFIG)
+        control = _control(args, config)
+        if control is None:
+            raise UsageError("re-sign needs --control PATH or [server] control in the TOML")
+        done = resign(config, args.output, control, server_args, args.log, args.timeout,
+                      args.lenient, lambda line: print(f"zonebake: {line}", file=sys.stderr))
+    except UsageError as exc:
+        print(f"zonebake: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except CompileError as exc:
+        _print(exc.diagnostics)
+        print("zonebake: the build failed; the server serves what it served", file=sys.stderr)
+        return EXIT_ZONE_ERROR
+    except DeployError as exc:
+        print(f"zonebake: re-sign failed: {exc}", file=sys.stderr)
+        return EXIT_DEPLOY_FAILED
+    if done.built is not None:
+        _print(done.built.broken + list(done.built.warnings))
     return EXIT_OK
 
 

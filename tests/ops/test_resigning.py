@@ -1,12 +1,15 @@
 """Re-signing a set signed at build time (issue 41): `zonebake follow` builds and deploys it
 again before the first signature served ages out of the signature cache, though its primary
-sends nothing, and loses no query in the swap. The clock is moved days ahead with
-ZONEBAKE_CLOCK_FILE (compiler/clock.py)."""
+sends nothing, and loses no query in the swap; `zonebake re-sign`, which the systemd timer
+runs for a set built without follow, does the same once, and only when due. The clock is
+moved days ahead with ZONEBAKE_CLOCK_FILE (compiler/clock.py)."""
 
 from __future__ import annotations
 
 import os
 import re
+import shlex
+import shutil
 import subprocess
 import sys
 import time
@@ -17,12 +20,14 @@ import dns.exception
 import dns.message
 import dns.query
 import dns.rdatatype
+import pytest
 
 from buildsigned import keygen
-from conftest import ROOT
+from conftest import AS_ROOT, ROOT
 from following import Follow
 from knotd import Knot
 from swapping import ControlledServer, wait_gone
+from zonebake import cli
 from zonebake.clock import SKEW_FILE
 from zonebake.commands.deploy import Served, control_status
 from zonebake.dnssec.resigning import date
@@ -39,6 +44,7 @@ www A   192.0.2.80
 VALIDITY = 14 * 86400  # the default signature-validity
 # knotd lets 127.0.0.1 transfer the zone, and notifies no one.
 TRANSFERS = "acl:\n  - id: transfer\n    address: 127.0.0.1\n    action: transfer\n"
+SYSTEMD = ROOT / "contrib" / "systemd"
 
 
 def signed_set(directory: Path, primary: int | None = None) -> Path:
@@ -183,3 +189,92 @@ def test_follow_re_signs_and_deploys_before_the_signatures_age_and_loses_no_quer
             server.stop_all()
         primary.stop()
     assert stopped == 0
+
+
+def test_re_sign_builds_and_deploys_only_when_due(tmp_path):
+    clock = tmp_path / "clock"
+    env = clocked(clock)
+    toml = signed_set(tmp_path / "set")
+    control, outdir = tmp_path / "set" / "control", tmp_path / "out"
+    log = tmp_path / "servers.log"
+    resign = ("re-sign", "-c", str(toml), "-o", str(outdir), "--log", str(log), "--",
+              "--threads", "1", *AS_ROOT)
+    built = zonebake(env, "build", "-c", str(toml), "-o", str(outdir))
+    assert built.returncode == 0, built.stderr
+    server = ControlledServer(outdir, control, log, threads=1)
+    try:
+        first = expiration(signed_answer(server.port))
+        due = resign_at(first, VALIDITY)
+        not_due = zonebake(env, *resign)
+        assert (not_due.returncode, not_due.stderr) == (0, (
+            f"zonebake: not due: next re-sign at {date(due)}: {ORIGIN}'s first signature "
+            f"expires at {date(first)}\n"))
+        assert server.serving_pid() == server.process.pid
+
+        move_clock(clock, due)
+        done = zonebake(env, *resign)
+        assert done.returncode == 0, done.stderr
+        second = served_expiry(control)
+        new = server.serving_pid()
+        assert done.stderr.splitlines() == [
+            f"zonebake: re-signing: {ORIGIN}'s first signature expires at {date(first)}; a "
+            f"build signs it again from {date(due)}",
+            f"zonebake: deployed: pid {new} serves in place of pid {server.process.pid}",
+            f"zonebake: next re-sign at {date(resign_at(second, VALIDITY))}: {ORIGIN}'s "
+            f"first signature expires at {date(second)}"]
+        assert expiration(signed_answer(server.port)) == second >= first + 3 * 86400
+    finally:
+        server.stop_all()
+
+
+def test_re_sign_says_why_it_cannot(tmp_path):
+    toml = signed_set(tmp_path / "set")
+    env = clocked(tmp_path / "clock")
+    nobody = zonebake(env, "re-sign", "-c", str(toml), "-o", str(tmp_path / "out"))
+    assert nobody.returncode == 1
+    assert nobody.stderr.startswith(f"zonebake: re-sign failed: no server answers at "
+                                    f"{tmp_path / 'set' / 'control'}: ")
+    unsigned = tmp_path / "unsigned.toml"
+    unsigned.write_text(f'[[zone]]\norigin = "{ORIGIN}"\nfile = "zone"\n')
+    refused = zonebake(env, "re-sign", "-c", str(unsigned), "-o", str(tmp_path / "out"),
+                       "--control", str(tmp_path / "control"))
+    assert (refused.returncode, refused.stderr) == (2, (
+        "zonebake: no zone of the set is signed at build time (a dnssec table): nothing to "
+        "re-sign\n"))
+
+
+def unit(name: str) -> dict[str, str]:
+    """A unit file's settings (the last of each key), continued lines joined."""
+    text = (SYSTEMD / name).read_text().replace("\\\n", " ")
+    return dict(re.findall(r"^(\w+)=(.*)$", text, re.M))
+
+
+def test_the_timer_runs_re_sign_hourly_as_the_server_user():
+    timer, service = unit("zonebake-resign.timer"), unit("zonebake-resign.service")
+    follow = unit("zonebake-follow.service")
+    assert timer["Unit"] == "zonebake-resign.service" and timer["OnCalendar"] == "hourly"
+    assert timer["WantedBy"] == "timers.target"
+    assert service["Type"] == "oneshot"
+    assert (service["User"], service["ReadWritePaths"], service["Environment"]) == \
+        (follow["User"], follow["ReadWritePaths"], follow["Environment"])
+    command = shlex.split(service["ExecStart"])
+    assert command[0] == "/usr/local/bin/zonebake" and command[1] == "re-sign"
+    args = cli._parser().parse_args(command[1:])
+    assert (args.config, args.output, args.control) == (
+        Path("/etc/zonebake/zonebake.toml"), Path("/var/lib/zonebake/build"),
+        Path("/run/zonebake/control"))
+
+
+def test_systemd_accepts_the_units(tmp_path):
+    analyze = shutil.which("systemd-analyze")
+    if analyze is None:
+        pytest.skip("systemd-analyze is not installed")
+    zonebake_script = Path(sys.executable).with_name("zonebake")
+    for name in ("zonebake-resign.service", "zonebake-resign.timer"):
+        text = (SYSTEMD / name).read_text()
+        (tmp_path / name).write_text(text.replace("/usr/local/bin/zonebake",
+                                                  str(zonebake_script)))
+    checked = subprocess.run([analyze, "verify", str(tmp_path / "zonebake-resign.timer"),
+                              str(tmp_path / "zonebake-resign.service")],
+                             capture_output=True, text=True, timeout=60)
+    assert checked.returncode == 0, checked.stderr
