@@ -34,25 +34,31 @@ def zone_lines(names: int):
     yield "mx1 A 192.0.2.25"
     made, i = 4, 0
     while made < names:
-        a, b, c = i >> 16 & 255, i >> 8 & 255, i & 255
         if i % 10 < 7:
-            yield f"site{i} A 10.{a}.{b}.{c}"
-            yield f"site{i} A 10.{a | 128}.{b}.{c}"
-            yield f"site{i} AAAA 2001:db8:{a:x}:{b:x}::{c:x}"
-            yield f"site{i} MX 10 mx1"
-            yield f'site{i} TXT "v=spf1 ip4:10.{a}.{b}.{c} -all"'
-            yield f'site{i} TXT "site-verification={i:08x}"'
-            yield f"www.site{i} CNAME site{i}"
+            yield from site_lines(i)
             made += 2
         else:
-            yield f"dom{i} NS ns1.dom{i}"
-            yield f"dom{i} NS ns2.dom{i}"
-            yield f"ns1.dom{i} A 198.51.{b}.{c}"
-            yield f"ns1.dom{i} AAAA 2001:db8:fffe:{a:x}{b:02x}::{c:x}"
-            yield f"ns2.dom{i} A 203.0.{b}.{c}"
-            yield f"ns2.dom{i} AAAA 2001:db8:ffff:{a:x}{b:02x}::{c:x}"
+            yield from delegation_lines(i)
             made += 3
         i += 1
+
+
+def site_lines(i: int) -> list[str]:
+    """Site i: two names (site<i>, www.site<i>), in this order: two A, AAAA, MX, the SPF
+    TXT, the verification TXT, the www CNAME."""
+    a, b, c = i >> 16 & 255, i >> 8 & 255, i & 255
+    return [f"site{i} A 10.{a}.{b}.{c}", f"site{i} A 10.{a | 128}.{b}.{c}",
+            f"site{i} AAAA 2001:db8:{a:x}:{b:x}::{c:x}", f"site{i} MX 10 mx1",
+            f'site{i} TXT "v=spf1 ip4:10.{a}.{b}.{c} -all"',
+            f'site{i} TXT "site-verification={i:08x}"', f"www.site{i} CNAME site{i}"]
+
+
+def delegation_lines(i: int) -> list[str]:
+    """Delegation i: three names (dom<i> and its two glued name servers)."""
+    a, b, c = i >> 16 & 255, i >> 8 & 255, i & 255
+    return [f"dom{i} NS ns1.dom{i}", f"dom{i} NS ns2.dom{i}", f"ns1.dom{i} A 198.51.{b}.{c}",
+            f"ns1.dom{i} AAAA 2001:db8:fffe:{a:x}{b:02x}::{c:x}", f"ns2.dom{i} A 203.0.{b}.{c}",
+            f"ns2.dom{i} AAAA 2001:db8:ffff:{a:x}{b:02x}::{c:x}"]
 
 
 def write_zone(path: Path, names: int) -> None:
