@@ -9,6 +9,9 @@
   in parentheses with comments, owners inherited, TTLs and classes here and there, names in
   capitals, TXT escapes, half the records in an $INCLUDE file, a DNAME, and a child zone
   served in the same set.
+
+And `change_zone`: the zone's text with one change of a kind (an address, a longer TXT, a
+name added or removed, a delegation added), for the report's change loop.
 """
 
 from __future__ import annotations
@@ -59,6 +62,40 @@ def delegation_lines(i: int) -> list[str]:
     return [f"dom{i} NS ns1.dom{i}", f"dom{i} NS ns2.dom{i}", f"ns1.dom{i} A 198.51.{b}.{c}",
             f"ns1.dom{i} AAAA 2001:db8:fffe:{a:x}{b:02x}::{c:x}", f"ns2.dom{i} A 203.0.{b}.{c}",
             f"ns2.dom{i} AAAA 2001:db8:ffff:{a:x}{b:02x}::{c:x}"]
+
+
+def middle_site(names: int) -> int:
+    """The index of a site halfway through the zone of NAMES names: a change there moves
+    what a change in a real zone would, not just the first or the last entries."""
+    count = max(1, (names - 4) * 10 // 23)  # 23 names per 10 indexes, after the head's 4
+    return count // 2 // 10 * 10  # i % 10 == 0: a site
+
+
+def changes(i: int) -> dict[str, tuple[str, list[str]]]:
+    """The one-record changes of the change loop (tests/scale/report.py) at site i, by kind:
+    (a line of the zone, the lines that take its place). Addresses from 198.18.0.0/15
+    (RFC 2544), which the zone uses nowhere else."""
+    first_a, _, _, _, _, verification, www = site_lines(i)
+    b, c = i >> 8 & 255, i & 255
+    return {
+        "A address changed": (first_a, [f"site{i} A 198.18.{b}.{c}"]),
+        "TXT made longer": (verification, [verification[:-1] + '-and-a-longer-token"']),
+        "name added": (www, [www, f"host{i} A 198.18.{b}.{c}"]),
+        "name removed": (www, []),
+        # A delegation needs its NS and, below the cut, the glue that makes it reachable.
+        "delegation added": (www, [www, f"newdom{i} NS ns1.newdom{i}",
+                                   f"ns1.newdom{i} A 198.19.{b}.{c}"]),
+    }
+
+
+def change_zone(text: str, kind: str, names: int) -> str:
+    """The text of the zone of NAMES names (as write_zone writes it) with one change of KIND:
+    one line replaced, found as a whole line, so that it is cheap at a million names."""
+    line, replacement = changes(middle_site(names))[kind]
+    old = f"\n{line}\n"
+    if text.count(old) != 1:
+        raise ValueError(f"the zone has not exactly one line {line!r}")
+    return text.replace(old, "\n" + "".join(f"{new}\n" for new in replacement), 1)
 
 
 def write_zone(path: Path, names: int) -> None:
