@@ -122,6 +122,34 @@ def peak_rss_mib(pid: int) -> int:
     return 0
 
 
+def drop_caches() -> bool:
+    """Empties the page cache, so that the next exec reads its binary from the disk (a cold
+    start, as after a deploy to a fresh machine); False where this process may not."""
+    subprocess.run(["sync"], check=True)
+    try:
+        Path("/proc/sys/vm/drop_caches").write_text("3\n")
+    except OSError:
+        return False
+    return True
+
+
+def exec_times(binary: Path, probe: str, cold: bool = False,
+               runs: int = 5) -> tuple[list[float], int]:
+    """Seconds from exec to the first answer of RUNS starts of the built server on one
+    worker, each after drop_caches() when COLD; and its RSS after the last answer in MiB."""
+    times = []
+    for _ in range(runs):
+        if cold:
+            drop_caches()
+        port = free_port()
+        seconds, process = first_answer([str(binary), "--listen", f"127.0.0.1:{port}",
+                                         "--threads", "1", *AS_ROOT], port, probe)
+        times.append(seconds)
+        rss = peak_rss_mib(process.pid)
+        stop(process)
+    return times, rss
+
+
 def sample_questions(names: int, count: int = 2000) -> list[tuple[str, str]]:
     """Questions over the generated zone's shapes: sites, their aliases, delegations, glue,
     missing names and types."""
@@ -178,14 +206,7 @@ def measure(title: str, zones: list[tuple[str, Path]], build_args: list[str], pr
     print(f"sizes: zone files {zone_bytes / 2**20:.1f} MiB, zonedata.bin "
           f"{(outdir / 'zonedata.bin').stat().st_size / 2**20:.1f} MiB, binary "
           f"{binary.stat().st_size / 2**20:.1f} MiB")
-    times = []
-    for _ in range(5):
-        port = free_port()
-        seconds, process = first_answer([str(binary), "--listen", f"127.0.0.1:{port}",
-                                         "--threads", "1", *AS_ROOT], port, probe)
-        times.append(seconds)
-        rss_ours = peak_rss_mib(process.pid)
-        stop(process)
+    times, rss_ours = exec_times(binary, probe)
     print(f"zonebake exec to first answer: median {statistics.median(times) * 1000:.1f} ms "
           f"(of {', '.join(f'{t * 1000:.1f}' for t in times)}); RSS after it {rss_ours} MiB")
 
@@ -222,9 +243,14 @@ def knot_load(workdir: Path, zones: list[tuple[str, Path]], probe: str,
     port = free_port()
     (workdir / "knot.conf").write_text(knot_config(workdir, port, zones,
                                                    template_extra=template_extra))
+    return knot_first_answer(workdir / "knot.conf", port, probe)
+
+
+def knot_first_answer(conf: Path, port: int, probe: str) -> tuple[float, int]:
+    """knotd with CONF, listening on PORT: its seconds from exec to its first answer, and its
+    peak RSS in MiB."""
     subprocess.run(["sync"], check=True)
-    seconds, knot = first_answer(["knotd", "-c", str(workdir / "knot.conf")], port, probe,
-                                 limit=3600)
+    seconds, knot = first_answer(["knotd", "-c", str(conf)], port, probe, limit=3600)
     rss = peak_rss_mib(knot.pid)
     stop(knot)
     return seconds, rss
@@ -289,22 +315,51 @@ SIGNING_POLICY = """policy:
 """
 
 
-def measure_signing(zone: Path, workdir: Path, zonebake: str) -> None:
-    """The zone signed by the build against kzonesign with the same keys and policy; the
-    rebuild after one changed record."""
-    print("== signing at build time: Ed25519, NSEC3", flush=True)
-    workdir.mkdir(parents=True, exist_ok=True)
+def signing_config(workdir: Path, zone: Path, zonebake: str) -> tuple[Path, Path]:
+    """A zonebake.toml in WORKDIR that signs ZONE with an Ed25519 KSK and ZSK (made once per
+    WORKDIR) and NSEC3 without salt or iterations; and the keys' directory."""
     keys = workdir / "keys"
     if not keys.exists():
         keys.mkdir()
         for kind in (["--ksk"], []):
             subprocess.run([zonebake, "keygen", ORIGIN, "-d", str(keys), *kind], check=True,
                            capture_output=True)
+    toml = workdir / "zonebake.toml"
+    toml.write_text(f'[[zone]]\norigin = "{ORIGIN}"\nfile = "{zone}"\n'
+                    f'dnssec = {{ keys = "{keys}", denial = "nsec3" }}\n')
+    return toml, keys
+
+
+def knot_signing_config(kdir: Path, zone: Path, keys: Path, at: int, port: int) -> Path:
+    """A fresh KDIR with Knot's configuration that signs ZONE as signing_config's build does
+    (SIGNING_POLICY, the same keys, in use at the time AT), for kzonesign or for knotd on
+    PORT."""
+    subprocess.run(["rm", "-rf", str(kdir)], check=True)
+    (kdir / "db").mkdir(parents=True)
+    conf = kdir / "knot.conf"
+    conf.write_text(knot_config(kdir, port, [(ORIGIN, zone)],
+                                template_extra="    dnssec-signing: on\n"
+                                               "    dnssec-policy: zonebake\n")
+                    .replace("template:", SIGNING_POLICY.format(threads=os.cpu_count()) +
+                             "template:"))
+    for key in sorted(keys.glob("*.private")):
+        made = subprocess.run(["keymgr", "-c", str(conf), ORIGIN, "import-bind", str(key)],
+                              check=True, capture_output=True, text=True)
+        # keymgr dates an imported key at the import: it must be in use at `at` already.
+        subprocess.run(["keymgr", "-c", str(conf), ORIGIN, "set", made.stdout.split()[0],
+                        f"created={at - 7200}", f"publish={at - 7200}", f"active={at - 7200}"],
+                       check=True, capture_output=True)
+    return conf
+
+
+def measure_signing(zone: Path, workdir: Path, zonebake: str) -> None:
+    """The zone signed by the build against kzonesign with the same keys and policy; the
+    rebuild after one changed record."""
+    print("== signing at build time: Ed25519, NSEC3", flush=True)
+    workdir.mkdir(parents=True, exist_ok=True)
     unsigned = workdir / "zone"
     unsigned.write_bytes(zone.read_bytes())
-    toml = workdir / "zonebake.toml"
-    toml.write_text(f'[[zone]]\norigin = "{ORIGIN}"\nfile = "{unsigned}"\n'
-                    f'dnssec = {{ keys = "{keys}", denial = "nsec3" }}\n')
+    toml, keys = signing_config(workdir, unsigned, zonebake)
     at = int(time.time())
     os.environ["SOURCE_DATE_EPOCH"] = str(at)
     outdir, cache = workdir / "out", workdir / "cache"
@@ -328,22 +383,8 @@ def measure_signing(zone: Path, workdir: Path, zonebake: str) -> None:
           f"{(outdir / 'zonebake-server').stat().st_size / 2**20:.1f} MiB", flush=True)
 
     kdir = workdir / "kzonesign"
-    subprocess.run(["rm", "-rf", str(kdir)], check=True)
-    (kdir / "out").mkdir(parents=True)
-    conf = kdir / "knot.conf"
-    conf.write_text(knot_config(kdir, free_port(), [(ORIGIN, unsigned)],
-                                template_extra="    dnssec-signing: on\n"
-                                               "    dnssec-policy: zonebake\n")
-                    .replace("template:", SIGNING_POLICY.format(threads=os.cpu_count()) +
-                             "template:"))
-    (kdir / "db").mkdir()
-    for key in sorted(keys.glob("*.private")):
-        made = subprocess.run(["keymgr", "-c", str(conf), ORIGIN, "import-bind", str(key)],
-                              check=True, capture_output=True, text=True)
-        # keymgr dates an imported key at the import: it must be in use at `at` already.
-        subprocess.run(["keymgr", "-c", str(conf), ORIGIN, "set", made.stdout.split()[0],
-                        f"created={at - 7200}", f"publish={at - 7200}", f"active={at - 7200}"],
-                       check=True, capture_output=True)
+    conf = knot_signing_config(kdir, unsigned, keys, at, free_port())
+    (kdir / "out").mkdir()
     started = time.monotonic()
     process = subprocess.run([sys.executable, "-c", LAUNCHER, "kzonesign", "-c", str(conf),
                               "-o", str(kdir / "out"), "-t", str(at), ORIGIN],
