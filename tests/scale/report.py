@@ -21,9 +21,18 @@ machine:
   rebuild after one changed record against the full build;
 - the set of 10,000 zones with one broken: `zonebake build --keep-going` with every zone good
   (it keeps each zone's last good copy) and with one zone broken (compiled from its copy),
-  against the plain build.
+  against the plain build;
+- the change loop (change-loop; issue 40): a full build of the zone, then for each
+  one-record change (an address, a longer TXT, a name added, a name removed, a delegation
+  added: tests/scale/gen.py's change_zone) a rebuild over a copy of the full build's output,
+  its time against the full build's, the server's binary delta (`zstd --patch-from -19
+  --long`), whether it wrote the bytes a full build of the changed zone writes, exec to first
+  answer cold and warm, and Knot's load of the changed zone; against the issue's targets.
+  change-loop-signed, only when asked, does the same with the zone signed by the build
+  (Ed25519, NSEC3; --signed-names, 200,000 by default), Knot signing as it loads.
 
     .venv/bin/python tests/scale/report.py WORKDIR [--names N] [--zones N] [--only SECTION]
+                                                   [--signed-names N]
 
 Not part of the test suite: it takes minutes (Knot's load, the 2000 questions).
 """
@@ -31,6 +40,7 @@ Not part of the test suite: it takes minutes (Knot's load, the 2000 questions).
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import random
 import socket
@@ -47,7 +57,8 @@ import dns.rcode
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent), str(HERE.parent / "differential")]
 from compare import differences, normalize, show  # noqa: E402
-from gen import ORIGIN, write_handkept, write_zone, write_zoneset  # noqa: E402
+from gen import (ORIGIN, change_zone, changes, write_handkept, write_zone,  # noqa: E402
+                 write_zoneset)
 from knotd import knot_config  # noqa: E402
 from signzone import sign  # noqa: E402
 
@@ -315,6 +326,18 @@ SIGNING_POLICY = """policy:
 """
 
 
+def full_build(zonebake: str, zone: Path, args: list[str], outdir: Path,
+               cache: Path) -> tuple[str, float, int]:
+    """build() of ARGS into an empty OUTDIR as the first build of a zone on a machine where
+    zonebake has run before: the core and the runtime's objects compiled (by a build of the
+    unsigned ZONE first), no signature cached."""
+    build(zonebake, ["--zone", f"{ORIGIN}={zone}"], outdir, cache)
+    subprocess.run(["rm", "-rf", str(cache / "zonebake" / "signatures"), str(outdir)],
+                   check=True)
+    subprocess.run(["sync"], check=True)
+    return build(zonebake, args, outdir, cache)
+
+
 def signing_config(workdir: Path, zone: Path, zonebake: str) -> tuple[Path, Path]:
     """A zonebake.toml in WORKDIR that signs ZONE with an Ed25519 KSK and ZSK (made once per
     WORKDIR) and NSEC3 without salt or iterations; and the keys' directory."""
@@ -363,12 +386,7 @@ def measure_signing(zone: Path, workdir: Path, zonebake: str) -> None:
     at = int(time.time())
     os.environ["SOURCE_DATE_EPOCH"] = str(at)
     outdir, cache = workdir / "out", workdir / "cache"
-    # The core and the runtime's objects compiled by a build of the unsigned zone first.
-    build(zonebake, ["--zone", f"{ORIGIN}={unsigned}"], outdir, cache)
-    subprocess.run(["rm", "-rf", str(cache / "zonebake" / "signatures"), str(outdir)],
-                   check=True)
-    subprocess.run(["sync"], check=True)
-    summary, full, rss = build(zonebake, ["-c", str(toml)], outdir, cache)
+    summary, full, rss = full_build(zonebake, unsigned, ["-c", str(toml)], outdir, cache)
     print(f"build, signing everything: {full:.1f} s wall, peak RSS {rss} MiB; {summary}",
           flush=True)
     text = unsigned.read_text()
@@ -398,6 +416,147 @@ def measure_signing(zone: Path, workdir: Path, zonebake: str) -> None:
     print(f"build / kzonesign: time {full / knot:.2f}, memory {rss / knot_rss:.2f}; "
           f"rebuild / build: {again / full:.2f}", flush=True)
     del os.environ["SOURCE_DATE_EPOCH"]
+
+
+# Issue 40's targets for the loop of changing a zone and shipping the change.
+REBUILD_TARGET = 0.10  # an incremental build, as a share of the full build's time
+DELTA_TARGET = 2**20  # bytes of the server's binary delta for one changed record
+EXEC_TARGET = 0.050  # seconds from exec to the first answer
+
+
+def zstd_options(*files: Path) -> list[str]:
+    """zstd -19 with a 2**27-byte window, or one as large as the largest of FILES: a delta
+    (--patch-from) reaches back one window only, and beyond 128 MiB zstd also asks for
+    --memory."""
+    log = max(27, (max(path.stat().st_size for path in files) - 1).bit_length())
+    return ["-19", f"--long={log}", *([f"--memory={1 << log - 20}MiB"] if log > 27 else [])]
+
+
+def zstd_bytes(new: Path, out: Path, reference: Path | None = None) -> int:
+    """Bytes of NEW compressed into OUT, or of its delta against REFERENCE: what shipping it
+    costs."""
+    references = [reference] if reference else []
+    # zstd prints advice on --patch-from's options even with -q: kept for a failure only.
+    process = subprocess.run(["zstd", "-q", "-f", *zstd_options(new, *references),
+                              *(f"--patch-from={path}" for path in references), str(new),
+                              "-o", str(out)], capture_output=True, text=True)
+    if process.returncode != 0:
+        raise SystemExit(f"zstd exited {process.returncode}:\n{process.stderr[-3000:]}")
+    return out.stat().st_size
+
+
+def digests(outdir: Path) -> dict[str, str]:
+    """sha256 of each file of a build's output: the server, its data, its C source."""
+    found = {}
+    for path in sorted(outdir.iterdir()):
+        with path.open("rb") as file:
+            found[path.name] = hashlib.file_digest(file, "sha256").hexdigest()
+    return found
+
+
+def rebuild_changed(zonebake: str, args: list[str], full: Path, workdir: Path,
+                    cache: Path) -> tuple[float, int, list[str], Path]:
+    """Rebuilds the changed zone over a copy of FULL, the unchanged zone's output (where an
+    incremental build would find what it reuses): its seconds, the server's delta in bytes,
+    the files that differ from a full build of the changed zone into an empty directory
+    (none: the same bytes), and the rebuilt server."""
+    rebuilt, fresh = workdir / "rebuilt", workdir / "fresh"
+    subprocess.run(["rm", "-rf", str(rebuilt), str(fresh)], check=True)
+    subprocess.run(["cp", "-a", str(full), str(rebuilt)], check=True)
+    subprocess.run(["sync"], check=True)
+    _, seconds, _ = build(zonebake, args, rebuilt, cache)
+    server = rebuilt / "zonebake-server"
+    delta = zstd_bytes(server, workdir / "delta.zst", reference=full / "zonebake-server")
+    build(zonebake, args, fresh, cache)
+    ours, theirs = digests(rebuilt), digests(fresh)
+    differing = sorted(name for name in ours.keys() | theirs.keys()
+                       if ours.get(name) != theirs.get(name))
+    return seconds, delta, differing, server
+
+
+def missed(value: float, target: float) -> str:
+    return "*" if value > target else " "
+
+
+def exec_median(server: Path, cold: bool) -> str:
+    """The median exec to first answer in ms, marked when it misses its target."""
+    seconds = statistics.median(exec_times(server, ORIGIN, cold=cold)[0])
+    return f"{seconds * 1000:7.1f}{missed(seconds, EXEC_TARGET)}"
+
+
+def change_loop_inputs(workdir: Path, live: Path, zonebake: str, signed: bool):
+    """The build's arguments for the zone at LIVE, and how Knot loads it: as it is, or,
+    when SIGNED, signing it with the build's keys and policy at the build's time."""
+    if not signed:
+        return (["--zone", f"{ORIGIN}={live}"],
+                lambda: knot_load(workdir / "knot", [(ORIGIN, live)], ORIGIN))
+    toml, keys = signing_config(workdir, live, zonebake)
+    at = int(time.time())
+    os.environ["SOURCE_DATE_EPOCH"] = str(at)
+
+    def knot() -> tuple[float, int]:
+        port = free_port()
+        return knot_first_answer(knot_signing_config(workdir / "knot", live, keys, at, port),
+                                 port, ORIGIN)
+    return ["-c", str(toml)], knot
+
+
+def measure_change_loop(zone: Path, names: int, workdir: Path, zonebake: str,
+                        signed: bool) -> None:
+    """Issue 40's loop: a full build, then for each one-record change (gen.py's change_zone)
+    a rebuild over the last output, the server's binary delta, whether the rebuild wrote a
+    full build's bytes, exec to first answer cold and warm, and Knot loading the changed
+    zone (signing it too, when the build signs)."""
+    kind = "signed at build time (Ed25519, NSEC3)" if signed else "plain"
+    print(f"== change loop, {names} names, {kind}", flush=True)
+    workdir.mkdir(parents=True, exist_ok=True)
+    # Edited in place, as an operator edits a zone file: every build reads the same path.
+    live = workdir / "zone"
+    text = zone.read_text()
+    live.write_text(text)
+    cache, full = workdir / "cache", workdir / "full"
+    args, knot = change_loop_inputs(workdir, live, zonebake, signed)
+    try:
+        summary, full_seconds, rss = full_build(zonebake, live, args, full, cache)
+        server = full / "zonebake-server"
+        output = sum(path.stat().st_size for path in full.iterdir())
+        print(f"full build: {full_seconds:.1f} s wall, peak RSS {rss} MiB, output "
+              f"{output / 2**20:.1f} MiB (server {server.stat().st_size / 2**20:.1f} MiB; "
+              f"zstd {' '.join(zstd_options(server))}: "
+              f"{zstd_bytes(server, workdir / 'server.zst') / 2**20:.1f} MiB); {summary}")
+        # Every build first, then the starts: dropping the page cache for a cold start would
+        # slow the next build, which the full build did not suffer.
+        built = []
+        for n, change in enumerate(changes(0)):
+            live.write_text(change_zone(text, change, names))
+            *figures, rebuilt = rebuild_changed(zonebake, args, full, workdir, cache)
+            built.append((change, *figures, rebuilt.rename(workdir / f"server-{n}")))
+        cold = drop_caches()
+        print(f"targets: rebuild at most {REBUILD_TARGET:.0%} of the full build, delta at "
+              f"most {DELTA_TARGET:,} bytes, exec to first answer at most "
+              f"{EXEC_TARGET * 1000:.0f} ms; * misses one. Exec: median of 5, cold after "
+              f"dropping the page cache"
+              + ("" if cold else " (skipped: /proc/sys/vm/drop_caches is not writable)"))
+        print(f"{'change':<18} {'rebuild s':>9} {'/ full':>7} {'delta bytes':>12} "
+              f"{'identical':>10} {'cold ms':>8} {'warm ms':>8} {'knot s':>7}", flush=True)
+        for change, seconds, delta, differing, rebuilt in built:
+            live.write_text(change_zone(text, change, names))  # for Knot
+            print(change_row(change, seconds / full_seconds, seconds, delta, differing,
+                             rebuilt, cold, knot), flush=True)
+    finally:
+        live.write_text(text)
+        os.environ.pop("SOURCE_DATE_EPOCH", None)
+
+
+def change_row(change: str, ratio: float, seconds: float, delta: int, differing: list[str],
+               rebuilt: Path, cold: bool, knot) -> str:
+    """A line of the change loop's table; the starts of the REBUILT server and Knot's load
+    measured as it is made."""
+    return (f"{change:<18} {seconds:>9.2f} {ratio:>6.2f}{missed(ratio, REBUILD_TARGET)}"
+            f" {delta:>11,}{missed(delta, DELTA_TARGET)} "
+            f"{'yes' if not differing else 'no: ' + ','.join(differing):>10} "
+            f"{exec_median(rebuilt, cold=True) if cold else 'skipped':>8} "
+            f"{exec_median(rebuilt, cold=False)} {knot()[0]:>7.2f}")
 
 
 def measure_keep_going(config: Path, count: int, workdir: Path, zonebake: str) -> None:
@@ -433,7 +592,9 @@ def measure_keep_going(config: Path, count: int, workdir: Path, zonebake: str) -
           f"MiB; the broken zone serves {served} from its copy", flush=True)
 
 
-SECTIONS = ("plain", "hand-kept", "zone-set", "keep-going", "signed", "signing")
+SECTIONS = ("plain", "hand-kept", "zone-set", "keep-going", "signed", "signing",
+            "change-loop")
+ON_REQUEST = ("change-loop-signed",)  # not in a plain run: the signed loop takes long
 
 
 def main() -> None:
@@ -442,8 +603,11 @@ def main() -> None:
     parser.add_argument("workdir", type=Path)
     parser.add_argument("--names", type=int, default=1_000_000)
     parser.add_argument("--zones", type=int, default=10_000)
-    parser.add_argument("--only", choices=SECTIONS, action="append",
-                        help="measure this section (repeatable; default: all)")
+    parser.add_argument("--signed-names", type=int, default=200_000,
+                        help="the zone's names in change-loop-signed")
+    parser.add_argument("--only", choices=SECTIONS + ON_REQUEST, action="append",
+                        help=f"measure this section (repeatable; default: all but "
+                             f"{', '.join(ON_REQUEST)})")
     args = parser.parse_args()
     only = set(args.only or SECTIONS)
     zonebake = str(Path(sys.executable).parent / "zonebake")
@@ -467,6 +631,16 @@ def main() -> None:
         measure_signed(zone, args.workdir / f"signed-{args.names}", zonebake)
     if "signing" in only:
         measure_signing(zone, args.workdir / f"signing-{args.names}", zonebake)
+    if "change-loop" in only:
+        measure_change_loop(zone, args.names, args.workdir / f"change-loop-{args.names}",
+                            zonebake, signed=False)
+    if "change-loop-signed" in only:
+        signed_zone = args.workdir / f"scale-{args.signed_names}.zone"
+        if not signed_zone.exists():
+            write_zone(signed_zone, args.signed_names)
+        measure_change_loop(signed_zone, args.signed_names,
+                            args.workdir / f"change-loop-signed-{args.signed_names}",
+                            zonebake, signed=True)
     if not only & {"zone-set", "keep-going"}:
         return
 
