@@ -88,6 +88,9 @@ def changes(i: int) -> dict[str, tuple[str, list[str]]]:
     }
 
 
+CHANGE_KINDS = tuple(changes(0))  # in the order the report measures them
+
+
 def change_zone(text: str, kind: str, names: int) -> str:
     """The text of the zone of NAMES names (as write_zone writes it) with one change of KIND:
     one line replaced, found as a whole line, so that it is cheap at a million names."""
