@@ -15,17 +15,16 @@ from .config import ZoneSetConfig
 class Layout:
     """Where the core put each table in zonedata.bin (runtime/zonedata.h), and its size."""
 
-    nodes_off: int
-    types_off: int
-    pilots_off: int
-    nnodes: int  # one per hash slot: some are empty
+    groups_off: int  # the perfect hash's groups (runtime/hash.h)
+    ngroups: int
+    group_mask: int
+    nslots: int  # all groups': some are empty
     nanswers: int
-    nbuckets: int
     seed: int
     # CH-class names answered with a TXT: (lowercased wire name, answer offset).
     chaos: tuple[tuple[bytes, int], ...]
     data_size: int
-    signed_nodes: int = 0  # a node's DO twin: nodes[i + signed_nodes]; 0 when none is signed
+    signed_nodes: int = 0  # a node's DO twin: the node after it (1); 0 when none is signed
     # Signed zones, each its number in the set and its signatures' earliest expiration
     # (seconds since 1970).
     expiries: tuple[tuple[int, int], ...] = ()

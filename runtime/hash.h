@@ -100,6 +100,26 @@ static inline uint64_t zb_hash_padded(const uint8_t *key, size_t len, uint64_t h
 	return zb_hash_end(h);
 }
 
+/*
+ * Groups by linear hashing: with n groups, 2^k <= n < 2^(k+1), a hash's low k+1 bits name
+ * its group, or its low k bits when k+1 name one past the last. One group more splits one
+ * group in two (the one its low k bits name) and leaves the others as they were, so that a
+ * name added to a zone re-places one group's names, not all (compiler/core/layout/phash.c).
+ */
+static inline uint32_t zb_group_mask(uint32_t ngroups)
+{
+	uint32_t mask = 1;
+	while (mask < ngroups)
+		mask = mask << 1 | 1;
+	return mask;
+}
+
+static inline uint32_t zb_group_of(uint64_t h, uint32_t mask, uint32_t ngroups)
+{
+	uint32_t g = (uint32_t)h & mask;
+	return g < ngroups ? g : g & (mask >> 1);
+}
+
 static inline uint32_t zb_bucket_of(uint64_t h, uint32_t nbuckets)
 {
 	return (uint32_t)(((h >> 32) * (uint64_t)nbuckets) >> 32);

@@ -2,9 +2,14 @@
  * zonedata.h - the layout of a compiled zone set, as the compiler writes it into zonedata.c.
  *
  * Everything lives in one read-only byte blob (`data`): plain structs with fixed layouts,
- * little-endian, referenced by offsets into the blob. Nodes sit in the perfect hash's slot
- * order (a slot's node is nodes[slot]; an empty slot's node has name_len 0), and each answer's
- * record sits right before its body, so that a lookup touches few cache lines. Written once
+ * little-endian. The perfect hash is cut in groups (hash.h), each with a region of its own:
+ * its pilots, its nodes in slot order (an empty slot's node has name_len 0; with a signed
+ * zone each node's DO twin right after it), the nodes of answers for names below a node,
+ * their type entries, their answers (each answer's record right before its body, so that a
+ * lookup touches few cache lines) and their names. Inside a region, offsets count from the
+ * octet where they are written (a node's fields from the node, and so on): a region reads
+ * the same wherever it lies, and a change of the zone moves one region's octets, not the
+ * others' (compiler/core/layout/layout.c). Written once
  * for both sides: the compiler's core writes these very structs (compiler/core/layout/layout.c
  * includes this file), and only the offsets of the tables reach zonedata.c, as numbers.
  */
@@ -19,10 +24,11 @@
 
 /* A name of the tree: an owner, an empty non-terminal or a zone apex. */
 struct zb_node {
-	uint32_t name_off;       /* lowercased wire-format name, in data: 16-aligned, zeros
-				  * after it to the end of its last 16 octets */
-	uint32_t types_off;      /* first of `ntypes` entries in `types`, sorted by qtype */
-	uint32_t default_answer; /* answer (offset in data) for a qtype not in the list */
+	/* Lowercased wire-format name, from the node: 16-aligned, zeros after it to the end of
+	 * its last 16 octets. A DO twin holds its denial here instead (below). */
+	uint32_t name_off;
+	uint32_t types_off;      /* first of `ntypes` type entries, from the node: by qtype */
+	uint32_t default_answer; /* answer (from the node) for a qtype not in the list */
 	uint32_t miss;           /* for a name below this node that is not in the tree */
 	uint16_t ntypes;
 	uint8_t name_len;
@@ -30,18 +36,26 @@ struct zb_node {
 };
 
 enum zb_miss_kind {
-	ZB_MISS_ANSWER = 0,   /* `miss` is an answer's offset in data (NXDOMAIN, referral...) */
-	/* `miss` is the index of a node whose answers by type serve: the '*' child to
-	 * synthesize from, or a node after the perfect hash's slots (its name_len 0) holding
-	 * what a DNAME synthesis gives by type, the chain going on from the query name's image
-	 * (RFC 6672 §3.3). */
+	ZB_MISS_ANSWER = 0,   /* `miss` is an answer's offset from the node (NXDOMAIN, referral...) */
+	/* `miss` is the offset from the node of a node after the group's slots (its name_len
+	 * 0), whose answers by type serve: a copy of the '*' child's to synthesize from, or what
+	 * a DNAME synthesis gives by type, the chain going on from the query name's image
+	 * (RFC 6672 §3.3). For a DO twin, that node's twin. */
 	ZB_MISS_NODE = 1,
 };
 
 struct zb_type_entry {
 	uint16_t qtype;          /* or ZB_KEY_ANY_OVER_TCP */
 	uint16_t reserved;
-	uint32_t answer;         /* offset in data */
+	uint32_t answer;         /* offset from the entry */
+};
+
+/* A group of the perfect hash (hash.h): where its nodes are; its `nbuckets` uint16 pilots
+ * end right before them. */
+struct zb_group {
+	uint32_t nodes_off;      /* in data */
+	uint16_t nslots;
+	uint16_t nbuckets;
 };
 
 /* The key of the answer to ANY over TCP: every RRset (over UDP, ANY gets one, RFC 8482).
@@ -56,9 +70,9 @@ struct zb_answer {
 	uint16_t nfixups;
 	uint16_t trunc_len;      /* body length without the optional additional records */
 	uint16_t trunc_arcount;  /* ARCOUNT without them */
-	uint32_t body_off;       /* the body, in data */
+	uint32_t body_off;       /* the body, from the answer */
 	uint32_t fixups_off;     /* `nfixups` uint16 body offsets of compression pointers, in
-				  * ascending order, in data (2-aligned) */
+				  * ascending order, from the answer (2-aligned) */
 	/* DNAME synthesis (RFC 6672 §3.3), when dname_split is not 0: the query name's labels in
 	 * front of the DNAME owner (dname_owner_len octets) go at body offset dname_split,
 	 * completing the target of the synthesized CNAME; if there are more than
@@ -66,10 +80,10 @@ struct zb_answer {
 	uint16_t dname_split;
 	uint8_t dname_owner_len;
 	uint8_t dname_max_prefix;
-	uint32_t overflow;       /* offset in data */
+	int32_t overflow;        /* offset from the answer, either way */
 	/* With DNSSEC, an answer for a query name that has no node (NXDOMAIN, a wildcard's)
-	 * also proves that the name does not exist, which depends on the name: offset of a
-	 * struct zb_answer_denial saying where that proof goes, or 0. */
+	 * also proves that the name does not exist, which depends on the name: offset from
+	 * the answer of a struct zb_answer_denial saying where that proof goes, or 0. */
 	uint32_t denial;
 };
 
@@ -82,8 +96,8 @@ struct zb_answer_denial {
 
 /*
  * DNSSEC denial of existence (RFC 4035 §3.1.3, RFC 5155 §7.2) for names that have no node.
- * A node's DO twin (zb_zoneset.signed_nodes) has, in place of a name, the offset of what
- * finds the proof for a name below it: a struct zb_children in an NSEC zone, the zone's
+ * A node's DO twin (zb_zoneset.signed_nodes) has, in place of a name, the offset in data
+ * (not from the node: these tables are not in the groups' regions) of what finds the proof for a name below it: a struct zb_children in an NSEC zone, the zone's
  * struct zb_chain in an NSEC3 zone, a struct zb_image_denial at a DNAME, or 0.
  */
 enum zb_denial_kind { ZB_DENIAL_NSEC = 1, ZB_DENIAL_NSEC3 = 3, ZB_DENIAL_IMAGE = 4 };
@@ -152,6 +166,7 @@ struct zb_chaos_name {
 
 _Static_assert(sizeof(struct zb_node) == 20, "zb_node layout");
 _Static_assert(sizeof(struct zb_type_entry) == 8, "zb_type_entry layout");
+_Static_assert(sizeof(struct zb_group) == 8, "zb_group layout");
 _Static_assert(sizeof(struct zb_answer) == 40, "zb_answer layout");
 _Static_assert(sizeof(struct zb_chain) == 280, "zb_chain layout");
 _Static_assert(sizeof(struct zb_children) == 16, "zb_children layout");
@@ -168,16 +183,15 @@ struct zb_zone_info {
 struct zb_zoneset {
 	const uint8_t *data;
 	uint64_t data_len;
-	const struct zb_node *nodes; /* one per perfect hash slot */
-	const struct zb_type_entry *types;
-	const uint16_t *pilots;  /* perfect hash: one per bucket */
+	const struct zb_group *groups; /* the perfect hash's (hash.h) */
 	uint64_t seed;
 	uint64_t hash_key;       /* ZB_HASH_KEY(seed) (hash.h), which the responder hashes with */
-	uint32_t nnodes;         /* = the perfect hash's slots */
-	uint32_t nanswers;
-	uint32_t nbuckets;
+	uint32_t ngroups;
+	uint32_t group_mask;     /* zb_group_mask(ngroups) */
+	uint32_t node_size;      /* a slot's octets: its node, and its DO twin when one is signed */
+	uint32_t nanswers;       /* distinct answers */
 	uint32_t max_labels;     /* labels (root not counted) of the deepest node */
-	uint32_t signed_nodes;   /* a node's DO twin is nodes[i + signed_nodes]; 0: none */
+	uint32_t signed_nodes;   /* a node's DO twin is node[signed_nodes]: 1, or 0 when none */
 	const struct zb_zone_info *zones;
 	uint32_t nzones;
 	const char *version;     /* zonebake's, which built it */
@@ -212,6 +226,13 @@ extern const struct zb_zoneset zb_zoneset;
 static inline const struct zb_answer *zb_answer_at(const struct zb_zoneset *zs, uint32_t off)
 {
 	return (const struct zb_answer *)(zs->data + off);
+}
+
+/* What an offset written at `from` points to (zonedata.h: offsets in a region count from
+ * where they are written). */
+static inline const void *zb_from(const void *from, uint32_t off)
+{
+	return (const uint8_t *)from + off;
 }
 
 #endif

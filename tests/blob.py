@@ -14,7 +14,8 @@ import dns.name
 
 NODE = struct.Struct("<IIIIHBB")  # runtime/zonedata.h: struct zb_node
 TYPE_ENTRY = struct.Struct("<HHI")  # struct zb_type_entry
-ANSWER = struct.Struct("<10sHHHHHIIHBBI")  # struct zb_answer
+ANSWER = struct.Struct("<10sHHHHHIIHBBiI")  # struct zb_answer
+GROUP = struct.Struct("<IHH")  # struct zb_group
 DEFAULT_QTYPE = 65280  # the question the default answer is decoded under
 MISS_ANSWER = 0  # enum zb_miss_kind
 
@@ -42,55 +43,65 @@ class Answer:
 
 
 class Blob:
+    """Nodes are known by their offsets in the data; the offsets a region holds count from
+    where they are written (runtime/zonedata.h)."""
+
     def __init__(self, data: bytes, layout):
         self.data = data
         self.layout = layout
-        self.nodes: dict[dns.name.Name, int] = {}  # name -> slot
-        self.slot_names: dict[int, dns.name.Name] = {}
-        for slot in range(layout.nnodes):
-            name_off, _, _, _, _, name_len, _ = self._node(slot)
-            if name_len:
-                name = dns.name.from_wire(data[name_off:name_off + name_len], 0)[0]
-                self.nodes[name] = slot
-                self.slot_names[slot] = name
+        self.node_size = NODE.size * (1 + layout.signed_nodes)
+        self.nodes: dict[dns.name.Name, int] = {}  # name -> its node's offset
+        for g in range(layout.ngroups):
+            nodes_off, nslots, _ = GROUP.unpack_from(data, layout.groups_off + GROUP.size * g)
+            for slot in range(nslots):
+                at = nodes_off + self.node_size * slot
+                name_off, _, _, _, _, name_len, _ = self._node(at)
+                if name_len:
+                    name = dns.name.from_wire(data[at + name_off:at + name_off + name_len], 0)[0]
+                    self.nodes[name] = at
 
     @classmethod
     def read(cls, path: Path, layout) -> Blob:
         return cls(path.read_bytes(), layout)
 
-    def _node(self, slot: int) -> tuple:
-        return NODE.unpack_from(self.data, self.layout.nodes_off + NODE.size * slot)
+    def _node(self, at: int) -> tuple:
+        return NODE.unpack_from(self.data, at)
 
     def _answer(self, offset: int) -> Answer:
         (header, body_len, base_len, nfixups, _, _, body_off, fixups_off, dname_split, _, _,
-         _) = ANSWER.unpack_from(self.data, offset)
-        fixups = struct.unpack_from(f"<{nfixups}H", self.data, fixups_off)
-        return Answer(header, self.data[body_off:body_off + body_len], base_len, fixups,
+         _, _) = ANSWER.unpack_from(self.data, offset)
+        fixups = struct.unpack_from(f"<{nfixups}H", self.data, offset + fixups_off)
+        body_at = offset + body_off
+        return Answer(header, self.data[body_at:body_at + body_len], base_len, fixups,
                       dname_split)
 
-    def _typed(self, index: int) -> dict:
-        """The answers of the node at `index`: {qtype, 'default': Answer}."""
-        _, first, default, _, ntypes, _, _ = self._node(index)
+    def _typed(self, at: int) -> dict:
+        """The answers of the node at `at`: {qtype, 'default': Answer}."""
+        _, first, default, _, ntypes, _, _ = self._node(at)
         out = {}
         for k in range(ntypes):
-            qtype, _, offset = TYPE_ENTRY.unpack_from(
-                self.data, self.layout.types_off + TYPE_ENTRY.size * (first + k))
-            out[qtype] = self._answer(offset)
-        out["default"] = self._answer(default)
+            entry = at + first + TYPE_ENTRY.size * k
+            qtype, _, offset = TYPE_ENTRY.unpack_from(self.data, entry)
+            out[qtype] = self._answer(entry + offset)
+        out["default"] = self._answer(at + default)
         return out
 
     def answers(self, name: dns.name.Name) -> dict:
-        """{qtype, 'default': Answer, 'miss': Answer, or ('wildcard', name), or ('by type',
-        {qtype, 'default': Answer}) for a node of answers after the hash's slots}."""
-        slot = self.nodes[name]
-        out = self._typed(slot)
-        _, _, _, miss, _, _, miss_kind = self._node(slot)
+        """{qtype, 'default': Answer, 'miss': Answer, or ('wildcard', name) when the
+        wildcard child's answers serve (the node holds a copy of them), or ('by type',
+        {qtype, 'default': Answer}) for a DNAME's answers by type}."""
+        at = self.nodes[name]
+        out = self._typed(at)
+        _, _, _, miss, _, _, miss_kind = self._node(at)
         if miss_kind == MISS_ANSWER:
-            out["miss"] = self._answer(miss)
-        elif miss in self.slot_names:
-            out["miss"] = ("wildcard", self.slot_names[miss])
+            out["miss"] = self._answer(at + miss)
+            return out
+        below = self._typed(at + miss)
+        wildcard = dns.name.Name((b"*",)) + name
+        if wildcard in self.nodes and self._typed(self.nodes[wildcard]) == below:
+            out["miss"] = ("wildcard", wildcard)
         else:
-            out["miss"] = ("by type", self._typed(miss))
+            out["miss"] = ("by type", below)
         return out
 
     def answer(self, name: str, qtype: int) -> Answer:

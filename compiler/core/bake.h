@@ -619,13 +619,25 @@ void denial_relocate(uint32_t base);
 
 /* ---- phash.c ---- */
 
-struct phash {
-	uint64_t seed;
+/* A group of the perfect hash: its slots and pilots among all groups'. */
+struct phash_group {
+	uint32_t first_slot, first_bucket;
 	uint32_t nslots, nbuckets;
-	uint16_t *pilots;
-	uint32_t *slots;   /* key index, or NONE */
 };
 
+struct phash {
+	uint64_t seed;
+	uint32_t ngroups, group_mask;       /* runtime/hash.h: zb_group_of */
+	struct phash_group *groups;
+	uint32_t nslots, nbuckets;          /* all groups' */
+	uint16_t *pilots;                   /* every group's in turn */
+	uint32_t *slots;                    /* every group's in turn: key index, or NONE */
+};
+
+/* Names a group holds on average: a region of a few pages, and a table of groups that
+ * stays in a core's caches (a million names: 4,000 groups, 32 KiB). */
+#define PHASH_KEYS_PER_GROUP 256
+uint32_t phash_group_count(uint32_t n);
 void build_phash(struct phash *ph, const uint8_t *keys, const uint32_t *key_off, uint32_t n);
 
 /* ---- layout.c ---- */
@@ -638,7 +650,7 @@ struct chaos {
 
 struct layout_info {
 	uint64_t size;
-	uint32_t types_off, pilots_off, nanswers;
+	uint32_t groups_off, ngroups, group_mask, nslots, nanswers;
 	uint32_t signed_nodes;  /* runtime/zonedata.h */
 };
 

@@ -198,10 +198,10 @@ int main(int argc, char **argv)
 	 * serial each) cannot fill the pipe while the driver waits for stderr. */
 	fprintf(stderr, "planned\n");
 	fflush(stderr);
-	printf("size %llu\nnodes_off 0\ntypes_off %u\npilots_off %u\nnnodes %u\nnanswers %u\n"
-	       "nbuckets %u\nseed %llu\nmax_labels %u\nsigned_nodes %u\n",
-	       (unsigned long long)info.size, info.types_off, info.pilots_off, ph.nslots,
-	       info.nanswers, ph.nbuckets, (unsigned long long)ph.seed, max_labels,
+	printf("size %llu\ngroups_off %u\nngroups %u\ngroup_mask %u\nnslots %u\nnanswers %u\n"
+	       "seed %llu\nmax_labels %u\nsigned_nodes %u\n",
+	       (unsigned long long)info.size, info.groups_off, info.ngroups, info.group_mask,
+	       info.nslots, info.nanswers, (unsigned long long)ph.seed, max_labels,
 	       info.signed_nodes);
 	for (size_t c = 0; c < chaos.n; c++)
 		printf("chaos %u\n", chaos.v[c].offset);

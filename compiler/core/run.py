@@ -352,8 +352,8 @@ def _baked(config: ZoneSetConfig, lines: Iterator[str],
         else:
             numbers[key] = int(value)
     keys = [key for key, _ in chaos_names(config.server)]
-    layout = Layout(numbers["nodes_off"], numbers["types_off"], numbers["pilots_off"],
-                    numbers["nnodes"], numbers["nanswers"], numbers["nbuckets"],
+    layout = Layout(numbers["groups_off"], numbers["ngroups"], numbers["group_mask"],
+                    numbers["nslots"], numbers["nanswers"],
                     numbers["seed"], tuple(zip(keys, chaos_offsets)), numbers["size"],
                     numbers.get("signed_nodes", 0), tuple(sorted(expiries.items())),
                     tuple(sorted(serials.items())))

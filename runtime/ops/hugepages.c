@@ -76,9 +76,7 @@ const struct zb_zoneset *zb_on_huge_pages(const struct zb_zoneset *zs, struct zb
 	mprotect(data, len, PROT_READ);
 	*copy = *zs;
 	copy->data = data;
-	copy->nodes = moved(zs, data, zs->nodes);
-	copy->types = moved(zs, data, zs->types);
-	copy->pilots = moved(zs, data, zs->pilots);
+	copy->groups = moved(zs, data, zs->groups);
 	return copy;
 }
 

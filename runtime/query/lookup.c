@@ -10,12 +10,11 @@
  */
 #include "query/lookup.h"
 
-static const struct zb_answer *answer_for_miss(const struct zb_zoneset *zs,
-					       const struct zb_node *encloser, uint16_t qtype)
+static const struct zb_answer *answer_for_miss(const struct zb_node *encloser, uint16_t qtype)
 {
 	if (encloser->miss_kind == ZB_MISS_NODE)
-		return zb_answer_for_type(zs, &zs->nodes[encloser->miss], qtype);
-	return zb_answer_at(zs, encloser->miss);
+		return zb_answer_for_type(zb_from(encloser, encloser->miss), qtype);
+	return zb_from(encloser, encloser->miss);
 }
 
 /* No node has the name: strip leftmost labels until one does, the closest encloser, and take
@@ -50,7 +49,7 @@ below(const struct zb_zoneset *zs, const struct zb_question *q, uint16_t key, ui
 			if (encloser && node->name_off && twin)
 				*encloser = (struct zb_encloser){ .node = node,
 								  .next_off = label_off[strip - 1] };
-			return answer_for_miss(zs, node, key);
+			return answer_for_miss(node, key);
 		}
 	}
 	return NULL;
@@ -89,7 +88,7 @@ const struct zb_answer *zb_lookup(const struct zb_zoneset *zs, const struct zb_q
 	uint16_t key = zb_lookup_key(q, tcp);
 	const struct zb_node *node = zb_find_node(zs, q->lower, q->name_len, q->hash);
 
-	return node ? zb_answer_for_type(zs, node, key) : lookup_below(zs, q, key);
+	return node ? zb_answer_for_type(node, key) : lookup_below(zs, q, key);
 }
 
 const struct zb_answer *zb_lookup_signed(const struct zb_zoneset *zs,
@@ -99,6 +98,6 @@ const struct zb_answer *zb_lookup_signed(const struct zb_zoneset *zs,
 	uint16_t key = zb_lookup_key(q, tcp);
 	const struct zb_node *node = zb_find_node(zs, q->lower, q->name_len, q->hash);
 
-	return node ? zb_answer_for_type(zs, node + zs->signed_nodes, key)
+	return node ? zb_answer_for_type(node + zs->signed_nodes, key)
 		    : lookup_below_signed(zs, q, key, encloser);
 }

@@ -65,11 +65,30 @@ static inline int zb_same_name(const uint8_t *compiled, const uint8_t *name, siz
 #endif
 }
 
+/* The group of the perfect hash a name hashed to `hash` falls in (hash.h). */
+static inline const struct zb_group *zb_group(const struct zb_zoneset *zs, uint64_t hash)
+{
+	return &zs->groups[zb_group_of(hash, zs->group_mask, zs->ngroups)];
+}
+
+static inline const uint16_t *zb_pilot(const struct zb_zoneset *zs, const struct zb_group *g,
+				       uint64_t hash)
+{
+	const uint16_t *pilots = (const uint16_t *)(zs->data + g->nodes_off) - g->nbuckets;
+	return &pilots[zb_bucket_of(hash, g->nbuckets)];
+}
+
 /* The node the perfect hash gives a name hashed to `hash`: the name's, if it has one. */
 static inline const struct zb_node *zb_candidate(const struct zb_zoneset *zs, uint64_t hash)
 {
-	uint16_t pilot = zs->pilots[zb_bucket_of(hash, zs->nbuckets)];
-	return &zs->nodes[zb_slot_of(hash, pilot, zs->nnodes)];
+	const struct zb_group *g = zb_group(zs, hash);
+	uint32_t slot = zb_slot_of(hash, *zb_pilot(zs, g, hash), g->nslots);
+	return (const struct zb_node *)(zs->data + g->nodes_off + (size_t)slot * zs->node_size);
+}
+
+static inline const uint8_t *zb_node_name(const struct zb_node *node)
+{
+	return zb_from(node, node->name_off);
 }
 
 /* The node whose lowercased wire name is exactly `name` (`hash` its zb_hash), or NULL.
@@ -80,21 +99,25 @@ static inline const struct zb_node *zb_find_node(const struct zb_zoneset *zs, co
 	const struct zb_node *node = zb_candidate(zs, hash);
 
 	/* An empty slot's node has name_len 0, which no name has. */
-	if (node->name_len != len || !zb_same_name(zs->data + node->name_off, name, len))
+	if (node->name_len != len || !zb_same_name(zb_node_name(node), name, len))
 		return NULL;
 	return node;
 }
 
-static inline const struct zb_answer *zb_answer_for_type(const struct zb_zoneset *zs,
-							 const struct zb_node *node, uint16_t key)
+static inline const struct zb_type_entry *zb_types(const struct zb_node *node)
 {
-	const struct zb_type_entry *entry = &zs->types[node->types_off];
+	return zb_from(node, node->types_off);
+}
+
+static inline const struct zb_answer *zb_answer_for_type(const struct zb_node *node, uint16_t key)
+{
+	const struct zb_type_entry *entry = zb_types(node);
 	const struct zb_type_entry *end = entry + node->ntypes;
 
 	for (; entry != end; entry++)
 		if (entry->qtype == key)
-			return zb_answer_at(zs, entry->answer);
-	return zb_answer_at(zs, node->default_answer);
+			return zb_from(entry, entry->answer);
+	return zb_from(node, node->default_answer);
 }
 
 static inline uint16_t zb_lookup_key(const struct zb_question *q, int tcp)
@@ -107,7 +130,8 @@ static inline uint16_t zb_lookup_key(const struct zb_question *q, int tcp)
  * the one before brought into the caches and prefetches what the next one reads (pilot,
  * then node, then name and type entries, then the answer), so that one question's cache
  * misses overlap the others'. A million names have half a megabyte of pilots, two octets a
- * bucket: more than a core's own caches hold.
+ * bucket, spread over their groups' regions: more than a core's own caches hold. The table
+ * of groups, 8 octets a group of about 256 names, is read at once.
  * `twin`: the offset of the nodes the answers come from (DO set: the DO twins). The last
  * stage finds the answer of a name that has a node, as zb_lookup would; for one that has
  * none, zb_lookup_below goes on from there, the cache misses of its closest encloser not
@@ -115,7 +139,7 @@ static inline uint16_t zb_lookup_key(const struct zb_question *q, int tcp)
  */
 static inline void zb_fetch_pilot(const struct zb_zoneset *zs, uint64_t hash)
 {
-	__builtin_prefetch(&zs->pilots[zb_bucket_of(hash, zs->nbuckets)]);
+	__builtin_prefetch(zb_pilot(zs, zb_group(zs, hash), hash));
 }
 
 static inline const struct zb_node *zb_fetch_node(const struct zb_zoneset *zs, uint64_t hash,
@@ -132,23 +156,22 @@ static inline const struct zb_node *zb_fetch_node(const struct zb_zoneset *zs, u
 	return node;
 }
 
-static inline void zb_fetch_entries(const struct zb_zoneset *zs, const struct zb_node *node,
+static inline void zb_fetch_entries(const struct zb_node *node,
 				    uint32_t twin)
 {
-	__builtin_prefetch(zs->data + node->name_off);
-	__builtin_prefetch(&zs->types[node[twin].types_off]);
+	__builtin_prefetch(zb_node_name(node));
+	__builtin_prefetch(zb_types(node + twin));
 }
 
 /* The last stage: the answer over UDP (ANY gets one RRset) when the name has a node; else
  * NULL, and zb_lookup_below goes on from the closest encloser. */
-static inline const struct zb_answer *zb_fetch_answer(const struct zb_zoneset *zs,
-						      const struct zb_question *q,
+static inline const struct zb_answer *zb_fetch_answer(const struct zb_question *q,
 						      const struct zb_node *node, uint32_t twin)
 {
 	if (node->name_len != q->name_len ||
-	    !zb_same_name(zs->data + node->name_off, q->lower, q->name_len))
+	    !zb_same_name(zb_node_name(node), q->lower, q->name_len))
 		return NULL;
-	const struct zb_answer *answer = zb_answer_for_type(zs, node + twin, zb_lookup_key(q, 0));
+	const struct zb_answer *answer = zb_answer_for_type(node + twin, zb_lookup_key(q, 0));
 	/* The answer's record, then its body right after it (zonedata.h). */
 	__builtin_prefetch(answer);
 	__builtin_prefetch((const uint8_t *)answer + 64);

@@ -126,10 +126,10 @@ static inline void copy_short(uint8_t *dst, const uint8_t *src, size_t len)
  * (see compiler/core/layout/wire.c); those after a DNAME synthesis's `split` have moved
  * `insert` octets on. */
 static inline __attribute__((always_inline)) void
-shift_pointers(const struct zb_zoneset *zs, const struct zb_answer *answer, uint8_t *body,
+shift_pointers(const struct zb_answer *answer, uint8_t *body,
 	       size_t len, unsigned delta, size_t split, size_t insert)
 {
-	const uint16_t *fixup = (const uint16_t *)(zs->data + answer->fixups_off);
+	const uint16_t *fixup = (const uint16_t *)zb_from(answer, answer->fixups_off);
 	unsigned n = answer->nfixups; /* read once: the stores below might alias it */
 	if (len != answer->body_len) /* the last lie in records the truncation cut off */
 		while (n && fixup[n - 1] >= len) /* little-endian, as zonedata.h requires */
@@ -143,10 +143,10 @@ shift_pointers(const struct zb_zoneset *zs, const struct zb_answer *answer, uint
 /* A DNAME synthesis's body: the query name's labels in front of the DNAME owner go in at
  * dname_split, finishing the CNAME's target (RFC 6672). Out of line: few answers are. */
 static __attribute__((noinline)) size_t
-copy_synthesis(const struct zb_zoneset *zs, const struct zb_answer *answer,
+copy_synthesis(const struct zb_answer *answer,
 	       const uint8_t *query, const struct zb_question *q, uint8_t *body, size_t body_len)
 {
-	const uint8_t *src = zs->data + answer->body_off;
+	const uint8_t *src = (const uint8_t *)zb_from(answer, answer->body_off);
 	size_t split = answer->dname_split, insert = q->name_len - answer->dname_owner_len;
 	memcpy(body, src, split);
 	memcpy(body + split, query + ZB_HEADER_LEN, insert);
@@ -154,23 +154,23 @@ copy_synthesis(const struct zb_zoneset *zs, const struct zb_answer *answer,
 	zb_put16(body + split - 2, (uint16_t)(insert + 2)); /* the CNAME's RDLENGTH */
 	unsigned delta = q->name_len - answer->base_len;
 	if (delta)
-		shift_pointers(zs, answer, body, body_len, delta, split, insert);
+		shift_pointers(answer, body, body_len, delta, split, insert);
 	return body_len + insert;
 }
 
 /* Copy the first `body_len` octets of an answer body behind the question, its compression
  * pointers shifted to the query name; a DNAME synthesis's with the query name's labels in
  * it. Returns the octets written. */
-static size_t copy_body(const struct zb_zoneset *zs, const struct zb_answer *answer,
+static size_t copy_body(const struct zb_answer *answer,
 			const uint8_t *query, const struct zb_question *q, uint8_t *body,
 			size_t body_len)
 {
 	if (__builtin_expect(answer->dname_split != 0, 0))
-		return copy_synthesis(zs, answer, query, q, body, body_len);
-	copy_short(body, zs->data + answer->body_off, body_len);
+		return copy_synthesis(answer, query, q, body, body_len);
+	copy_short(body, (const uint8_t *)zb_from(answer, answer->body_off), body_len);
 	unsigned delta = q->name_len - answer->base_len;
 	if (delta)
-		shift_pointers(zs, answer, body, body_len, delta, 0, 0);
+		shift_pointers(answer, body, body_len, delta, 0, 0);
 	return body_len;
 }
 
@@ -178,15 +178,15 @@ static size_t copy_body(const struct zb_zoneset *zs, const struct zb_answer *ans
  * octets in all, at the end of its authority section: the body is copied as any, then what
  * follows that point moves up (nothing there is pointed to). Their owner names end in a
  * pointer to the zone's apex, a suffix of the query name. */
-static size_t copy_with_denial(const struct zb_zoneset *zs, const struct zb_answer *answer,
+static size_t copy_with_denial(const struct zb_answer *answer,
 			       const uint8_t *query, const struct zb_question *q, uint8_t *out,
 			       size_t body_len, const struct zb_denial *const *denial, unsigned n,
 			       size_t insert, unsigned apex_len)
 {
 	const struct zb_answer_denial *use =
-		(const struct zb_answer_denial *)(zs->data + answer->denial);
+		(const struct zb_answer_denial *)zb_from(answer, answer->denial);
 	uint8_t *body = out + q->end;
-	size_t written = copy_body(zs, answer, query, q, body, body_len);
+	size_t written = copy_body(answer, query, q, body, body_len);
 	size_t split = use->at + (written - body_len); /* past a DNAME's insertion */
 	memmove(body + split + insert, body + split, written - split);
 	uint16_t apex = (uint16_t)(0xC000 | (ZB_HEADER_LEN + q->name_len - apex_len));
@@ -209,22 +209,22 @@ static size_t copy_with_denial(const struct zb_zoneset *zs, const struct zb_answ
 
 /* The response's records after the question, as many as fit in `room` (RFC 2181 §9), `insert`
  * octets of the query name going into a DNAME's synthesis; returns the response's length. */
-static inline size_t copy_answer(const struct zb_zoneset *zs, const uint8_t *query,
+static inline size_t copy_answer(const uint8_t *query,
 				 const struct zb_question *q, const struct zb_answer *answer,
 				 uint8_t *out, size_t room, size_t insert)
 {
 	size_t body_len = answer->body_len;
 	if (q->end + body_len + insert <= room) {
 		if (!insert && q->name_len == answer->base_len) { /* an exact match: a plain copy */
-			copy_short(out + q->end, zs->data + answer->body_off, body_len);
+			copy_short(out + q->end, (const uint8_t *)zb_from(answer, answer->body_off), body_len);
 			return q->end + body_len;
 		}
-		return q->end + copy_body(zs, answer, query, q, out + q->end, body_len);
+		return q->end + copy_body(answer, query, q, out + q->end, body_len);
 	}
 	if (q->end + answer->trunc_len + insert <= room) {
 		/* RFC 2181 §9: the optional additional records go first. */
 		zb_put16(out + 10, answer->trunc_arcount);
-		return q->end + copy_body(zs, answer, query, q, out + q->end, answer->trunc_len);
+		return q->end + copy_body(answer, query, q, out + q->end, answer->trunc_len);
 	}
 	/* Answer, authority or required glue do not fit: the question alone, with TC. */
 	out[2] |= ZB_FLAG_TC >> 8;
@@ -244,11 +244,11 @@ respond_denied(const struct zb_zoneset *zs, const uint8_t *query, const struct z
 	const struct zb_denial *denial[2];
 	unsigned apex_len;
 	unsigned n = zb_find_denials(zs, q, encloser,
-				     (const struct zb_answer_denial *)(zs->data + answer->denial),
+				     (const struct zb_answer_denial *)zb_from(answer, answer->denial),
 				     denial, &apex_len);
 	size_t denied = 0, insert = answer->dname_split ? q->name_len - answer->dname_owner_len : 0;
 	if (n == 0)
-		return copy_answer(zs, query, q, answer, out, room, insert);
+		return copy_answer(query, q, answer, out, room, insert);
 	for (unsigned k = 0; k < n; k++)
 		denied += denial[k]->len;
 	size_t body_len = answer->body_len;
@@ -261,7 +261,7 @@ respond_denied(const struct zb_zoneset *zs, const uint8_t *query, const struct z
 	}
 	if (body_len != answer->body_len)
 		zb_put16(out + 10, answer->trunc_arcount);
-	return q->end + copy_with_denial(zs, answer, query, q, out, body_len, denial, n, denied,
+	return q->end + copy_with_denial(answer, query, q, out, body_len, denial, n, denied,
 					 apex_len);
 }
 
@@ -292,7 +292,8 @@ respond_with(const struct zb_zoneset *zs, const uint8_t *query, const struct zb_
 	if (answer->dname_split) {
 		insert = q->name_len - answer->dname_owner_len;
 		if (insert > answer->dname_max_prefix) {
-			answer = zb_answer_at(zs, answer->overflow); /* YXDOMAIN (RFC 6672 §2.2) */
+			/* YXDOMAIN (RFC 6672 §2.2): an answer before or after this one */
+			answer = (const struct zb_answer *)((const uint8_t *)answer + answer->overflow);
 			insert = 0;
 		}
 	}
@@ -322,7 +323,7 @@ respond_with(const struct zb_zoneset *zs, const uint8_t *query, const struct zb_
 	if (encloser && encloser->node && answer->denial)
 		end = respond_denied(zs, query, q, answer, encloser, out, room);
 	else
-		end = copy_answer(zs, query, q, answer, out, room, insert);
+		end = copy_answer(query, q, answer, out, room, insert);
 	if (opt) {
 		zb_put16(out + 10, (uint16_t)(zb_get16(out + 10) + 1));
 		end += write_opt(zs, edns, 0, out + end);
@@ -579,10 +580,10 @@ static inline void look_up(const struct zb_zoneset *zs, struct zb_query *const *
 	for (unsigned i = 0; i < n; i++)
 		queries[i]->node = zb_fetch_node(zs, queries[i]->q.hash, queries[i]->twin);
 	for (unsigned i = 0; i < n; i++)
-		zb_fetch_entries(zs, queries[i]->node, queries[i]->twin);
+		zb_fetch_entries(queries[i]->node, queries[i]->twin);
 	for (unsigned i = 0; i < n; i++) {
 		struct zb_query *r = queries[i];
-		r->answer = zb_fetch_answer(zs, &r->q, r->node, r->twin);
+		r->answer = zb_fetch_answer(&r->q, r->node, r->twin);
 		r->missed = r->answer == NULL;
 	}
 }

@@ -1,6 +1,7 @@
 /*
  * phash_slots.c - the core's perfect hash (compiler/core/layout/phash.c) over keys given one a
- * line in hex: prints `seed nslots nbuckets max_pilot`, then each key's slot, in input order.
+ * line in hex: prints `seed ngroups nslots max_pilot`, then each group's `nslots nbuckets`,
+ * then each key's `group slot` (its slot in its group), in input order.
  * tests/test_phash.py links it with phash.c and util.c.
  */
 #include <stdio.h>
@@ -31,12 +32,19 @@ int main(void)
 	for (uint32_t b = 0; b < ph.nbuckets; b++)
 		if (ph.pilots[b] > max_pilot)
 			max_pilot = ph.pilots[b];
-	printf("%llu %u %u %u\n", (unsigned long long)ph.seed, ph.nslots, ph.nbuckets, max_pilot);
+	printf("%llu %u %u %u\n", (unsigned long long)ph.seed, ph.ngroups, ph.nslots, max_pilot);
+	uint32_t *group_of = calloc(n ? n : 1, sizeof *group_of);
 	uint32_t *slot_of = calloc(n ? n : 1, sizeof *slot_of);
-	for (uint32_t s = 0; s < ph.nslots; s++)
-		if (ph.slots[s] != NONE)
-			slot_of[ph.slots[s]] = s;
+	for (uint32_t g = 0; g < ph.ngroups; g++) {
+		const struct phash_group *pg = &ph.groups[g];
+		printf("%u %u\n", pg->nslots, pg->nbuckets);
+		for (uint32_t s = 0; s < pg->nslots; s++)
+			if (ph.slots[pg->first_slot + s] != NONE) {
+				group_of[ph.slots[pg->first_slot + s]] = g;
+				slot_of[ph.slots[pg->first_slot + s]] = s;
+			}
+	}
 	for (uint32_t i = 0; i < n; i++)
-		printf("%u\n", slot_of[i]);
+		printf("%u %u\n", group_of[i], slot_of[i]);
 	return 0;
 }

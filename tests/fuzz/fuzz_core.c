@@ -149,41 +149,60 @@ static void check_message(const uint8_t *m, size_t len, const uint8_t *query, si
 
 #define INSIDE(zs, off, len) ((uint64_t)(off) + (uint64_t)(len) <= (zs)->data_len)
 
-/* An answer's record, its body, fixups, overflow answer and denial, inside the blob. */
-static void check_answer(const struct zb_zoneset *zs, uint32_t off, int depth)
+/* An answer's record, its body, fixups, overflow answer and denial, inside the blob. Its
+ * offsets count from the answer (zonedata.h). */
+static void check_answer(const struct zb_zoneset *zs, uint64_t off, int depth)
 {
 	if (off == 0 || !INSIDE(zs, off, sizeof(struct zb_answer)) || off % 4)
 		abort();
 	const struct zb_answer *a = (const struct zb_answer *)(zs->data + off);
-	if (!INSIDE(zs, a->body_off, a->body_len) || !INSIDE(zs, a->fixups_off, 2u * a->nfixups) ||
+	if (!INSIDE(zs, off + a->body_off, a->body_len) ||
+	    !INSIDE(zs, off + a->fixups_off, 2u * a->nfixups) ||
 	    a->trunc_len > a->body_len || (a->dname_split && a->dname_split > a->body_len) ||
-	    (a->denial && !INSIDE(zs, a->denial, sizeof(struct zb_answer_denial))))
+	    (a->denial && !INSIDE(zs, off + a->denial, sizeof(struct zb_answer_denial))))
 		abort();
 	if (a->dname_split && depth == 0)
-		check_answer(zs, a->overflow, 1);
+		check_answer(zs, off + (int64_t)a->overflow, 1);
 }
 
-/* Every node of the table (the hash's slots, their DO twins, the miss nodes after each run)
- * and every type entry: their offsets inside the blob. */
-static void check_offsets(const struct zb_zoneset *zs, uint32_t types_off, uint32_t pilots_off)
+/* A node at `off` and what it points to: name, type entries, answers, the node of answers
+ * for names below it (`depth` 1: such a node, which has no miss of its own). */
+static void check_node(const struct zb_zoneset *zs, uint64_t off, int twin, int depth)
 {
-	uint32_t nnodes = types_off / sizeof(struct zb_node);
-	uint32_t ntypes = (pilots_off - types_off) / sizeof(struct zb_type_entry);
-	for (uint32_t i = 0; i < nnodes; i++) {
-		const struct zb_node *n = &zs->nodes[i];
-		if (n->default_answer == 0)
-			continue;  /* an empty slot, or the padding after the table */
-		if (!INSIDE(zs, n->name_off, n->name_len) || (uint64_t)n->types_off + n->ntypes > ntypes)
+	if (!INSIDE(zs, off, sizeof(struct zb_node)))
+		abort();
+	const struct zb_node *n = (const struct zb_node *)(zs->data + off);
+	if (n->default_answer == 0)
+		return;  /* an empty slot, or a twin's half of a node of answers it does not need */
+	if ((!twin && !INSIDE(zs, off + n->name_off, n->name_len)) ||
+	    !INSIDE(zs, off + n->types_off, 8u * n->ntypes))
+		abort();
+	check_answer(zs, off + n->default_answer, 0);
+	for (uint32_t t = 0; t < n->ntypes; t++) {
+		uint64_t e = off + n->types_off + 8u * t;
+		check_answer(zs, e + ((const struct zb_type_entry *)(zs->data + e))->answer, 0);
+	}
+	if (depth == 1 || (n->miss_kind == ZB_MISS_ANSWER && n->miss == 0 && n->name_len == 0))
+		;  /* a node of answers by type (layout.c): no miss of its own */
+	else if (n->miss_kind == ZB_MISS_ANSWER)
+		check_answer(zs, off + n->miss, 0);
+	else if (n->miss_kind != ZB_MISS_NODE)
+		abort();
+	else
+		check_node(zs, off + n->miss, twin, 1);
+}
+
+/* Every group's slots and their DO twins: their offsets inside the blob. */
+static void check_offsets(const struct zb_zoneset *zs)
+{
+	for (uint32_t g = 0; g < zs->ngroups; g++) {
+		const struct zb_group *group = &zs->groups[g];
+		if (!INSIDE(zs, group->nodes_off - 2u * group->nbuckets, 2u * group->nbuckets))
 			abort();
-		check_answer(zs, n->default_answer, 0);
-		if (n->miss_kind == ZB_MISS_ANSWER && n->miss == 0 && n->name_len == 0)
-			;  /* a DNAME synthesis's answers by type (layout.c): no miss of its own */
-		else if (n->miss_kind == ZB_MISS_ANSWER)
-			check_answer(zs, n->miss, 0);
-		else if (n->miss_kind != ZB_MISS_NODE || n->miss >= nnodes)
-			abort();
-		for (uint32_t t = 0; t < n->ntypes; t++)
-			check_answer(zs, zs->types[n->types_off + t].answer, 0);
+		for (uint32_t s = 0; s < group->nslots; s++)
+			for (uint32_t twin = 0; twin <= zs->signed_nodes; twin++)
+				check_node(zs, group->nodes_off + (uint64_t)s * zs->node_size +
+						       twin * sizeof(struct zb_node), twin, 0);
 	}
 }
 
@@ -265,15 +284,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		static const struct zb_chaos_name no_chaos[1];
 		struct zb_zoneset zs = {
 			.data = bytes, .data_len = c.info.size,
-			.nodes = (const struct zb_node *)bytes,
-			.types = (const struct zb_type_entry *)(bytes + c.info.types_off),
-			.pilots = (const uint16_t *)(bytes + c.info.pilots_off),
+			.groups = (const struct zb_group *)(bytes + c.info.groups_off),
 			.seed = c.ph.seed, .hash_key = ZB_HASH_KEY(c.ph.seed),
-			.nnodes = c.ph.nslots, .nanswers = c.info.nanswers,
-			.nbuckets = c.ph.nbuckets, .max_labels = c.max_labels,
+			.ngroups = c.info.ngroups, .group_mask = c.info.group_mask,
+			.node_size = sizeof(struct zb_node) * (1 + c.info.signed_nodes),
+			.nanswers = c.info.nanswers, .max_labels = c.max_labels,
 			.signed_nodes = c.info.signed_nodes, .udp_size = 1232, .chaos = no_chaos,
 		};
-		check_offsets(&zs, c.info.types_off, c.info.pilots_off);
+		check_offsets(&zs);
 		ask_everything(&zs);
 		free(bytes);
 	}

@@ -1,11 +1,19 @@
 /*
- * layout.c - the blob, written straight to zonedata.bin: nodes in slot
- * order, type entries, pilots, every distinct answer (record, body, fixups), the names. The
- * struct layouts are runtime/zonedata.h's own. Every part's place is known before any is
- * written, so two threads write the parts at once.
+ * layout.c - the blob, written straight to zonedata.bin, laid out so that a change of the
+ * zone moves little of it (a binary delta of one change stays small):
+ *
+ *   zeros | the denial region | the CH answers | the groups' table | one region per group
+ *
+ * A group of the perfect hash (phash.c) has a region of its own: its pilots, its nodes in
+ * slot order (each with its DO twin right after it when a zone is signed), its nodes of
+ * answers for names below a node, their type entries, every answer they use (each distinct
+ * one once in the group), and their names. Inside a region every offset is counted from
+ * where it is written (a node's from the node, a type entry's from the entry, an answer's
+ * from the answer): a region reads the same wherever it lies, so a change in one group
+ * moves the regions after it without changing an octet of them, and only the table's
+ * offsets change. The struct layouts are runtime/zonedata.h's own.
  */
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -15,22 +23,21 @@
 
 #define ALIGN 8
 /* Each name starts a block of 16 octets and is zero-padded to a whole block: the responder
- * compares names a block at a time (runtime/query/lookup.h). Zeros after the last: the
- * responder copies a short body in blocks of 32 (runtime/query/respond.c), reading up to 31 octets
- * past its end, and the names come after every body. */
+ * compares names a block at a time (runtime/query/lookup.h), with aligned loads, so a region
+ * starts on a boundary at least that wide, and a cache line's. Zeros after the last: the
+ * responder copies a short body in blocks of 32 (runtime/query/respond.c), reading up to 31
+ * octets past its end. */
 #define NAME_ALIGN 16
-#define NAMES_TAIL 32
+#define REGION_ALIGN 64
+#define HEAD 64          /* zeros first: no denial and no answer is at offset 0 */
+#define TAIL 32
 
-static size_t align(size_t n, size_t to)
+static uint64_t align(uint64_t n, uint64_t to)
 {
 	return (n + to - 1) & ~(to - 1);
 }
 
-/* Nodes after the hash's slots: each holds a node's answers for names below it by type. */
-static size_t miss_nodes;
-
-/* The blob goes out through buffers of our own: hundreds of megabytes in small pieces. Two
- * threads write it, each its own part at its own offsets. */
+/* The blob goes out through a buffer of our own: hundreds of megabytes in small pieces. */
 struct out {
 	int fd;
 	uint64_t at;      /* the file offset of the next octet put */
@@ -51,22 +58,19 @@ static void flush(struct out *o)
 	o->used = 0;
 }
 
-/* Go on writing at `to`, leaving what lies between to the other writer. */
-static void jump_to(struct out *o, uint64_t to)
-{
-	flush(o);
-	o->at = to;
-}
-
 static void put(struct out *o, const void *p, size_t n)
 {
-	if (o->used + n > sizeof o->buffer)
-		flush(o);
-	if (n > sizeof o->buffer)
-		fail("a piece too large to write");
-	memcpy(o->buffer + o->used, p, n);
-	o->used += n;
-	o->at += n;
+	const uint8_t *from = p;
+	while (n > 0) {
+		if (o->used == sizeof o->buffer)
+			flush(o);
+		size_t part = sizeof o->buffer - o->used < n ? sizeof o->buffer - o->used : n;
+		memcpy(o->buffer + o->used, from, part);
+		o->used += part;
+		o->at += part;
+		from += part;
+		n -= part;
+	}
 }
 
 static void pad_to(struct out *o, uint64_t to)
@@ -74,48 +78,6 @@ static void pad_to(struct out *o, uint64_t to)
 	static const uint8_t zeros[64];
 	while (o->at < to)
 		put(o, zeros, to - o->at < sizeof zeros ? to - o->at : sizeof zeros);
-}
-
-/* How far ahead the loops over slots and answers fetch what they will read: they visit nodes
- * in slot order, random in memory. */
-enum { AHEAD = 16 };
-
-static void prefetch_node(const struct phash *ph, uint32_t slot)
-{
-	if (slot + AHEAD < ph->nslots && ph->slots[slot + AHEAD] != NONE)
-		__builtin_prefetch(&node_answers.v[ph->slots[slot + AHEAD]]);
-	if (slot + AHEAD / 2 < ph->nslots && ph->slots[slot + AHEAD / 2] != NONE)
-		__builtin_prefetch(&typed.v[node_answers.v[ph->slots[slot + AHEAD / 2]].types]);
-}
-
-/* The type entries and the nodes of typed miss answers (after the hash's slots), counted,
- * with DO set too: the twins use as many nodes, in a second run of them. */
-static size_t count_types(void)
-{
-	size_t types = 0;
-	miss_nodes = 0;
-	for (size_t i = 0; i < node_answers.n; i++) {
-		types += node_answers.v[i].ntypes + node_answers.v[i].miss_ntypes;
-		miss_nodes += node_answers.v[i].miss_ntypes > 0;
-		if (signed_answers.n)
-			types += signed_answers.v[i].ntypes + signed_answers.v[i].miss_ntypes;
-	}
-	return types;
-}
-
-/* Nodes in one run: the hash's slots, then the typed miss nodes. */
-static uint64_t run_of_nodes(const struct phash *ph)
-{
-	return (uint64_t)ph->nslots + miss_nodes;
-}
-
-/* The answers go out in the order of their ids (bodies.c): made node after node, so a node's
- * answers lie together, and read from their arenas front to back, each arena's octets let go
- * once copied (spill.c). */
-static void prefetch_answer(size_t k)
-{
-	if (k + AHEAD < bodies.list.n)
-		__builtin_prefetch(&bodies.list.v[k + AHEAD]);
 }
 
 /* The answer record, its body, its fixups, and when it has one, its denial's place. */
@@ -130,238 +92,359 @@ static size_t answer_size(const struct body *b)
 	return b->dynamic_proof ? align(n, 4) + sizeof(struct zb_answer_denial) : n;
 }
 
-/* The answers are written in chunks, taken in turn by both writers. */
-#define CHUNK 1024  /* small enough that the tests' generated zone has many */
+static uint64_t denial_off, chaos_off, groups_off, regions_off, total;
+static uint32_t *region_at;       /* per group: file offset of its region (below 4 GiB: checked) */
+static struct chaos *chaos_answers;
+static size_t nchaos_answers;
 
-struct answers_job {
-	const char *path;
-	int fd;
-	const uint32_t *answer_at;
-	uint64_t start;        /* where the first answer's padding begins */
-	size_t next_chunk;     /* atomic */
+/* ---- one group's region ---- */
+
+/* Its nodes' offset in it: after its pilots, which end right before them (zb_candidate). */
+static uint32_t region_nodes_at(const struct phash_group *pg)
+{
+	return align(2u * pg->nbuckets, 4);
+}
+
+
+/* What a node of the region holds: its answers by type, its default, and for names below
+ * it either an answer or a node of answers by type (a wildcard's, copied into the region,
+ * or a DNAME synthesis's, RFC 6672 §3.3). */
+struct node_plan {
+	uint32_t types, ntypes;       /* in `typed` */
+	uint32_t default_body;
+	uint32_t miss_body;           /* NONE: `miss_node` answers */
+	uint32_t miss_node;           /* index among the region's nodes */
+	uint32_t types_at;            /* region offset of its first type entry */
 };
 
-static void write_answers(struct answers_job *job)
+/* A region, planned: its nodes (slot nodes then nodes of answers below, each plain and, in
+ * a signed set, its twin), its answers and where each part starts. */
+struct region {
+	uint32_t nslots, nbuckets, nmiss;
+	VEC(struct node_plan) nodes;   /* (nslots + nmiss) * runs, a node's twin after it */
+	VEC(uint32_t) slot_key;        /* per slot: key index or NONE */
+	VEC(uint32_t) bodies;          /* in the order written */
+	uint32_t nodes_at, types_at, answers_at, names_at, size;
+};
+
+static uint32_t runs;             /* 2 when a zone is signed: every node has a DO twin */
+static uint32_t *body_stamp;      /* per body: the `planned` of the region that placed it last */
+static uint32_t planned;          /* regions planned so far, in both passes */
+static uint32_t *body_at;         /* per body: its region offset, in that group */
+static const struct phash *hash;
+static const uint32_t *name_off_of;  /* key_off */
+static uint32_t denial_base;
+static uint32_t *node_of_name;    /* a wildcard is known by its name (node_answers) */
+
+static void use_body(struct region *r, uint32_t body)
 {
-	struct out *o = xmalloc(sizeof *o);  /* megabytes: not on a thread's stack */
-	o->fd = job->fd;
-	o->path = job->path;
-	o->used = 0;
-	size_t n = bodies.list.n, nchunks = (n + CHUNK - 1) / CHUNK;
-	for (;;) {
-		size_t chunk = __atomic_fetch_add(&job->next_chunk, 1, __ATOMIC_RELAXED);
-		if (chunk >= nchunks)
-			break;
-		size_t k = chunk * CHUNK, end = k + CHUNK < n ? k + CHUNK : n;
-		const struct body *before = k ? &bodies.list.v[k - 1] : NULL;
-		jump_to(o, k ? job->answer_at[k - 1] + answer_size(before) : job->start);
-		for (; k < end; k++) {
-			prefetch_answer(k);
-			const struct body *b = &bodies.list.v[k];
-			pad_to(o, job->answer_at[k]);
-			uint32_t body_at = job->answer_at[k] + sizeof(struct zb_answer);
-			uint32_t fixups_at = align(body_at + b->data_len, 2);
-			struct zb_answer a = {
-				.body_len = b->data_len, .base_len = b->base_len,
-				.nfixups = b->nfixups, .trunc_len = b->trunc_len,
-				.trunc_arcount = b->trunc_arcount, .body_off = body_at,
-				.fixups_off = fixups_at, .dname_split = b->dname_split,
-				.dname_owner_len = b->dname_owner_len,
-				.dname_max_prefix = b->dname_max_prefix,
-				.overflow = b->overflow == NONE ? 0 : job->answer_at[b->overflow],
-			};
-			uint32_t denial_at = align(job->answer_at[k] + fixups_end(b), 4);
-			if (b->dynamic_proof)
-				a.denial = denial_at;
-			memcpy(a.header, b->header, 10);
-			put(o, &a, sizeof a);
-			put(o, body_data(b), b->data_len);
-			pad_to(o, fixups_at);
-			put(o, body_data(b) + b->data_len, 2u * b->nfixups);
-			if (b->dynamic_proof) {
-				struct zb_answer_denial d = {.at = b->proof_at,
-							     .skip = {b->proof_skip[0], b->proof_skip[1]},
-							     .also = b->proof_also};
-				pad_to(o, denial_at);
-				put(o, &d, sizeof d);
+	while (body != NONE && body_stamp[body] != planned) {
+		body_stamp[body] = planned;
+		PUSH(r->bodies, body);
+		body = bodies.list.v[body].overflow;  /* in the region too */
+	}
+}
+
+static void use_types(struct region *r, uint32_t first, uint32_t n)
+{
+	for (uint32_t t = 0; t < n; t++)
+		use_body(r, typed.v[first + t].body);
+}
+
+/* A node's plan from its answers (plain or with DO); its miss node, when it needs one, is
+ * numbered `miss_node` (the caller fills it in with miss_plan). */
+static struct node_plan node_plan(const struct node_answers *na, uint32_t miss_node)
+{
+	struct node_plan p = {.types = na->types, .ntypes = na->ntypes,
+			      .default_body = na->default_body, .miss_body = NONE,
+			      .miss_node = NONE};
+	if (na->miss_ntypes == 0 && na->miss_body != NONE)
+		p.miss_body = na->miss_body;
+	else
+		p.miss_node = miss_node;
+	return p;
+}
+
+/* The node of answers for names below a node: by type (a DNAME's), or a copy of the
+ * wildcard's own answers by type. */
+static struct node_plan miss_plan(const struct node_answers *all, const struct node_answers *na)
+{
+	if (na->miss_ntypes > 0)
+		return (struct node_plan){.types = na->miss_types, .ntypes = na->miss_ntypes,
+					  .default_body = na->miss_body, .miss_body = NONE,
+					  .miss_node = NONE};
+	const struct node_answers *w = &all[node_of_name[na->miss_wildcard]];
+	return (struct node_plan){.types = w->types, .ntypes = w->ntypes,
+				  .default_body = w->default_body, .miss_body = NONE,
+				  .miss_node = NONE};
+}
+
+static int needs_miss_node(const struct node_answers *na)
+{
+	return na->miss_ntypes > 0 || na->miss_body == NONE;
+}
+
+static const struct node_answers *answers_of(uint32_t run)
+{
+	return run ? signed_answers.v : node_answers.v;
+}
+
+static void plan_region(struct region *r, uint32_t g)
+{
+	const struct phash_group *pg = &hash->groups[g];
+	r->nslots = pg->nslots;
+	r->nbuckets = pg->nbuckets;
+	r->nodes.n = r->slot_key.n = r->bodies.n = 0;
+	r->nmiss = 0;
+	planned++;  /* each distinct answer once in the region */
+	/* Slot nodes first, then their miss nodes, numbered in slot order. */
+	VEC(uint32_t) missing = {0};
+	for (uint32_t s = 0; s < pg->nslots; s++) {
+		uint32_t i = hash->slots[pg->first_slot + s];
+		PUSH(r->slot_key, i);
+		int needs = 0;
+		for (uint32_t run = 0; run < runs && i != NONE; run++)
+			needs |= needs_miss_node(&answers_of(run)[i]);
+		uint32_t miss_node = needs ? pg->nslots + r->nmiss++ : NONE;
+		if (needs)
+			PUSH(missing, i);
+		for (uint32_t run = 0; run < runs; run++) {
+			struct node_plan p = {.miss_body = NONE, .miss_node = NONE,
+					      .default_body = NONE};
+			if (i != NONE)
+				p = node_plan(&answers_of(run)[i], miss_node);
+			PUSH(r->nodes, p);
+		}
+	}
+	for (size_t m = 0; m < missing.n; m++)
+		for (uint32_t run = 0; run < runs; run++) {
+			const struct node_answers *na = &answers_of(run)[missing.v[m]];
+			struct node_plan p = {.miss_body = NONE, .miss_node = NONE,
+					      .default_body = NONE};
+			if (needs_miss_node(na))
+				p = miss_plan(answers_of(run), na);
+			PUSH(r->nodes, p);
+		}
+	free(missing.v);
+	/* Offsets: pilots, nodes, type entries, answers, names. */
+	r->nodes_at = region_nodes_at(pg);
+	uint64_t at = align(r->nodes_at + (uint64_t)sizeof(struct zb_node) * r->nodes.n, ALIGN);
+	r->types_at = at;
+	for (size_t k = 0; k < r->nodes.n; k++) {
+		struct node_plan *p = &r->nodes.v[k];
+		p->types_at = at;
+		at += (uint64_t)sizeof(struct zb_type_entry) * p->ntypes;
+		if (p->default_body != NONE)
+			use_body(r, p->default_body);
+		use_types(r, p->types, p->ntypes);
+		use_body(r, p->miss_body);
+	}
+	r->answers_at = at;
+	for (size_t k = 0; k < r->bodies.n; k++) {
+		at = align(at, 4);
+		body_at[r->bodies.v[k]] = at;
+		at += answer_size(&bodies.list.v[r->bodies.v[k]]);
+	}
+	at = align(at, NAME_ALIGN);
+	r->names_at = at;
+	for (uint32_t s = 0; s < r->nslots; s++) {
+		uint32_t i = r->slot_key.v[s];
+		if (i != NONE)
+			at += align(name_off_of[i + 1] - name_off_of[i], NAME_ALIGN);
+	}
+	if (at > UINT32_MAX)
+		unsupported("a group of the perfect hash passes 4 GiB");
+	r->size = at;
+}
+
+static void region_free(struct region *r)
+{
+	free(r->nodes.v);
+	free(r->slot_key.v);
+	free(r->bodies.v);
+}
+
+/* An answer at region offset `at` (the region starting at file offset `base`). */
+static void put_answer(struct out *o, uint64_t base, uint32_t id, const uint32_t *at_of)
+{
+	const struct body *b = &bodies.list.v[id];
+	uint32_t at = at_of[id];
+	uint32_t fixups_at = align(at + sizeof(struct zb_answer) + b->data_len, 2);
+	uint32_t denial_at = align(at + fixups_end(b), 4);
+	pad_to(o, base + at);
+	struct zb_answer a = {
+		.body_len = b->data_len, .base_len = b->base_len, .nfixups = b->nfixups,
+		.trunc_len = b->trunc_len, .trunc_arcount = b->trunc_arcount,
+		.body_off = sizeof(struct zb_answer), .fixups_off = fixups_at - at,
+		.dname_split = b->dname_split, .dname_owner_len = b->dname_owner_len,
+		.dname_max_prefix = b->dname_max_prefix,
+		.overflow = b->overflow == NONE ? 0 : (int32_t)(at_of[b->overflow] - at),
+		.denial = b->dynamic_proof ? denial_at - at : 0,
+	};
+	memcpy(a.header, b->header, 10);
+	put(o, &a, sizeof a);
+	put(o, body_data(b), b->data_len);
+	pad_to(o, base + fixups_at);
+	put(o, body_data(b) + b->data_len, 2u * b->nfixups);
+	if (b->dynamic_proof) {
+		struct zb_answer_denial d = {.at = b->proof_at,
+					     .skip = {b->proof_skip[0], b->proof_skip[1]},
+					     .also = b->proof_also};
+		pad_to(o, base + denial_at);
+		put(o, &d, sizeof d);
+	}
+}
+
+static void write_region(struct out *o, uint32_t g, const struct region *r, const uint8_t *keys)
+{
+	uint64_t base = region_at[g];
+	const uint32_t node_size = sizeof(struct zb_node);
+	pad_to(o, base + r->nodes_at - 2u * r->nbuckets);
+	put(o, hash->pilots + hash->groups[g].first_bucket, 2u * r->nbuckets);
+	pad_to(o, base + r->nodes_at);
+	uint32_t name_at = r->names_at;
+	for (uint32_t k = 0; k < r->nodes.n; k++) {
+		const struct node_plan *p = &r->nodes.v[k];
+		uint32_t at = r->nodes_at + k * node_size, run = k % runs, index = k / runs;
+		struct zb_node node = {0};
+		if (p->default_body != NONE) {
+			node.types_off = p->types_at - at;
+			node.ntypes = p->ntypes;
+			node.default_answer = body_at[p->default_body] - at;
+			if (p->miss_body != NONE) {
+				node.miss = body_at[p->miss_body] - at;
+				node.miss_kind = ZB_MISS_ANSWER;
+			} else if (p->miss_node != NONE) {
+				node.miss = r->nodes_at + (p->miss_node * runs + run) * node_size - at;
+				node.miss_kind = ZB_MISS_NODE;
 			}
 		}
-		/* The chunk's octets are out: let them go (a chunk from two arenas keeps its). */
-		const struct body *first = &bodies.list.v[chunk * CHUNK], *last = &bodies.list.v[end - 1];
-		if (first->arena == last->arena)
-			spill_let_go(arenas[first->arena], first->data, last->data);
+		uint32_t i = index < r->nslots ? r->slot_key.v[index] : NONE;
+		if (i != NONE && run == 0) {
+			node.name_len = name_off_of[i + 1] - name_off_of[i];
+			node.name_off = name_at - at;
+			name_at += align(node.name_len, NAME_ALIGN);
+		} else if (i != NONE) {  /* a DO twin: in place of a name, its denial */
+			node.name_off = denial_of_node[i] == NONE ? 0 : denial_base + denial_of_node[i];
+		}
+		put(o, &node, sizeof node);
 	}
-	flush(o);
-	free(o);
-}
-
-static void *answers_thread(void *job)
-{
-	write_answers(job);
-	return NULL;
-}
-
-#define OFFSET(body) answer_at[body]
-
-static void put_types(struct out *o, uint32_t first, uint32_t n, const uint32_t *answer_at)
-{
-	for (uint32_t t = 0; t < n; t++) {
-		const struct typed_body *tb = &typed.v[first + t];
-		struct zb_type_entry e = {.qtype = tb->qtype, .answer = OFFSET(tb->body)};
-		put(o, &e, sizeof e);
+	pad_to(o, base + r->types_at);
+	for (uint32_t k = 0; k < r->nodes.n; k++) {
+		const struct node_plan *p = &r->nodes.v[k];
+		for (uint32_t t = 0; t < p->ntypes; t++) {
+			const struct typed_body *tb = &typed.v[p->types + t];
+			uint32_t at = p->types_at + t * sizeof(struct zb_type_entry);
+			struct zb_type_entry e = {.qtype = tb->qtype, .answer = body_at[tb->body] - at};
+			put(o, &e, sizeof e);
+		}
 	}
+	for (size_t k = 0; k < r->bodies.n; k++)
+		put_answer(o, base, r->bodies.v[k], body_at);
+	pad_to(o, base + r->names_at);
+	for (uint32_t s = 0; s < r->nslots; s++) {
+		uint32_t i = r->slot_key.v[s];
+		if (i == NONE)
+			continue;
+		put(o, keys + name_off_of[i], name_off_of[i + 1] - name_off_of[i]);
+		pad_to(o, align(o->at, NAME_ALIGN));
+	}
+	if (o->at != base + r->size)
+		fail("a region of %llu octets, not the %u planned",
+		     (unsigned long long)(o->at - base), r->size);
 }
 
-/* Where every part goes, between plan_layout and write_layout. */
-static uint32_t *answer_at;  /* by body id */
-static uint64_t types_off, pilots_off, denial_off, answers_off, names_off, names_size;
-static uint32_t signed_base;  /* a node's DO twin's index: its own plus this; 0: none */
+/* ---- the whole ---- */
+
 
 void plan_layout(const struct phash *ph, const uint32_t *key_off, struct chaos *chaos,
 		 size_t nchaos, struct layout_info *info)
 {
-	size_t type_count = count_types();
-	uint64_t runs = signed_answers.n ? 2 : 1;
-	signed_base = signed_answers.n ? run_of_nodes(ph) : 0;
-	types_off = align(sizeof(struct zb_node) * run_of_nodes(ph) * runs, ALIGN);
-	pilots_off = align(types_off + sizeof(struct zb_type_entry) * type_count, ALIGN);
-	denial_off = align(pilots_off + 2ull * ph->nbuckets, ALIGN);
-	answers_off = align(denial_off + denial_region.n, ALIGN);
-	if (answers_off > UINT32_MAX)
-		unsupported("the data passes 4 GiB");
+	hash = ph;
+	name_off_of = key_off;
+	runs = signed_answers.n ? 2 : 1;
+	size_t nb = bodies.list.n ? bodies.list.n : 1;
+	body_stamp = xcalloc(nb, sizeof *body_stamp);
+	planned = 0;
+	body_at = xmalloc(nb * sizeof *body_at);
+	denial_off = HEAD;
+	denial_base = denial_off;
 	denial_relocate(denial_off);
-	uint64_t position = answers_off;
-	answer_at = xmalloc((bodies.list.n ? bodies.list.n : 1) * sizeof *answer_at);
-	for (size_t k = 0; k < bodies.list.n; k++) {
-		prefetch_answer(k);
-		position = align(position, 4);
-		if (position > UINT32_MAX)
+	chaos_off = align(denial_off + denial_region.n, ALIGN);
+	uint64_t at = chaos_off;
+	for (size_t c = 0; c < nchaos; c++) {
+		at = align(at, 4);
+		if (at > UINT32_MAX)
 			unsupported("the data passes 4 GiB");
-		answer_at[k] = position;
-		position += answer_size(&bodies.list.v[k]);
+		chaos[c].offset = at;
+		at += answer_size(&bodies.list.v[chaos[c].body]);
 	}
-	names_off = align(position, NAME_ALIGN);
-	names_size = 0;
-	for (size_t i = 0; i < node_answers.n; i++)
-		names_size += align(key_off[i + 1] - key_off[i], NAME_ALIGN);
-	if (names_off + names_size > UINT32_MAX)
-		unsupported("the data passes 4 GiB");
-
-	for (size_t c = 0; c < nchaos; c++)
-		chaos[c].offset = OFFSET(chaos[c].body);
-	info->size = names_off + names_size + NAMES_TAIL;
-	info->types_off = types_off;
-	info->pilots_off = pilots_off;
+	chaos_answers = chaos;
+	nchaos_answers = nchaos;
+	groups_off = align(at, ALIGN);
+	regions_off = align(groups_off + sizeof(struct zb_group) * ph->ngroups, REGION_ALIGN);
+	region_at = xmalloc(ph->ngroups * sizeof *region_at);
+	node_of_name = xmalloc((names.n ? names.n : 1) * sizeof *node_of_name);
+	for (uint32_t i = 0; i < nodes.n; i++)
+		node_of_name[nodes.v[i]] = i;
+	struct region r = {0};
+	at = regions_off;
+	for (uint32_t g = 0; g < ph->ngroups; g++) {
+		plan_region(&r, g);
+		if (at + r.nodes_at > UINT32_MAX)
+			unsupported("the data passes 4 GiB");
+		region_at[g] = at;
+		at = align(at + r.size, REGION_ALIGN);
+	}
+	region_free(&r);
+	total = at + TAIL;
+	info->size = total;
+	info->groups_off = groups_off;
+	info->ngroups = ph->ngroups;
+	info->group_mask = ph->group_mask;
+	info->nslots = ph->nslots;
 	info->nanswers = bodies.list.n;
-	info->signed_nodes = signed_base;
-}
-
-static struct out nodes_out, types_out, names_out;
-
-/* One run of nodes in slot order, then their typed miss nodes: the plain ones (base 0), with
- * their names, or the DO twins (base signed_base), with their denials in place of names. */
-static void write_nodes(const struct phash *ph, const struct node_answers *answers,
-			uint32_t base, const uint32_t *slot_of, uint32_t *type_index,
-			const uint8_t *keys, const uint32_t *key_off)
-{
-	uint32_t name_at = names_off;
-	VEC(struct zb_node) extra = {0};
-	for (uint32_t slot = 0; slot < ph->nslots; slot++) {
-		prefetch_node(ph, slot);
-		uint32_t i = ph->slots[slot];
-		struct zb_node node = {0};
-		if (i != NONE) {
-			const struct node_answers *na = &answers[i];
-			uint32_t key_len = key_off[i + 1] - key_off[i];
-			node = (struct zb_node){
-				.name_off = name_at, .types_off = *type_index,
-				.default_answer = OFFSET(na->default_body),
-				.ntypes = na->ntypes, .name_len = key_len,
-			};
-			if (base) {
-				node.name_off = denial_of_node[i] == NONE ? 0 : denial_off + denial_of_node[i];
-				node.name_len = 0;
-			}
-			put_types(&types_out, na->types, na->ntypes, answer_at);
-			*type_index += na->ntypes;
-			if (na->miss_ntypes > 0) {
-				/* RFC 6672 §3.3: answers by type for names below, in a node of their own. */
-				struct zb_node below = {.types_off = *type_index, .ntypes = na->miss_ntypes,
-							.default_answer = OFFSET(na->miss_body)};
-				put_types(&types_out, na->miss_types, na->miss_ntypes, answer_at);
-				*type_index += na->miss_ntypes;
-				node.miss = base + ph->nslots + extra.n;
-				node.miss_kind = ZB_MISS_NODE;
-				PUSH(extra, below);
-			} else if (na->miss_body != NONE) {
-				node.miss = OFFSET(na->miss_body);
-				node.miss_kind = ZB_MISS_ANSWER;
-			} else {
-				node.miss = base + slot_of[na->miss_wildcard];
-				node.miss_kind = ZB_MISS_NODE;
-			}
-			if (!base) {
-				put(&names_out, keys + key_off[i], key_len);
-				name_at += align(key_len, NAME_ALIGN);
-				pad_to(&names_out, name_at);
-			}
-		}
-		put(&nodes_out, &node, sizeof node);
-	}
-	for (size_t k = 0; k < extra.n; k++)
-		put(&nodes_out, &extra.v[k], sizeof extra.v[k]);
-	free(extra.v);
+	info->signed_nodes = runs - 1;
 }
 
 void write_layout(const char *path, const struct phash *ph, const uint8_t *keys,
 		  const uint32_t *key_off)
 {
+	(void)key_off;
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	if (fd < 0)
 		fail("cannot create %s", path);
-	/* The answers, most of the octets, on a second thread while this one writes the rest,
-	 * then on both. */
-	struct answers_job job = {.path = path, .fd = fd, .answer_at = answer_at,
-				  .start = answers_off};
-	pthread_t helper;
-	int helped = pthread_create(&helper, NULL, answers_thread, &job) == 0;
-
-	/* Nodes, type entries and names in one pass over the slots, each to its own place. */
-	struct out *outs[] = {&nodes_out, &types_out, &names_out};
-	uint64_t starts[] = {0, types_off, names_off};
-	for (int k = 0; k < 3; k++)
-		*outs[k] = (struct out){.fd = fd, .path = path, .at = starts[k]};
-	/* A miss answered by a wildcard names the wildcard's slot. */
-	uint32_t *slot_of = xmalloc(names.n * sizeof *slot_of);
-	for (uint32_t slot = 0; slot < ph->nslots; slot++)
-		if (ph->slots[slot] != NONE)
-			slot_of[nodes.v[ph->slots[slot]]] = slot;
-	uint32_t type_index = 0;
-	write_nodes(ph, node_answers.v, 0, slot_of, &type_index, keys, key_off);
-	if (signed_answers.n)
-		write_nodes(ph, signed_answers.v, signed_base, slot_of, &type_index, keys, key_off);
-	pad_to(&nodes_out, types_off);
-	pad_to(&types_out, pilots_off);
-	put(&types_out, ph->pilots, 2u * ph->nbuckets);
-	pad_to(&types_out, denial_off);
+	struct out *o = xmalloc(sizeof *o);  /* megabytes: not on the stack */
+	*o = (struct out){.fd = fd, .path = path};
+	pad_to(o, denial_off);
 	for (size_t done = 0; done < denial_region.n; done += 1 << 20)
-		put(&types_out, denial_region.v + done,
+		put(o, denial_region.v + done,
 		    denial_region.n - done < (1 << 20) ? denial_region.n - done : 1 << 20);
-	pad_to(&types_out, answers_off);
-	pad_to(&names_out, names_out.at + NAMES_TAIL);
-	for (int k = 0; k < 3; k++)
-		flush(outs[k]);
-	write_answers(&job);
-	if (helped)
-		pthread_join(helper, NULL);
+	for (size_t c = 0; c < nchaos_answers; c++) {
+		body_at[chaos_answers[c].body] = chaos_answers[c].offset;
+		put_answer(o, 0, chaos_answers[c].body, body_at);
+	}
+	pad_to(o, groups_off);
+	for (uint32_t g = 0; g < ph->ngroups; g++) {
+		struct zb_group e = {.nodes_off = region_at[g] + region_nodes_at(&ph->groups[g]),
+				     .nslots = ph->groups[g].nslots,
+				     .nbuckets = ph->groups[g].nbuckets};
+		put(o, &e, sizeof e);
+	}
+	struct region r = {0};
+	for (uint32_t g = 0; g < ph->ngroups; g++) {
+		plan_region(&r, g);
+		write_region(o, g, &r, keys);
+	}
+	region_free(&r);
+	pad_to(o, total);
+	flush(o);
+	free(o);
 	if (close(fd) != 0)
 		fail("cannot write %s", path);
-	if (names_out.at != names_off + names_size + NAMES_TAIL)
-		fail("the layout wrote %llu octets, not the %llu planned",
-		     (unsigned long long)names_out.at,
-		     (unsigned long long)(names_off + names_size + NAMES_TAIL));
-	free(answer_at);
-	answer_at = NULL;
-	free(slot_of);
+	free(body_stamp);
+	free(body_at);
+	free(region_at);
+	free(node_of_name);
+	body_stamp = body_at = region_at = node_of_name = NULL;
 }
-#undef OFFSET

@@ -1,7 +1,16 @@
 /*
- * phash.c - the perfect hash over the nodes' names (a CHD-style hash with one pilot per
- * bucket), the same result for the same keys: seeds tried 0, 1, 2...; buckets placed largest first, ties by number; each bucket's first pilot that
- * sends its keys to free, distinct slots. The hash itself is the responder's (hash.h).
+ * phash.c - the perfect hash over the nodes' names, in groups that a change does not
+ * reshuffle (runtime/hash.h says how the responder reads it).
+ *
+ * A name's hash picks its group by linear hashing (zb_group_of): one more group splits one
+ * group in two and leaves the others as they were. Each group is a CHD-style perfect hash of
+ * its own (one pilot per bucket of about four keys, buckets placed largest first, ties by
+ * number, each the first pilot that sends its keys to free, distinct slots), and what it
+ * comes to depends on the group's keys alone: a name added or removed re-places one group,
+ * and the layout writes each group's nodes, answers and names in a region of its own
+ * (layout.c), so that one change moves one region. Same keys, same result: seeds are tried
+ * 0, 1, 2... for all groups at once, and another seed is needed only when two names hash
+ * alike, which no pilot separates.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -13,48 +22,45 @@
 #define LOAD_FACTOR 0.97
 #define MAX_PILOT 0xFFFF
 #define ATTEMPTS 32
+#define MAX_GROUP_SLOTS 0xFFFF  /* zb_group.nslots */
 
-static int try_seed(struct phash *ph, const uint8_t *keys, const uint32_t *key_off,
-		    uint32_t n, uint64_t *hashes, uint32_t *start, uint32_t *members,
-		    uint32_t *order)
+/* One group's keys (their hashes) placed into `nslots` slots: 0 when a bucket finds no pilot.
+ * slots[] gets key numbers within the group, pilots[] a pilot per bucket. */
+static int place_group(const uint64_t *hashes, uint32_t count, uint32_t nslots,
+		       uint32_t nbuckets, uint32_t *slots, uint16_t *pilots, uint32_t *start,
+		       uint32_t *members, uint32_t *order)
 {
-	uint32_t nb = ph->nbuckets;
-	for (uint32_t i = 0; i < n; i++)
-		hashes[i] = zb_hash(keys + key_off[i], key_off[i + 1] - key_off[i], ph->seed);
-	/* Buckets' members by key index (a counting sort). */
-	memset(start, 0, (nb + 1) * sizeof *start);
-	for (uint32_t i = 0; i < n; i++)
-		start[zb_bucket_of(hashes[i], nb) + 1]++;
+	memset(start, 0, (nbuckets + 1) * sizeof *start);
+	for (uint32_t i = 0; i < count; i++)
+		start[zb_bucket_of(hashes[i], nbuckets) + 1]++;
 	uint32_t largest = 0;
-	for (uint32_t b = 0; b < nb; b++) {
+	for (uint32_t b = 0; b < nbuckets; b++) {
 		if (start[b + 1] > largest)
 			largest = start[b + 1];
 		start[b + 1] += start[b];
 	}
-	uint32_t *fill = xmalloc(nb * sizeof *fill);
-	memcpy(fill, start, nb * sizeof *fill);
-	for (uint32_t i = 0; i < n; i++)
-		members[fill[zb_bucket_of(hashes[i], nb)]++] = i;
-	free(fill);
-	/* Largest first, ties by bucket number. */
+	/* Buckets' members by key (a counting sort), `order` lent as the cursors. */
+	memcpy(order, start, nbuckets * sizeof *order);
+	for (uint32_t i = 0; i < count; i++)
+		members[order[zb_bucket_of(hashes[i], nbuckets)]++] = i;
 	uint32_t k = 0;
 	for (uint32_t size = largest; size > 0; size--)
-		for (uint32_t b = 0; b < nb; b++)
+		for (uint32_t b = 0; b < nbuckets; b++)
 			if (start[b + 1] - start[b] == size)
 				order[k++] = b;
-	memset(ph->slots, 0xFF, ph->nslots * sizeof *ph->slots);
-	memset(ph->pilots, 0, nb * sizeof *ph->pilots);
+	memset(slots, 0xFF, nslots * sizeof *slots);
+	memset(pilots, 0, nbuckets * sizeof *pilots);
 	for (uint32_t o = 0; o < k; o++) {
-		uint32_t b = order[o], first = start[b], count = start[b + 1] - first;
+		uint32_t b = order[o], first = start[b], n = start[b + 1] - first;
 		uint32_t placed[64];
-		if (count > 64)
-			unsupported("a perfect hash bucket of %u keys", count);
+		if (n > 64)
+			unsupported("a perfect hash bucket of %u keys", n);
 		int found = 0;
 		for (uint32_t pilot = 0; pilot <= MAX_PILOT && !found; pilot++) {
 			uint32_t m = 0;
-			for (; m < count; m++) {
-				uint32_t s = zb_slot_of(hashes[members[first + m]], pilot, ph->nslots);
-				if (ph->slots[s] != NONE)
+			for (; m < n; m++) {
+				uint32_t s = zb_slot_of(hashes[members[first + m]], pilot, nslots);
+				if (slots[s] != NONE)
 					break;
 				uint32_t j = 0;
 				while (j < m && placed[j] != s)
@@ -63,11 +69,11 @@ static int try_seed(struct phash *ph, const uint8_t *keys, const uint32_t *key_o
 					break;
 				placed[m] = s;
 			}
-			if (m == count) {
+			if (m == n) {
 				found = 1;
-				ph->pilots[b] = pilot;
-				for (m = 0; m < count; m++)
-					ph->slots[placed[m]] = members[first + m];
+				pilots[b] = pilot;
+				for (m = 0; m < n; m++)
+					slots[placed[m]] = members[first + m];
 			}
 		}
 		if (!found)
@@ -76,24 +82,102 @@ static int try_seed(struct phash *ph, const uint8_t *keys, const uint32_t *key_o
 	return 1;
 }
 
-/* Over n distinct keys: key i is keys[key_off[i] .. key_off[i + 1]). */
-void build_phash(struct phash *ph, const uint8_t *keys, const uint32_t *key_off, uint32_t n)
+static uint32_t group_slots(uint32_t count)
 {
-	ph->nslots = n < 1000 ? (n ? n : 1) : (uint32_t)((double)n / LOAD_FACTOR);
-	ph->nbuckets = n ? (n + KEYS_PER_BUCKET - 1) / KEYS_PER_BUCKET : 1;
-	ph->slots = xmalloc(ph->nslots * sizeof *ph->slots);
-	ph->pilots = xmalloc(ph->nbuckets * sizeof *ph->pilots);
+	return count < 16 ? (count ? count : 1) : (uint32_t)((double)count / LOAD_FACTOR);
+}
+
+uint32_t phash_group_count(uint32_t n)
+{
+	return n ? (n + PHASH_KEYS_PER_GROUP - 1) / PHASH_KEYS_PER_GROUP : 1;
+}
+
+/* Every group placed with ph->seed's hashes: 0 when one cannot be. */
+static int try_seed(struct phash *ph, const uint8_t *keys, const uint32_t *key_off, uint32_t n)
+{
+	uint32_t ng = ph->ngroups;
 	uint64_t *hashes = xmalloc((n ? n : 1) * sizeof *hashes);
-	uint32_t *start = xmalloc((ph->nbuckets + 1) * sizeof *start);
-	uint32_t *members = xmalloc((n ? n : 1) * sizeof *members);
-	uint32_t *order = xmalloc(ph->nbuckets * sizeof *order);
-	for (ph->seed = 0; ph->seed < ATTEMPTS; ph->seed++)
-		if (try_seed(ph, keys, key_off, n, hashes, start, members, order))
+	uint32_t *gstart = xmalloc((ng + 1) * sizeof *gstart), *by_group = xmalloc((n ? n : 1) * 4);
+	memset(gstart, 0, (ng + 1) * sizeof *gstart);
+	for (uint32_t i = 0; i < n; i++) {
+		hashes[i] = zb_hash(keys + key_off[i], key_off[i + 1] - key_off[i], ph->seed);
+		gstart[zb_group_of(hashes[i], ph->group_mask, ng) + 1]++;
+	}
+	uint32_t largest = 0;
+	for (uint32_t g = 0; g < ng; g++) {
+		if (gstart[g + 1] > largest)
+			largest = gstart[g + 1];
+		gstart[g + 1] += gstart[g];
+	}
+	if (group_slots(largest) + largest / 4 + 4 > MAX_GROUP_SLOTS)
+		unsupported("a perfect hash group of %u names", largest);
+	for (uint32_t i = 0; i < n; i++)  /* key index order within a group */
+		by_group[gstart[zb_group_of(hashes[i], ph->group_mask, ng)]++] = i;
+	for (uint32_t g = ng; g > 0; g--)
+		gstart[g] = gstart[g - 1];
+	gstart[0] = 0;
+
+	uint32_t room = group_slots(largest) + largest / 4 + 4;
+	uint64_t *gh = xmalloc(room * sizeof *gh);
+	uint32_t *slots = xmalloc(room * sizeof *slots), *start = xmalloc((room + 1) * 4),
+		 *members = xmalloc(room * 4), *order = xmalloc(room * 4);
+	uint16_t *pilots = xmalloc(room * sizeof *pilots);
+	VEC(uint32_t) all_slots = {0};
+	VEC(uint16_t) all_pilots = {0};
+	int ok = 1;
+	for (uint32_t g = 0; g < ng && ok; g++) {
+		uint32_t first = gstart[g], count = gstart[g + 1] - first;
+		for (uint32_t i = 0; i < count; i++)
+			gh[i] = hashes[by_group[first + i]];
+		uint32_t nbuckets = count ? (count + KEYS_PER_BUCKET - 1) / KEYS_PER_BUCKET : 1;
+		uint32_t nslots = group_slots(count);
+		/* A group that finds no pilots gets a slot more, a few times; then the seed fails. */
+		while (!place_group(gh, count, nslots, nbuckets, slots, pilots, start, members,
+				    order))
+			if (++nslots > group_slots(count) + count / 4 + 4) {
+				ok = 0;
+				break;
+			}
+		if (!ok)
 			break;
-	if (ph->seed == ATTEMPTS)
-		unsupported("no perfect hash in %d seeds", ATTEMPTS);
+		ph->groups[g] = (struct phash_group){.first_slot = all_slots.n,
+						     .first_bucket = all_pilots.n,
+						     .nslots = nslots, .nbuckets = nbuckets};
+		for (uint32_t s = 0; s < nslots; s++)
+			PUSH(all_slots, slots[s] == NONE ? NONE : by_group[first + slots[s]]);
+		for (uint32_t b = 0; b < nbuckets; b++)
+			PUSH(all_pilots, pilots[b]);
+	}
 	free(hashes);
+	free(gstart);
+	free(by_group);
+	free(gh);
+	free(slots);
 	free(start);
 	free(members);
 	free(order);
+	free(pilots);
+	if (!ok) {
+		free(all_slots.v);
+		free(all_pilots.v);
+		return 0;
+	}
+	ph->slots = all_slots.v;
+	ph->nslots = all_slots.n;
+	ph->pilots = all_pilots.v;
+	ph->nbuckets = all_pilots.n;
+	return 1;
+}
+
+/* Over n distinct keys: key i is keys[key_off[i] .. key_off[i + 1]). */
+void build_phash(struct phash *ph, const uint8_t *keys, const uint32_t *key_off, uint32_t n)
+{
+	memset(ph, 0, sizeof *ph);
+	ph->ngroups = phash_group_count(n);
+	ph->group_mask = zb_group_mask(ph->ngroups);
+	ph->groups = xmalloc(ph->ngroups * sizeof *ph->groups);
+	for (ph->seed = 0; ph->seed < ATTEMPTS; ph->seed++)
+		if (try_seed(ph, keys, key_off, n))
+			return;
+	unsupported("no perfect hash in %d seeds", ATTEMPTS);
 }

@@ -11,7 +11,7 @@ import dns.name
 import dns.rdatatype
 import pytest
 
-from blob import ANSWER, NODE, TYPE_ENTRY
+from blob import ANSWER, GROUP, NODE, TYPE_ENTRY
 
 
 def counts(message: dns.message.Message) -> tuple[int, int, int]:
@@ -60,4 +60,4 @@ def test_rdata_names_keep_the_zone_case(testset_compiled):
 
 def test_struct_sizes_match_zonedata_h():
     """runtime/zonedata.h asserts the same sizes (_Static_assert)."""
-    assert (NODE.size, TYPE_ENTRY.size, ANSWER.size) == (20, 8, 36)
+    assert (NODE.size, TYPE_ENTRY.size, ANSWER.size, GROUP.size) == (20, 8, 40, 8)
