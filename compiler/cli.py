@@ -3,7 +3,8 @@
 for the running one; `zonebake follow` builds (and deploys) whenever a primary's zone changes, or its signatures
 are due; `zonebake re-sign` builds and deploys a set whose signatures are due; `zonebake
 keygen` makes a DNSSEC key pair and `zonebake ds` prints the
-DS records for the parent."""
+DS records for the parent; `zonebake delta` makes a binary delta between two builds, which
+`zonebake deploy --patch` applies to the running server."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import dns.name
 
 from . import __version__
 from .build import build, check
+from .commands import delta
 from .commands.deploy import DeployError, deploy
 from .commands.follow import Deploying, follow
 from .commands.resign import resign
@@ -70,8 +72,14 @@ def _parser() -> argparse.ArgumentParser:
                    help="append the new server's stderr to FILE (default: this stderr)")
     d.add_argument("--timeout", type=float, default=30, metavar="SECONDS",
                    help="give up (and stop the new server) after this long (default: 30)")
-    d.usage = "zonebake deploy OUTDIR --control PATH [--log FILE] [--timeout SECONDS] " \
-              "[-- SERVER_OPTION ...]"
+    d.add_argument("--patch", type=Path, metavar="DELTA",
+                   help="make OUTDIR/zonebake-server from the running server's binary and "
+                        "DELTA (zonebake delta), then swap it in; needs --sha256")
+    d.add_argument("--sha256", metavar="HEX",
+                   help="swap in only a server whose SHA-256 is HEX (zonebake delta prints "
+                        "it); else deploy fails and the running server stays")
+    d.usage = "zonebake deploy OUTDIR --control PATH [--patch DELTA] [--sha256 HEX] " \
+              "[--log FILE] [--timeout SECONDS] [-- SERVER_OPTION ...]"
     d.epilog = ("Options after -- go to the new zonebake-server, e.g. -- --threads 4 --user "
                 "zonebake; not --listen: the sockets come with the takeover.")
     f = commands.add_parser("follow", help="listen for NOTIFY from the zones' primaries; "
@@ -92,6 +100,13 @@ def _parser() -> argparse.ArgumentParser:
     _deploy_options(r)
     r.usage = "zonebake re-sign [-c TOML] -o OUTDIR [--control PATH] [...] " \
               "[-- SERVER_OPTION ...]"
+    t = commands.add_parser("delta", help="write the binary delta (zstd --patch-from) that "
+                                          "turns the OLD server into the NEW; print NEW's "
+                                          "SHA-256, for zonebake deploy --patch")
+    t.add_argument("old", type=Path, metavar="OLD", help="the server that runs (its binary)")
+    t.add_argument("new", type=Path, metavar="NEW", help="the server to ship")
+    t.add_argument("-o", "--output", type=Path, required=True, metavar="DELTA",
+                   help="where to write the delta")
     k = commands.add_parser("keygen", help="make a DNSSEC key pair for ORIGIN in BIND's format")
     k.add_argument("origin", metavar="ORIGIN", help="the zone the key signs, e.g. example.com.")
     k.add_argument("-a", "--algorithm", type=str.lower, choices=sorted(ALGORITHMS),
@@ -136,6 +151,8 @@ def main(argv: list[str] | None = None) -> int:
         return _deploy(args, server_args)
     if args.command in ("keygen", "ds"):
         return _keys(args)
+    if args.command == "delta":
+        return _delta(args)
     if args.command == "follow":
         return _follow(args, server_args)
     if args.command == "re-sign":
@@ -193,7 +210,8 @@ def _print(diagnostics) -> None:
 
 def _deploy(args: argparse.Namespace, server_args: list[str]) -> int:
     try:
-        old, new = deploy(args.outdir, args.control, server_args, args.log, args.timeout)
+        old, new = deploy(args.outdir, args.control, server_args, args.log, args.timeout,
+                          args.patch, args.sha256)
     except UsageError as exc:
         print(f"zonebake: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -244,6 +262,19 @@ def _resign(args: argparse.Namespace, server_args: list[str]) -> int:
         return EXIT_DEPLOY_FAILED
     if done.built is not None:
         _print(done.built.broken + list(done.built.warnings))
+    return EXIT_OK
+
+
+def _delta(args: argparse.Namespace) -> int:
+    try:
+        digest = delta.make(args.old, args.new, args.output)
+    except UsageError as exc:
+        print(f"zonebake: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    print(f"zonebake: {args.output}: {args.output.stat().st_size} octets turn {args.old} "
+          f"({args.old.stat().st_size} octets) into {args.new} ({args.new.stat().st_size})",
+          file=sys.stderr)
+    print(f"sha256 {digest}")
     return EXIT_OK
 
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import UsageError
-from . import releases
+from . import delta, releases
 
 PROTOCOL = "zonebake-control 1"
 
@@ -97,15 +97,29 @@ def _tail(log: Path | None, lines: int = 5) -> str:
 
 
 def deploy(outdir: Path, control: Path, server_args: list[str], log: Path | None,
-           timeout: float) -> tuple[int, int]:
-    """Swap OUTDIR/zonebake-server in; returns (old pid, new pid)."""
+           timeout: float, patch: Path | None = None, sha256: str | None = None
+           ) -> tuple[int, int]:
+    """Swap OUTDIR/zonebake-server in; returns (old pid, new pid). With `patch`, that server
+    is first made from the running one's binary and the delta (delta.py); with `sha256`,
+    it is swapped in only when that is its SHA-256."""
     binary = outdir / "zonebake-server"
-    if not os.access(binary, os.X_OK):
+    if patch is not None and sha256 is None:
+        raise UsageError("--patch needs --sha256: the hash of the build it was made for, "
+                         "which zonebake delta prints")
+    if patch is None and not os.access(binary, os.X_OK):
         raise UsageError(f"{binary}: not an executable (build it with zonebake build -o {outdir})")
     try:
         old = control_status(control)["pid"]
     except (OSError, KeyError, ValueError) as exc:
         raise DeployError(f"no server answers at {control}: {exc}") from None
+    try:
+        if patch is not None:
+            outdir.mkdir(parents=True, exist_ok=True)
+            delta.apply(delta.running_binary(old), patch, binary, sha256)
+        elif sha256 is not None and delta.sha256(binary) != sha256.lower():
+            raise delta.Mismatch(f"{binary}'s SHA-256 is {delta.sha256(binary)}, not {sha256}")
+    except delta.Mismatch as exc:
+        raise DeployError(f"{exc}; not deployed, pid {old} still serves") from None
     release = releases.release_path(old)
     if release is not None:
         if server_args:
