@@ -14,6 +14,7 @@
  * offsets change. The struct layouts are runtime/zonedata.h's own.
  */
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -117,30 +118,93 @@ struct node_plan {
 	uint32_t types_at;            /* region offset of its first type entry */
 };
 
+/* The answers a region holds, by body id: a small open-addressing table of its own, emptied
+ * for each region (a region holds about a thousand), so that threads lay regions out side
+ * by side without a table the size of all the answers each. */
+struct placed {
+	uint32_t *id;  /* NONE: free */
+	uint32_t *at;
+	size_t cap, n;
+};
+
+static size_t placed_slot(const struct placed *p, uint32_t id)
+{
+	size_t s = (id * 0x9E3779B1u) & (p->cap - 1);
+	while (p->id[s] != NONE && p->id[s] != id)
+		s = (s + 1) & (p->cap - 1);
+	return s;
+}
+
+static void placed_grow(struct placed *p)
+{
+	struct placed old = *p;
+	p->cap = old.cap ? 2 * old.cap : 1024;
+	p->id = xmalloc(p->cap * sizeof *p->id);
+	p->at = xmalloc(p->cap * sizeof *p->at);
+	memset(p->id, 0xFF, p->cap * sizeof *p->id);
+	for (size_t k = 0; k < old.cap; k++)
+		if (old.id[k] != NONE) {
+			size_t s = placed_slot(p, old.id[k]);
+			p->id[s] = old.id[k];
+			p->at[s] = old.at[k];
+		}
+	free(old.id);
+	free(old.at);
+}
+
+/* 1 when `id` is new to the region. */
+static int placed_add(struct placed *p, uint32_t id)
+{
+	if (2 * (p->n + 1) > p->cap)
+		placed_grow(p);
+	size_t s = placed_slot(p, id);
+	if (p->id[s] == id)
+		return 0;
+	p->id[s] = id;
+	p->n++;
+	return 1;
+}
+
+static uint32_t *placed_at(const struct placed *p, uint32_t id)
+{
+	return &p->at[placed_slot(p, id)];
+}
+
+static void placed_clear(struct placed *p)
+{
+	if (p->n)
+		memset(p->id, 0xFF, p->cap * sizeof *p->id);
+	p->n = 0;
+}
+
 /* A region, planned: its nodes (slot nodes then nodes of answers below, each plain and, in
  * a signed set, its twin), its answers and where each part starts. */
 struct region {
 	uint32_t nslots, nbuckets, nmiss;
 	VEC(struct node_plan) nodes;   /* (nslots + nmiss) * runs, a node's twin after it */
 	VEC(uint32_t) slot_key;        /* per slot: key index or NONE */
+	VEC(uint32_t) missing;         /* the keys that have a node of answers below */
 	VEC(uint32_t) bodies;          /* in the order written */
+	struct placed placed;          /* each of `bodies`: its offset in the region */
 	uint32_t nodes_at, types_at, answers_at, names_at, size;
 };
 
 static uint32_t runs;             /* 2 when a zone is signed: every node has a DO twin */
-static uint32_t *body_stamp;      /* per body: the `planned` of the region that placed it last */
-static uint32_t planned;          /* regions planned so far, in both passes */
-static uint32_t *body_at;         /* per body: its region offset, in that group */
 static const struct phash *hash;
 static const uint32_t *name_off_of;  /* key_off */
 static uint32_t denial_base;
 static uint32_t *node_of_name;    /* a wildcard is known by its name (node_answers) */
 
+/* The bodies that have an overflow answer (a DNAME's), a bit each: few do, and reading each
+ * body's record to find out was a cache miss per answer. */
+static uint64_t *overflows;
+
 static void use_body(struct region *r, uint32_t body)
 {
-	while (body != NONE && body_stamp[body] != planned) {
-		body_stamp[body] = planned;
+	while (body != NONE && placed_add(&r->placed, body)) {
 		PUSH(r->bodies, body);
+		if (!(overflows[body / 64] >> (body % 64) & 1))
+			break;
 		body = bodies.list.v[body].overflow;  /* in the region too */
 	}
 }
@@ -189,16 +253,30 @@ static const struct node_answers *answers_of(uint32_t run)
 	return run ? signed_answers.v : node_answers.v;
 }
 
+/* A region's answers are where their nodes' were made, scattered over the arenas: fetched a
+ * few ahead, the record and then its octets, so that the cache misses overlap. */
+enum { AHEAD = 16 };
+
+static void prefetch_body(const struct region *r, size_t k)
+{
+	if (k + AHEAD < r->bodies.n)
+		__builtin_prefetch(&bodies.list.v[r->bodies.v[k + AHEAD]]);
+	if (k + AHEAD / 2 < r->bodies.n) {
+		const uint8_t *data = body_data(&bodies.list.v[r->bodies.v[k + AHEAD / 2]]);
+		__builtin_prefetch(data);
+		__builtin_prefetch(data + 64);
+	}
+}
+
 static void plan_region(struct region *r, uint32_t g)
 {
 	const struct phash_group *pg = &hash->groups[g];
 	r->nslots = pg->nslots;
 	r->nbuckets = pg->nbuckets;
-	r->nodes.n = r->slot_key.n = r->bodies.n = 0;
+	r->nodes.n = r->slot_key.n = r->bodies.n = r->missing.n = 0;
 	r->nmiss = 0;
-	planned++;  /* each distinct answer once in the region */
+	placed_clear(&r->placed);  /* each distinct answer once in the region */
 	/* Slot nodes first, then their miss nodes, numbered in slot order. */
-	VEC(uint32_t) missing = {0};
 	for (uint32_t s = 0; s < pg->nslots; s++) {
 		uint32_t i = hash->slots[pg->first_slot + s];
 		PUSH(r->slot_key, i);
@@ -207,7 +285,7 @@ static void plan_region(struct region *r, uint32_t g)
 			needs |= needs_miss_node(&answers_of(run)[i]);
 		uint32_t miss_node = needs ? pg->nslots + r->nmiss++ : NONE;
 		if (needs)
-			PUSH(missing, i);
+			PUSH(r->missing, i);
 		for (uint32_t run = 0; run < runs; run++) {
 			struct node_plan p = {.miss_body = NONE, .miss_node = NONE,
 					      .default_body = NONE};
@@ -216,16 +294,15 @@ static void plan_region(struct region *r, uint32_t g)
 			PUSH(r->nodes, p);
 		}
 	}
-	for (size_t m = 0; m < missing.n; m++)
+	for (size_t m = 0; m < r->missing.n; m++)
 		for (uint32_t run = 0; run < runs; run++) {
-			const struct node_answers *na = &answers_of(run)[missing.v[m]];
+			const struct node_answers *na = &answers_of(run)[r->missing.v[m]];
 			struct node_plan p = {.miss_body = NONE, .miss_node = NONE,
 					      .default_body = NONE};
 			if (needs_miss_node(na))
 				p = miss_plan(answers_of(run), na);
 			PUSH(r->nodes, p);
 		}
-	free(missing.v);
 	/* Offsets: pilots, nodes, type entries, answers, names. */
 	r->nodes_at = region_nodes_at(pg);
 	uint64_t at = align(r->nodes_at + (uint64_t)sizeof(struct zb_node) * r->nodes.n, ALIGN);
@@ -241,8 +318,10 @@ static void plan_region(struct region *r, uint32_t g)
 	}
 	r->answers_at = at;
 	for (size_t k = 0; k < r->bodies.n; k++) {
+		if (k + AHEAD < r->bodies.n)
+			__builtin_prefetch(&bodies.list.v[r->bodies.v[k + AHEAD]]);
 		at = align(at, 4);
-		body_at[r->bodies.v[k]] = at;
+		*placed_at(&r->placed, r->bodies.v[k]) = at;
 		at += answer_size(&bodies.list.v[r->bodies.v[k]]);
 	}
 	at = align(at, NAME_ALIGN);
@@ -261,14 +340,18 @@ static void region_free(struct region *r)
 {
 	free(r->nodes.v);
 	free(r->slot_key.v);
+	free(r->missing.v);
 	free(r->bodies.v);
+	free(r->placed.id);
+	free(r->placed.at);
 }
 
-/* An answer at region offset `at` (the region starting at file offset `base`). */
-static void put_answer(struct out *o, uint64_t base, uint32_t id, const uint32_t *at_of)
+/* An answer at region offset `at` (the region starting at file offset `base`); its overflow
+ * answer, if it has one, at `overflow_at`. */
+static void put_answer(struct out *o, uint64_t base, uint32_t id, uint32_t at,
+		       uint32_t overflow_at)
 {
 	const struct body *b = &bodies.list.v[id];
-	uint32_t at = at_of[id];
 	uint32_t fixups_at = align(at + sizeof(struct zb_answer) + b->data_len, 2);
 	uint32_t denial_at = align(at + fixups_end(b), 4);
 	pad_to(o, base + at);
@@ -278,7 +361,7 @@ static void put_answer(struct out *o, uint64_t base, uint32_t id, const uint32_t
 		.body_off = sizeof(struct zb_answer), .fixups_off = fixups_at - at,
 		.dname_split = b->dname_split, .dname_owner_len = b->dname_owner_len,
 		.dname_max_prefix = b->dname_max_prefix,
-		.overflow = b->overflow == NONE ? 0 : (int32_t)(at_of[b->overflow] - at),
+		.overflow = b->overflow == NONE ? 0 : (int32_t)(overflow_at - at),
 		.denial = b->dynamic_proof ? denial_at - at : 0,
 	};
 	memcpy(a.header, b->header, 10);
@@ -310,9 +393,9 @@ static void write_region(struct out *o, uint32_t g, const struct region *r, cons
 		if (p->default_body != NONE) {
 			node.types_off = p->types_at - at;
 			node.ntypes = p->ntypes;
-			node.default_answer = body_at[p->default_body] - at;
+			node.default_answer = *placed_at(&r->placed, p->default_body) - at;
 			if (p->miss_body != NONE) {
-				node.miss = body_at[p->miss_body] - at;
+				node.miss = *placed_at(&r->placed, p->miss_body) - at;
 				node.miss_kind = ZB_MISS_ANSWER;
 			} else if (p->miss_node != NONE) {
 				node.miss = r->nodes_at + (p->miss_node * runs + run) * node_size - at;
@@ -335,12 +418,17 @@ static void write_region(struct out *o, uint32_t g, const struct region *r, cons
 		for (uint32_t t = 0; t < p->ntypes; t++) {
 			const struct typed_body *tb = &typed.v[p->types + t];
 			uint32_t at = p->types_at + t * sizeof(struct zb_type_entry);
-			struct zb_type_entry e = {.qtype = tb->qtype, .answer = body_at[tb->body] - at};
+			struct zb_type_entry e = {.qtype = tb->qtype,
+						  .answer = *placed_at(&r->placed, tb->body) - at};
 			put(o, &e, sizeof e);
 		}
 	}
-	for (size_t k = 0; k < r->bodies.n; k++)
-		put_answer(o, base, r->bodies.v[k], body_at);
+	for (size_t k = 0; k < r->bodies.n; k++) {
+		prefetch_body(r, k);
+		uint32_t id = r->bodies.v[k], overflow = bodies.list.v[id].overflow;
+		put_answer(o, base, id, *placed_at(&r->placed, id),
+			   overflow == NONE ? 0 : *placed_at(&r->placed, overflow));
+	}
 	pad_to(o, base + r->names_at);
 	for (uint32_t s = 0; s < r->nslots; s++) {
 		uint32_t i = r->slot_key.v[s];
@@ -356,6 +444,61 @@ static void write_region(struct out *o, uint32_t g, const struct region *r, cons
 
 /* ---- the whole ---- */
 
+/* Regions are planned, then written, by two threads at once, each taking the next few
+ * groups in turn: a region is laid out from its own group's nodes alone. */
+#define THREADS 2
+#define GROUPS_AT_ONCE 16
+
+struct pass {
+	int writing;              /* 0: planning (each region's size into region_at) */
+	int fd;
+	const char *path;
+	const uint8_t *keys;
+	uint32_t next;            /* atomic: the first group not yet taken */
+};
+
+static void *run_pass(void *arg)
+{
+	struct pass *pass = arg;
+	struct region r = {0};
+	struct out *o = NULL;
+	if (pass->writing) {
+		o = xmalloc(sizeof *o);  /* megabytes: not on a thread's stack */
+		*o = (struct out){.fd = pass->fd, .path = pass->path};
+	}
+	for (;;) {
+		uint32_t g = __atomic_fetch_add(&pass->next, GROUPS_AT_ONCE, __ATOMIC_RELAXED);
+		if (g >= hash->ngroups)
+			break;
+		uint32_t end = g + GROUPS_AT_ONCE < hash->ngroups ? g + GROUPS_AT_ONCE : hash->ngroups;
+		if (o) {
+			flush(o);
+			o->at = region_at[g];
+		}
+		for (; g < end; g++) {
+			plan_region(&r, g);
+			if (o)
+				write_region(o, g, &r, pass->keys);
+			else
+				region_at[g] = r.size;
+		}
+	}
+	if (o) {
+		flush(o);
+		free(o);
+	}
+	region_free(&r);
+	return NULL;
+}
+
+static void run_passes(struct pass *pass)
+{
+	pthread_t helper;
+	int helped = pthread_create(&helper, NULL, run_pass, pass) == 0;
+	run_pass(pass);
+	if (helped)
+		pthread_join(helper, NULL);
+}
 
 void plan_layout(const struct phash *ph, const uint32_t *key_off, struct chaos *chaos,
 		 size_t nchaos, struct layout_info *info)
@@ -363,10 +506,6 @@ void plan_layout(const struct phash *ph, const uint32_t *key_off, struct chaos *
 	hash = ph;
 	name_off_of = key_off;
 	runs = signed_answers.n ? 2 : 1;
-	size_t nb = bodies.list.n ? bodies.list.n : 1;
-	body_stamp = xcalloc(nb, sizeof *body_stamp);
-	planned = 0;
-	body_at = xmalloc(nb * sizeof *body_at);
 	denial_off = HEAD;
 	denial_base = denial_off;
 	denial_relocate(denial_off);
@@ -387,16 +526,20 @@ void plan_layout(const struct phash *ph, const uint32_t *key_off, struct chaos *
 	node_of_name = xmalloc((names.n ? names.n : 1) * sizeof *node_of_name);
 	for (uint32_t i = 0; i < nodes.n; i++)
 		node_of_name[nodes.v[i]] = i;
-	struct region r = {0};
+	overflows = xcalloc(bodies.list.n / 64 + 1, sizeof *overflows);
+	for (size_t k = 0; k < bodies.list.n; k++)
+		if (bodies.list.v[k].overflow != NONE)
+			overflows[k / 64] |= 1ull << (k % 64);
+	struct pass planning = {0};
+	run_passes(&planning);
 	at = regions_off;
 	for (uint32_t g = 0; g < ph->ngroups; g++) {
-		plan_region(&r, g);
-		if (at + r.nodes_at > UINT32_MAX)
+		uint32_t size = region_at[g];
+		if (at + size > UINT32_MAX)
 			unsupported("the data passes 4 GiB");
 		region_at[g] = at;
-		at = align(at + r.size, REGION_ALIGN);
+		at = align(at + size, REGION_ALIGN);
 	}
-	region_free(&r);
 	total = at + TAIL;
 	info->size = total;
 	info->groups_off = groups_off;
@@ -420,10 +563,8 @@ void write_layout(const char *path, const struct phash *ph, const uint8_t *keys,
 	for (size_t done = 0; done < denial_region.n; done += 1 << 20)
 		put(o, denial_region.v + done,
 		    denial_region.n - done < (1 << 20) ? denial_region.n - done : 1 << 20);
-	for (size_t c = 0; c < nchaos_answers; c++) {
-		body_at[chaos_answers[c].body] = chaos_answers[c].offset;
-		put_answer(o, 0, chaos_answers[c].body, body_at);
-	}
+	for (size_t c = 0; c < nchaos_answers; c++)
+		put_answer(o, 0, chaos_answers[c].body, chaos_answers[c].offset, 0);
 	pad_to(o, groups_off);
 	for (uint32_t g = 0; g < ph->ngroups; g++) {
 		struct zb_group e = {.nodes_off = region_at[g] + region_nodes_at(&ph->groups[g]),
@@ -431,20 +572,20 @@ void write_layout(const char *path, const struct phash *ph, const uint8_t *keys,
 				     .nbuckets = ph->groups[g].nbuckets};
 		put(o, &e, sizeof e);
 	}
-	struct region r = {0};
-	for (uint32_t g = 0; g < ph->ngroups; g++) {
-		plan_region(&r, g);
-		write_region(o, g, &r, keys);
-	}
-	region_free(&r);
+	pad_to(o, regions_off);
+	flush(o);
+	/* The regions, on two threads; the gaps between them (alignment) stay holes, zeros. */
+	struct pass writing = {.writing = 1, .fd = fd, .path = path, .keys = keys};
+	run_passes(&writing);
+	o->at = total - TAIL;
 	pad_to(o, total);
 	flush(o);
 	free(o);
 	if (close(fd) != 0)
 		fail("cannot write %s", path);
-	free(body_stamp);
-	free(body_at);
 	free(region_at);
 	free(node_of_name);
-	body_stamp = body_at = region_at = node_of_name = NULL;
+	free(overflows);
+	region_at = node_of_name = NULL;
+	overflows = NULL;
 }
