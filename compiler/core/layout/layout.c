@@ -279,6 +279,9 @@ static void plan_region(struct region *r, uint32_t g)
 	/* Slot nodes first, then their miss nodes, numbered in slot order. */
 	for (uint32_t s = 0; s < pg->nslots; s++) {
 		uint32_t i = hash->slots[pg->first_slot + s];
+		if (s + AHEAD < pg->nslots && hash->slots[pg->first_slot + s + AHEAD] != NONE)
+			for (uint32_t run = 0; run < runs; run++)
+				__builtin_prefetch(&answers_of(run)[hash->slots[pg->first_slot + s + AHEAD]]);
 		PUSH(r->slot_key, i);
 		int needs = 0;
 		for (uint32_t run = 0; run < runs && i != NONE; run++)
@@ -309,6 +312,10 @@ static void plan_region(struct region *r, uint32_t g)
 	r->types_at = at;
 	for (size_t k = 0; k < r->nodes.n; k++) {
 		struct node_plan *p = &r->nodes.v[k];
+		if (k + AHEAD < r->nodes.n && r->nodes.v[k + AHEAD].ntypes)
+			__builtin_prefetch(&typed.v[r->nodes.v[k + AHEAD].types]);
+		if (k + AHEAD / 2 < r->nodes.n && r->nodes.v[k + AHEAD / 2].default_body != NONE)
+			__builtin_prefetch(&bodies.list.v[r->nodes.v[k + AHEAD / 2].default_body]);
 		p->types_at = at;
 		at += (uint64_t)sizeof(struct zb_type_entry) * p->ntypes;
 		if (p->default_body != NONE)
