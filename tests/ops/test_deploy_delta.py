@@ -8,7 +8,7 @@ import hashlib
 
 import pytest
 
-from conftest import AS_ROOT, build_set, run_zonebake
+from conftest import AS_ROOT, build_set, require, run_zonebake
 from swapping import SWAP_ZONE, ControlledServer, answer_octet, build_swap_set, wait_gone
 
 OLD_OCTET, NEW_OCTET = 1, 2
@@ -23,6 +23,7 @@ def sets(tmp_path_factory):
 @pytest.fixture(scope="module")
 def patch(sets, tmp_path_factory):
     """The delta from the old build's server to the new one's, and the new one's SHA-256."""
+    require("zstd", "zstd")
     path = tmp_path_factory.mktemp("delta") / "server.zst"
     result = run_zonebake("delta", str(sets[0] / "zonebake-server"),
                           str(sets[1] / "zonebake-server"), "-o", str(path))

@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import re
 import shlex
-import shutil
 import subprocess
 import sys
 import time
@@ -20,10 +19,9 @@ import dns.exception
 import dns.message
 import dns.query
 import dns.rdatatype
-import pytest
 
 from buildsigned import keygen
-from conftest import AS_ROOT, ROOT
+from conftest import AS_ROOT, ROOT, require
 from following import Follow
 from knotd import Knot
 from swapping import ControlledServer, wait_gone
@@ -266,9 +264,7 @@ def test_the_timer_runs_re_sign_hourly_as_the_server_user():
 
 
 def test_systemd_accepts_the_units(tmp_path):
-    analyze = shutil.which("systemd-analyze")
-    if analyze is None:
-        pytest.skip("systemd-analyze is not installed")
+    [analyze] = require("systemd", "systemd-analyze")
     zonebake_script = Path(sys.executable).with_name("zonebake")
     for name in ("zonebake-resign.service", "zonebake-resign.timer"):
         text = (SYSTEMD / name).read_text()
