@@ -4,8 +4,10 @@
  * so buys an attacker no amplification.
  *
  * A bucket is a client prefix (rrl-ipv4-prefix, rrl-ipv6-prefix) and one response: the
- * compiled answer it copied (so one name and type, or one zone's NXDOMAIN for every name that
- * does not exist there), or any error. Each holds a balance that gains `rate` a second, up
+ * compiled answer it copied (so one name and type, or a closest encloser's NXDOMAIN for every
+ * name that does not exist below it; an answer is stored once per group of the perfect hash,
+ * so the same octets under names of two groups count apart, which buys no more than asking
+ * for the names that exist does), or any error. Each holds a balance that gains `rate` a second, up
  * to `rate`, and loses one per response; below zero the response is limited: dropped, or
  * every `slip`-th one sent truncated (TC, nothing else: a real client asks again over TCP),
  * or as BADCOOKIE with a cookie when the query had a client cookie (RFC 7873 §5.2.3: the
