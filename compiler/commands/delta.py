@@ -34,6 +34,13 @@ def sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+def check(path: Path, expected: str, what: str) -> None:
+    """Mismatch unless `path`'s SHA-256 is `expected` (hex, either case)."""
+    got = sha256(path)
+    if got != expected.lower():
+        raise Mismatch(f"{what}'s SHA-256 is {got}, not {expected}")
+
+
 def window_log(size: int) -> int:
     """zstd's --long window (log2 octets) that reaches back over the whole old file: a
     match may lie anywhere in it. zstd takes at most 2^31."""
@@ -85,10 +92,7 @@ def apply(old: Path, patch: Path, into: Path, expected: str) -> None:
         _run([_zstd(), "-q", "-d", "-f", *_window(old, old.stat().st_size),
               f"--patch-from={old}", str(patch), "-o", str(partial)],
              f"cannot apply {patch} to {old} (made against another build?)", Mismatch)
-        got = sha256(partial)
-        if got != expected.lower():
-            raise Mismatch(f"{patch} applied to {old} gives a server whose SHA-256 is {got}, "
-                           f"not {expected}: it was made against another build")
+        check(partial, expected, f"the server {patch} makes of {old}")
         os.chmod(partial, 0o755)
         os.replace(partial, into)
     finally:

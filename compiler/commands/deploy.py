@@ -116,8 +116,8 @@ def deploy(outdir: Path, control: Path, server_args: list[str], log: Path | None
         if patch is not None:
             outdir.mkdir(parents=True, exist_ok=True)
             delta.apply(delta.running_binary(old), patch, binary, sha256)
-        elif sha256 is not None and delta.sha256(binary) != sha256.lower():
-            raise delta.Mismatch(f"{binary}'s SHA-256 is {delta.sha256(binary)}, not {sha256}")
+        elif sha256 is not None:
+            delta.check(binary, sha256, str(binary))
     except delta.Mismatch as exc:
         raise DeployError(f"{exc}; not deployed, pid {old} still serves") from None
     release = releases.release_path(old)

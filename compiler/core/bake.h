@@ -637,7 +637,6 @@ struct phash {
 /* Names a group holds on average: a region of a few pages, and a table of groups that
  * stays in a core's caches (a million names: 4,000 groups, 32 KiB). */
 #define PHASH_KEYS_PER_GROUP 256
-uint32_t phash_group_count(uint32_t n);
 void build_phash(struct phash *ph, const uint8_t *keys, const uint32_t *key_off, uint32_t n);
 
 /* ---- layout.c ---- */
@@ -657,8 +656,7 @@ struct layout_info {
 /* Where everything goes (the chaos answers' offsets too), then the blob itself. */
 void plan_layout(const struct phash *ph, const uint32_t *key_off, struct chaos *chaos,
 		 size_t nchaos, struct layout_info *info);
-void write_layout(const char *path, const struct phash *ph, const uint8_t *keys,
-		  const uint32_t *key_off);
+void write_layout(const char *path, const struct phash *ph, const uint8_t *keys);
 
 /* ---- compile.c ---- */
 

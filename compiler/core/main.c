@@ -213,7 +213,7 @@ int main(int argc, char **argv)
 	printf("end\n");
 	if (fflush(stdout) != 0)
 		fail("cannot write the layout's numbers");
-	write_layout(argv[2], &ph, compiled.keys.v, compiled.key_off);
+	write_layout(argv[2], &ph, compiled.keys.v);
 	phase("layout", info.size, "octets");
 	return 0;
 }

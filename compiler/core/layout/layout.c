@@ -557,10 +557,8 @@ void plan_layout(const struct phash *ph, const uint32_t *key_off, struct chaos *
 	info->signed_nodes = runs - 1;
 }
 
-void write_layout(const char *path, const struct phash *ph, const uint8_t *keys,
-		  const uint32_t *key_off)
+void write_layout(const char *path, const struct phash *ph, const uint8_t *keys)
 {
-	(void)key_off;
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	if (fd < 0)
 		fail("cannot create %s", path);

@@ -87,9 +87,10 @@ static uint32_t group_slots(uint32_t count)
 	return count < 16 ? (count ? count : 1) : (uint32_t)((double)count / LOAD_FACTOR);
 }
 
-uint32_t phash_group_count(uint32_t n)
+/* The slots a group of `count` keys may grow to when no pilots place them in fewer. */
+static uint32_t most_slots(uint32_t count)
 {
-	return n ? (n + PHASH_KEYS_PER_GROUP - 1) / PHASH_KEYS_PER_GROUP : 1;
+	return group_slots(count) + count / 4 + 4;
 }
 
 /* Every group placed with ph->seed's hashes: 0 when one cannot be. */
@@ -109,7 +110,8 @@ static int try_seed(struct phash *ph, const uint8_t *keys, const uint32_t *key_o
 			largest = gstart[g + 1];
 		gstart[g + 1] += gstart[g];
 	}
-	if (group_slots(largest) + largest / 4 + 4 > MAX_GROUP_SLOTS)
+	uint32_t room = most_slots(largest);
+	if (room > MAX_GROUP_SLOTS)
 		unsupported("a perfect hash group of %u names", largest);
 	for (uint32_t i = 0; i < n; i++)  /* key index order within a group */
 		by_group[gstart[zb_group_of(hashes[i], ph->group_mask, ng)]++] = i;
@@ -117,7 +119,6 @@ static int try_seed(struct phash *ph, const uint8_t *keys, const uint32_t *key_o
 		gstart[g] = gstart[g - 1];
 	gstart[0] = 0;
 
-	uint32_t room = group_slots(largest) + largest / 4 + 4;
 	uint64_t *gh = xmalloc(room * sizeof *gh);
 	uint32_t *slots = xmalloc(room * sizeof *slots), *start = xmalloc((room + 1) * 4),
 		 *members = xmalloc(room * 4), *order = xmalloc(room * 4);
@@ -134,7 +135,7 @@ static int try_seed(struct phash *ph, const uint8_t *keys, const uint32_t *key_o
 		/* A group that finds no pilots gets a slot more, a few times; then the seed fails. */
 		while (!place_group(gh, count, nslots, nbuckets, slots, pilots, start, members,
 				    order))
-			if (++nslots > group_slots(count) + count / 4 + 4) {
+			if (++nslots > most_slots(count)) {
 				ok = 0;
 				break;
 			}
@@ -173,7 +174,7 @@ static int try_seed(struct phash *ph, const uint8_t *keys, const uint32_t *key_o
 void build_phash(struct phash *ph, const uint8_t *keys, const uint32_t *key_off, uint32_t n)
 {
 	memset(ph, 0, sizeof *ph);
-	ph->ngroups = phash_group_count(n);
+	ph->ngroups = n ? (n + PHASH_KEYS_PER_GROUP - 1) / PHASH_KEYS_PER_GROUP : 1;
 	ph->group_mask = zb_group_mask(ph->ngroups);
 	ph->groups = xmalloc(ph->ngroups * sizeof *ph->groups);
 	for (ph->seed = 0; ph->seed < ATTEMPTS; ph->seed++)
