@@ -90,8 +90,13 @@ struct zb_answer {
 struct zb_answer_denial {
 	uint16_t at;             /* body offset: the end of the authority section */
 	uint16_t reserved;
-	uint32_t skip[2];        /* chain entries (index + 1; 0: none) the body holds already */
-	uint32_t also;           /* a chain entry (index + 1) to add with the name's, or 0 */
+	/* The chain entries the body holds already, 0: none. NSEC: the entry's index + 1.
+	 * NSEC3: the body offset + 1 of its owner's first label, written there whole (a hash
+	 * names one entry): a reference that no other entry's coming or going moves. */
+	uint32_t skip[2];
+	/* NSEC3: an entry to add with the name's, its offset in data, or 0 (the closest
+	 * encloser's, for a query for a wildcard's own name). */
+	uint32_t also;
 };
 
 /*
@@ -102,21 +107,49 @@ struct zb_answer_denial {
  */
 enum zb_denial_kind { ZB_DENIAL_NSEC = 1, ZB_DENIAL_NSEC3 = 3, ZB_DENIAL_IMAGE = 4 };
 
-/* A zone's NSEC or NSEC3 RRsets in canonical or hash order, each ready to copy. */
+/*
+ * A zone's NSEC or NSEC3 RRsets, each ready to copy. An NSEC chain is in canonical order,
+ * `entries_off` giving each entry's offset. An NSEC3 chain is in hash order, cut into pages
+ * where the content says (a page starts at each hash whose last octet is below
+ * ZB_NSEC3_PAGE_CUT), each page with a directory of its
+ * own: one hash coming or going changes its page and the page table's offsets, not every
+ * later entry's place or number.
+ */
 struct zb_chain {
 	uint8_t kind;            /* ZB_DENIAL_NSEC3, or ZB_DENIAL_NSEC */
 	uint8_t apex_len;        /* the zone's apex, in wire form */
 	uint8_t salt_len;
-	uint8_t bucket_bits;     /* NSEC3: the hashes' leading bits that index `buckets_off` */
+	uint8_t dir_bits;        /* NSEC3: the hashes' leading bits that index `dir_off` */
 	uint16_t iterations;
 	uint16_t reserved;
-	uint32_t count;
-	uint32_t entries_off;    /* `count` uint32 offsets of struct zb_denial, in chain order */
-	uint32_t hashes_off;     /* NSEC3: `count` hashes of 20 octets, ascending */
-	/* NSEC3: 2^bucket_bits + 1 uint32, the first hash whose leading bits are at least each
-	 * value, then `count`: the hashes are uniform, so a bucket holds one or two. */
-	uint32_t buckets_off;
+	uint32_t count;          /* entries */
+	uint32_t entries_off;    /* NSEC: `count` uint32 offsets of struct zb_denial in data */
+	uint32_t pages_off;      /* NSEC3: `npages` struct zb_chain_page, in hash order */
+	/* NSEC3: 2^dir_bits + 1 uint32, the number of pages whose first hash's leading bits are
+	 * below each value, then npages: pages are about as many, so a slot holds one or two. */
+	uint32_t dir_off;
+	uint32_t npages;
 	uint8_t salt[256];
+};
+
+#define ZB_NSEC3_PAGE_CUT 2     /* of 256: a page of 128 entries on average */
+
+/* A page of an NSEC3 chain, at `off` in data: a struct zb_page_buckets, its nbuckets + 1
+ * uint32, `count` hashes of 20 octets ascending, then `count` uint32 offsets of their
+ * struct zb_denial from the page's start. */
+struct zb_chain_page {
+	uint8_t first[8];        /* its first hash's first 8 octets */
+	uint32_t off;
+	uint32_t count;
+};
+
+/* A page's own directory: the hashes' first 8 octets less its first hash's, shifted right by
+ * `shift` (the last bucket taking what is beyond), index the first entry at or above each
+ * bucket's start, then `count`. From the page's hashes alone, a bucket holds one or two. */
+struct zb_page_buckets {
+	uint8_t shift;
+	uint8_t reserved[3];
+	uint32_t nbuckets;
 };
 
 /* An NSEC zone's node: its children that hold NSEC RRsets at or below them, in canonical
@@ -168,7 +201,9 @@ _Static_assert(sizeof(struct zb_node) == 20, "zb_node layout");
 _Static_assert(sizeof(struct zb_type_entry) == 8, "zb_type_entry layout");
 _Static_assert(sizeof(struct zb_group) == 8, "zb_group layout");
 _Static_assert(sizeof(struct zb_answer) == 40, "zb_answer layout");
-_Static_assert(sizeof(struct zb_chain) == 280, "zb_chain layout");
+_Static_assert(sizeof(struct zb_chain) == 284, "zb_chain layout");
+_Static_assert(sizeof(struct zb_chain_page) == 16, "zb_chain_page layout");
+_Static_assert(sizeof(struct zb_page_buckets) == 8, "zb_page_buckets layout");
 _Static_assert(sizeof(struct zb_children) == 16, "zb_children layout");
 
 /* A zone of the set, the serial of the SOA it was built from, and for a signed zone the

@@ -447,7 +447,7 @@ struct response {
 	uint32_t proved[MAX_PROVED];
 	size_t nproved;
 	int dynamic_proof;
-	uint32_t proof_also;  /* a chain entry (index + 1) the responder adds with it, or 0 */
+	uint32_t proof_also;  /* an NSEC3 entry's RRset + 1 the responder adds with it, or 0 */
 	/* A CNAME the responder completes for a name below a DNAME (RFC 6672 §3.3): the query
 	 * name's labels in front of the DNAME owner, then its target. It follows the answer
 	 * section's first `dname_position` RRsets, the last of them the DNAME (dname_rrset). */
@@ -511,7 +511,8 @@ struct body {
 	uint16_t dname_split;
 	uint8_t dname_owner_len, dname_max_prefix;
 	/* A denial of the query name the responder adds (proofs.c): where, the chain entries
-	 * (index + 1; 0: none) the body holds already, and one it adds besides. */
+	 * the body holds already (0: none; NSEC, index + 1; NSEC3, the body offset + 1 of the
+	 * owner's first label), and an NSEC3 one it adds besides (its RRset + 1, or 0). */
 	uint8_t dynamic_proof;
 	uint8_t arena;     /* of the table that made it (merging does not copy): arenas[arena] */
 	uint16_t proof_at;
@@ -616,6 +617,7 @@ extern bytes_t denial_region;     /* runtime/zonedata.h's denial structs, at off
 extern uint32_t *denial_of_node;  /* per node: its DO twin's denial, in the region, or NONE */
 void build_denial_region(void);   /* while the records are there */
 void denial_relocate(uint32_t base);
+uint32_t denial_entry_at(uint32_t rrset);  /* an NSEC3 RRset's entry in the region */
 
 /* ---- phash.c ---- */
 

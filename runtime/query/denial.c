@@ -62,35 +62,89 @@ static inline uint64_t first_octets(const uint8_t *hash)
 	return __builtin_bswap64(word);  /* a little-endian host (zonedata.h) */
 }
 
-/* The NSEC3 covering a hash: the last hash below it, or around the ring the last of all
- * (RFC 5155 §3.1.7). The bucket of its leading bits bounds the search. */
-static uint32_t nsec3_index(const struct zb_zoneset *zs, const struct zb_chain *chain,
-			    const uint8_t hash[ZB_SHA1_LEN])
+/* Whether hash `a` sorts before hash `b`, `a`'s first octets given as first_octets'. */
+static inline int hash_before(uint64_t a_word, const uint8_t *a, const uint8_t *b)
 {
-	const uint8_t *hashes = zs->data + chain->hashes_off;
-	uint64_t key = first_octets(hash);
-	uint32_t bucket[2];
-	memcpy(bucket, zs->data + chain->buckets_off +
-	       4 * (chain->bucket_bits ? key >> (64 - chain->bucket_bits) : 0), sizeof bucket);
-	uint32_t lo = bucket[0], hi = bucket[1];
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		const uint8_t *at = hashes + (size_t)mid * ZB_SHA1_LEN;
-		uint64_t word = first_octets(at);
-		if (word != key ? word < key : memcmp(at + 8, hash + 8, ZB_SHA1_LEN - 8) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo ? lo - 1 : chain->count - 1;
+	uint64_t b_word = first_octets(b);
+	return a_word != b_word ? a_word < b_word : memcmp(a + 8, b + 8, ZB_SHA1_LEN - 8) < 0;
 }
 
-static const struct zb_denial *entry_at(const struct zb_zoneset *zs,
-					const struct zb_chain *chain, uint32_t index)
+/* The NSEC3 covering a hash: the last hash below it, or around the ring the last of all
+ * (RFC 5155 §3.1.7). The directory slot of its leading bits gives the pages to look at (one
+ * or two), the page table which page, a search in the page which entry. */
+static const struct zb_denial *nsec3_entry(const struct zb_zoneset *zs,
+					   const struct zb_chain *chain,
+					   const uint8_t hash[ZB_SHA1_LEN])
+{
+	const struct zb_chain_page *pages =
+		(const struct zb_chain_page *)(zs->data + chain->pages_off);
+	uint64_t key = first_octets(hash);
+	uint32_t slot[2];
+	memcpy(slot, zs->data + chain->dir_off +
+	       4 * (chain->dir_bits ? key >> (64 - chain->dir_bits) : 0), sizeof slot);
+	/* Pages up to slot[0] start below the slot's range; count those of the slot's that
+	 * start below the hash too. */
+	uint32_t below = slot[0];
+	while (below < slot[1]) {
+		const struct zb_chain_page *page = &pages[below];
+		uint64_t word = first_octets(page->first);
+		if (word > key || (word == key &&
+				   !hash_before(word, zs->data + page->off, hash)))
+			break;
+		below++;
+	}
+	const struct zb_chain_page *page = &pages[below ? below - 1 : chain->npages - 1];
+	const uint8_t *start = zs->data + page->off;
+	const struct zb_page_buckets *dir = (const struct zb_page_buckets *)start;
+	const uint8_t *hashes = start + sizeof *dir + 4 * ((size_t)dir->nbuckets + 1);
+	/* The last hash below it in the page (below none: the last entry of all): the page's
+	 * bucket of it bounds the search. */
+	uint32_t lo = page->count, hi = page->count;
+	if (below) {
+		uint64_t from = (key - first_octets(page->first)) >> dir->shift;
+		uint32_t bucket[2];
+		memcpy(bucket, start + sizeof *dir +
+		       4 * (from < dir->nbuckets ? from : dir->nbuckets - 1), sizeof bucket);
+		lo = bucket[0];
+		hi = bucket[1];
+		while (lo < hi) {
+			uint32_t mid = lo + (hi - lo) / 2;
+			const uint8_t *at = hashes + (size_t)mid * ZB_SHA1_LEN;
+			if (hash_before(first_octets(at), at, hash))
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+	}
+	uint32_t entry;
+	memcpy(&entry, hashes + (size_t)page->count * ZB_SHA1_LEN + 4 * (size_t)(lo - 1), 4);
+	return (const struct zb_denial *)(start + entry);
+}
+
+static const struct zb_denial *nsec_entry(const struct zb_zoneset *zs,
+					  const struct zb_chain *chain, uint32_t index)
 {
 	uint32_t entry;
 	memcpy(&entry, zs->data + chain->entries_off + 4 * (size_t)index, 4);
 	return (const struct zb_denial *)(zs->data + entry);
+}
+
+/* An entry's owner name (its first record's): its labels, then a pointer. */
+static inline const uint8_t *entry_owner(const struct zb_denial *entry)
+{
+	return (const uint8_t *)(entry + 1) + 2 * entry->npointers;
+}
+
+/* Whether two NSEC3 owner labels (length, then the hash in Base32) are one: one entry.
+ * Labels of different hashes differ in their first octets but once in a trillion times. */
+static inline int same_label(const uint8_t *a, const uint8_t *b)
+{
+	uint64_t x, y;
+	if (a[0] < 7 || a[0] != b[0])
+		return a[0] == b[0] && memcmp(a + 1, b + 1, a[0]) == 0;
+	memcpy(&x, a, sizeof x);
+	memcpy(&y, b, sizeof y);
+	return x == y && memcmp(a + 8, b + 8, a[0] - 7u) == 0;
 }
 
 /* The name to deny below `encloser` and the table it is denied in (a struct zb_children or
@@ -117,33 +171,41 @@ denied_name(const struct zb_zoneset *zs, const struct zb_question *q,
 }
 
 unsigned zb_find_denials(const struct zb_zoneset *zs, const struct zb_question *q,
-			 const struct zb_encloser *encloser, const struct zb_answer_denial *use,
+			 const struct zb_encloser *encloser, const struct zb_answer *answer,
 			 const struct zb_denial *found[2], unsigned *apex_len)
 {
+	const struct zb_answer_denial *use =
+		(const struct zb_answer_denial *)zb_from(answer, answer->denial);
 	uint8_t image[64 + 256];
 	const uint8_t *next;
 	size_t next_len;
 	const uint8_t *table = denied_name(zs, q, encloser, image, &next, &next_len);
-	const struct zb_chain *chain;
-	uint32_t index;
 	unsigned n = 0;
 	if (table[0] == ZB_DENIAL_NSEC) {
 		const struct zb_children *children = (const struct zb_children *)table;
-		chain = (const struct zb_chain *)(zs->data + children->chain);
-		index = nsec_index(zs, children, next);
-	} else {
-		chain = (const struct zb_chain *)table;
-		uint8_t hash[ZB_SHA1_LEN];
-		if (!encloser->hashed)
-			zb_nsec3_hash(next, next_len, chain->salt, chain->salt_len,
-				      chain->iterations, hash);
-		index = nsec3_index(zs, chain, encloser->hashed ? encloser->hash : hash);
+		const struct zb_chain *chain = (const struct zb_chain *)(zs->data + children->chain);
+		uint32_t index = nsec_index(zs, children, next);
+		*apex_len = chain->apex_len;
+		if (index + 1 != use->skip[0] && index + 1 != use->skip[1])
+			found[n++] = nsec_entry(zs, chain, index);
+		return n;
 	}
+	const struct zb_chain *chain = (const struct zb_chain *)table;
+	uint8_t hash[ZB_SHA1_LEN];
+	if (!encloser->hashed)
+		zb_nsec3_hash(next, next_len, chain->salt, chain->salt_len, chain->iterations, hash);
+	const struct zb_denial *entry = nsec3_entry(zs, chain, encloser->hashed ? encloser->hash
+										 : hash);
+	const uint8_t *owner = entry_owner(entry);
+	const uint8_t *body = (const uint8_t *)zb_from(answer, answer->body_off);
 	*apex_len = chain->apex_len;
 	if (use->also)
-		found[n++] = entry_at(zs, chain, use->also - 1);
-	if (index + 1 != use->skip[0] && index + 1 != use->skip[1] && index + 1 != use->also)
-		found[n++] = entry_at(zs, chain, index);
+		found[n++] = (const struct zb_denial *)(zs->data + use->also);
+	for (unsigned k = 0; k < 2; k++)
+		if (use->skip[k] && same_label(owner, body + use->skip[k] - 1))
+			return n;
+	if (!use->also || !same_label(owner, entry_owner(found[0])))
+		found[n++] = entry;
 	return n;
 }
 

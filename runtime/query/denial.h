@@ -15,12 +15,12 @@
  * suffix of the name), into `found`; returns how many (0 to 2). In an NSEC zone the NSEC
  * covering the name, found among the encloser's children by the label under it; in an
  * NSEC3 zone the NSEC3 covering the hash of the next closer name (taken here unless
- * encloser->hashed). Left out when the answer holds it already; the answer's `also` entry
- * comes first. `*apex_len` is the zone's apex's wire length: the entries' owner names point
+ * encloser->hashed). Left out when `answer` holds it already (its struct zb_answer_denial
+ * says which); the answer's `also` entry comes first. `*apex_len` is the zone's apex's wire length: the entries' owner names point
  * to it in the question.
  */
 unsigned zb_find_denials(const struct zb_zoneset *zs, const struct zb_question *q,
-			 const struct zb_encloser *encloser, const struct zb_answer_denial *use,
+			 const struct zb_encloser *encloser, const struct zb_answer *answer,
 			 const struct zb_denial *found[2], unsigned *apex_len);
 
 /* The one-block NSEC3 hashes a batch has yet to take, `lanes` at a time. */

@@ -243,9 +243,7 @@ respond_denied(const struct zb_zoneset *zs, const uint8_t *query, const struct z
 {
 	const struct zb_denial *denial[2];
 	unsigned apex_len;
-	unsigned n = zb_find_denials(zs, q, encloser,
-				     (const struct zb_answer_denial *)zb_from(answer, answer->denial),
-				     denial, &apex_len);
+	unsigned n = zb_find_denials(zs, q, encloser, answer, denial, &apex_len);
 	size_t denied = 0, insert = answer->dname_split ? q->name_len - answer->dname_owner_len : 0;
 	if (n == 0)
 		return copy_answer(query, q, answer, out, room, insert);

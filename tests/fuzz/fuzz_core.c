@@ -161,6 +161,12 @@ static void check_answer(const struct zb_zoneset *zs, uint64_t off, int depth)
 	    a->trunc_len > a->body_len || (a->dname_split && a->dname_split > a->body_len) ||
 	    (a->denial && !INSIDE(zs, off + a->denial, sizeof(struct zb_answer_denial))))
 		abort();
+	if (a->denial) {  /* the entries it names: its own owner labels, an NSEC3 entry */
+		const struct zb_answer_denial *d =
+			(const struct zb_answer_denial *)(zs->data + off + a->denial);
+		if ((d->also && !INSIDE(zs, d->also, sizeof(struct zb_denial))) || d->at > a->body_len)
+			abort();
+	}
 	if (a->dname_split && depth == 0)
 		check_answer(zs, off + (int64_t)a->overflow, 1);
 }

@@ -16,6 +16,11 @@
 bytes_t denial_region;
 uint32_t *denial_of_node;     /* per node: offset in the region, or NONE */
 static VEC(uint32_t) relocs;  /* where the region holds offsets of its own */
+/* Each NSEC3 entry's RRset and offset, by RRset: an answer's `also` (layout.c). */
+struct entry_at {
+	uint32_t rrset, at;
+};
+static VEC(struct entry_at) nsec3_entries;
 typedef VEC(uint16_t) positions_t;
 
 static uint32_t here(void)
@@ -76,42 +81,124 @@ static uint16_t put_records(bytes_t *out, positions_t *pointers, uint32_t set, n
 	return n;
 }
 
-/* One chain entry: the RRset and its signatures. */
-static uint32_t put_entry(uint32_t set, name_t apex)
+/* nsec3_entries' order, for bsearch. */
+static int by_rrset(const void *a, const void *b)
 {
-	static bytes_t octets;
+	uint32_t x = ((const struct entry_at *)a)->rrset, y = ((const struct entry_at *)b)->rrset;
+	return (x > y) - (x < y);
+}
+
+/* One chain entry, as struct zb_denial: its header, pointers and octets. */
+static void denial_entry(uint32_t set, bytes_t *out)
+{
+	static bytes_t octets;  /* one thread makes the region */
 	static positions_t pointers;
 	octets.n = pointers.n = 0;
+	name_t apex = zones.v[N(rrsets.v[set].owner)->zone].origin;
 	uint16_t n = put_records(&octets, &pointers, set, apex);
 	if (rrsets.v[set].sigs != NONE)
 		n += put_records(&octets, &pointers, rrsets.v[set].sigs, apex);
+	struct zb_denial d = {.len = octets.n, .nrecords = n, .npointers = pointers.n};
+	bytes_put(out, &d, sizeof d);
+	bytes_put(out, pointers.v, 2u * pointers.n);
+	bytes_put(out, octets.v, octets.n);
+}
+
+/* One chain entry in the region, 4-aligned; returns where. */
+static uint32_t put_entry(uint32_t set)
+{
 	align_region(4);
 	uint32_t at = here();
-	struct zb_denial d = {.len = octets.n, .nrecords = n, .npointers = pointers.n};
-	bytes_put(&denial_region, &d, sizeof d);
-	bytes_put(&denial_region, pointers.v, 2u * pointers.n);
-	bytes_put(&denial_region, octets.v, octets.n);
+	denial_entry(set, &denial_region);
 	return at;
 }
 
-/* An NSEC3 chain's bucket directory (runtime/zonedata.h, struct zb_chain): as many buckets
- * as the next power of two at or above the number of hashes. */
-static void put_buckets(uint32_t zone, uint32_t chain)
+/* Whether a page of an NSEC3 chain starts at this hash (runtime/zonedata.h): a property of
+ * the hash alone, so that the other pages keep their entries whatever comes or goes. */
+static int starts_page(const uint8_t *hash)
 {
-	uint32_t n = chain_length(zone);
-	unsigned bits = 0;
-	while (bits < 32 && (1ull << bits) < n)
-		bits++;
-	denial_region.v[chain + offsetof(struct zb_chain, bucket_bits)] = bits;
-	align_region(4);
-	put_offset(chain + offsetof(struct zb_chain, buckets_off), here());
+	return hash[19] < ZB_NSEC3_PAGE_CUT;
+}
+
+/* A page's own directory (runtime/zonedata.h, struct zb_page_buckets): about a bucket an
+ * entry over the span of its hashes, from those alone. */
+static void put_page_buckets(uint32_t zone, uint32_t first, uint32_t count)
+{
+	uint64_t low = zb_get64(chain_hash(zone, first));
+	uint64_t span = zb_get64(chain_hash(zone, first + count - 1)) - low;
+	struct zb_page_buckets dir = {0};
+	while ((span >> dir.shift) >= count)
+		dir.shift++;
+	dir.nbuckets = (uint32_t)(span >> dir.shift) + 1;
+	bytes_put(&denial_region, &dir, sizeof dir);
 	uint32_t i = 0;
-	for (uint64_t b = 0; b < 1ull << bits; b++) {
-		while (i < n && (bits ? zb_get64(chain_hash(zone, i)) >> (64 - bits) : 0) < b)
+	for (uint64_t b = 0; b < dir.nbuckets; b++) {
+		while (i < count && (zb_get64(chain_hash(zone, first + i)) - low) >> dir.shift < b)
 			i++;
 		bytes_put(&denial_region, &i, 4);
 	}
-	bytes_put(&denial_region, &n, 4);
+	bytes_put(&denial_region, &count, 4);
+}
+
+/* An NSEC3 chain's directory, page table and pages (runtime/zonedata.h, struct zb_chain),
+ * after its header at `at`. */
+static void put_pages(uint32_t zone, uint32_t at)
+{
+	size_t n = chain_length(zone);
+	VEC(uint32_t) firsts = {0};  /* each page's first entry, then n */
+	for (size_t i = 0; i < n; i++)
+		if (i == 0 || starts_page(chain_hash(zone, i)))
+			PUSH(firsts, i);
+	uint32_t npages = firsts.n;
+	PUSH(firsts, n);
+	memcpy(denial_region.v + at + offsetof(struct zb_chain, npages), &npages, 4);
+	unsigned bits = 0;
+	while (bits < 32 && (1ull << bits) < npages)
+		bits++;
+	denial_region.v[at + offsetof(struct zb_chain, dir_bits)] = bits;
+	align_region(4);
+	put_offset(at + offsetof(struct zb_chain, dir_off), here());
+	uint32_t p = 0;
+	for (uint64_t d = 0; d < 1ull << bits; d++) {
+		while (p < npages &&
+		       (bits ? zb_get64(chain_hash(zone, firsts.v[p])) >> (64 - bits) : 0) < d)
+			p++;
+		bytes_put(&denial_region, &p, 4);
+	}
+	bytes_put(&denial_region, &npages, 4);
+	align_region(8);
+	size_t table = here();
+	put_offset(at + offsetof(struct zb_chain, pages_off), table);
+	RESERVE(denial_region, sizeof(struct zb_chain_page) * (size_t)npages);
+	denial_region.n += sizeof(struct zb_chain_page) * (size_t)npages;
+	size_t since_let_go = 0;
+	for (uint32_t k = 0; k < npages; k++) {
+		uint32_t first = firsts.v[k], count = firsts.v[k + 1] - first;
+		align_region(4);
+		uint32_t page = here();
+		struct zb_chain_page entry = {.off = page, .count = count};
+		memcpy(entry.first, chain_hash(zone, first), sizeof entry.first);
+		memcpy(denial_region.v + table + sizeof entry * k, &entry, sizeof entry);
+		put_offset(table + sizeof entry * k + offsetof(struct zb_chain_page, off), page);
+		put_page_buckets(zone, first, count);
+		for (uint32_t i = 0; i < count; i++)
+			bytes_put(&denial_region, chain_hash(zone, first + i), 20);
+		size_t offsets = here();
+		RESERVE(denial_region, 4 * (size_t)count);
+		denial_region.n += 4 * (size_t)count;
+		for (uint32_t i = 0; i < count; i++) {
+			uint32_t set = chain_rrset(zone, first + i), entry = put_entry(set);
+			uint32_t from_page = entry - page;
+			memcpy(denial_region.v + offsets + 4 * i, &from_page, 4);
+			PUSH(nsec3_entries, ((struct entry_at){set, entry}));
+		}
+		since_let_go += count;
+		if (since_let_go >= LET_GO_EVERY) {
+			let_go_written();
+			since_let_go = 0;
+		}
+	}
+	VEC_FREE(firsts);
 }
 
 static uint32_t put_chain(uint32_t zone)
@@ -126,18 +213,16 @@ static uint32_t put_chain(uint32_t zone)
 	chain_parameters(zone, &c.iterations, &salt, &c.salt_len);
 	memcpy(c.salt, salt, c.salt_len);
 	bytes_put(&denial_region, &c, sizeof c);
+	if (c.kind == ZB_DENIAL_NSEC3) {
+		put_pages(zone, at);
+		return at;
+	}
 	size_t entries = here();
 	RESERVE(denial_region, 4 * n);
 	denial_region.n += 4 * n;
 	put_offset(at + offsetof(struct zb_chain, entries_off), entries);
-	if (c.kind == ZB_DENIAL_NSEC3) {
-		put_offset(at + offsetof(struct zb_chain, hashes_off), here());
-		for (size_t i = 0; i < n; i++)
-			bytes_put(&denial_region, chain_hash(zone, i), 20);
-		put_buckets(zone, at);
-	}
 	for (size_t i = 0; i < n; i++) {
-		put_offset(entries + 4 * i, put_entry(chain_rrset(zone, i), z->origin));
+		put_offset(entries + 4 * i, put_entry(chain_rrset(zone, i)));
 		if (i % LET_GO_EVERY == LET_GO_EVERY - 1)
 			let_go_written();
 	}
@@ -221,8 +306,20 @@ void build_denial_region(void)
 	free(gaps.labels.v);
 	free(chain_at);
 	put_images();
+	if (nsec3_entries.n)  /* none: v is NULL, which qsort may not take */
+		qsort(nsec3_entries.v, nsec3_entries.n, sizeof *nsec3_entries.v, by_rrset);
 	align_region(8);
 	let_go_written();
+}
+
+uint32_t denial_entry_at(uint32_t rrset)
+{
+	struct entry_at key = {rrset, 0};
+	const struct entry_at *found = nsec3_entries.n == 0 ? NULL :
+		bsearch(&key, nsec3_entries.v, nsec3_entries.n, sizeof key, by_rrset);
+	if (!found)
+		fail("internal error: an answer adds an NSEC3 RRset the chain lacks");
+	return found ? found->at : 0;
 }
 
 /* The region placed at `base` in the blob: its offsets made absolute. */
@@ -245,4 +342,5 @@ void denial_region_reset(void)
 	free(denial_of_node);
 	denial_of_node = NULL;
 	VEC_FREE(relocs);
+	VEC_FREE(nsec3_entries);
 }

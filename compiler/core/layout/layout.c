@@ -379,7 +379,8 @@ static void put_answer(struct out *o, uint64_t base, uint32_t id, uint32_t at,
 	if (b->dynamic_proof) {
 		struct zb_answer_denial d = {.at = b->proof_at,
 					     .skip = {b->proof_skip[0], b->proof_skip[1]},
-					     .also = b->proof_also};
+					     .also = b->proof_also ? denial_base +
+						     denial_entry_at(b->proof_also - 1) : 0};
 		pad_to(o, base + denial_at);
 		put(o, &d, sizeof d);
 	}

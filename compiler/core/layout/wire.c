@@ -38,6 +38,11 @@ struct wire {
 	size_t dname_target;   /* message offset of the last DNAME target written */
 	VEC(uint16_t) pointers;
 	size_t oversize;       /* the length of the last message serialize refused */
+	/* In an answer whose denial the responder completes: where the NSEC3 RRsets' owners
+	 * start, their first label written whole (runtime/zonedata.h, zb_answer_denial.skip). */
+	int mark_nsec3;
+	uint32_t nsec3_at[MAX_PROVED];
+	size_t nnsec3;
 };
 
 size_t wire_oversize(const struct wire *w)
@@ -179,7 +184,16 @@ static uint32_t write_entry(struct wire *w, const struct entry *e)
 {
 	const struct rrset *set = &rrsets.v[e->rrset];
 	for (uint32_t i = set->first; i != NONE; i = rdatas.v[i].next) {
-		if (e->owner == OWNER_QNAME) {
+		if (w->mark_nsec3 && set->type == T_NSEC3 && i == set->first &&
+		    w->nnsec3 < MAX_PROVED) {
+			/* Its label whole, so that the responder can tell the entry by it. */
+			w->nsec3_at[w->nnsec3++] = w->out.n;
+			table_add(w, e->owner, tell(w));
+			uint8_t len = N(e->owner)->label_len;
+			bytes_put(&w->out, &len, 1);
+			bytes_put(&w->out, name_label(e->owner), len);
+			write_name(w, N(e->owner)->parent, 1);
+		} else if (e->owner == OWNER_QNAME) {
 			bytes_u16(&w->out, 0xC000 | HEADER_LEN);  /* whatever it is: never shifted */
 		} else if (e->owner == OWNER_DNAME_IMAGE) {
 			/* The synthesized CNAME's target, as the responder completes it. */
@@ -311,14 +325,17 @@ uint32_t serialize(struct wire *w, struct body_table *t, const struct response *
 	}
 	if (r->answer.n > first)  /* r->answer.v may be NULL: no pointer arithmetic on it */
 		an += write_entries(w, r->answer.v + first, r->answer.n - first);
+	w->mark_nsec3 = r->dynamic_proof;
+	w->nnsec3 = 0;
 	uint32_t ns = write_section(w, &r->authority);
+	w->mark_nsec3 = 0;
 	if (r->dynamic_proof) {
 		/* The responder puts the query name's denial here: nothing after may be pointed to,
 		 * it would move. */
 		b.dynamic_proof = 1;
 		b.proof_at = w->out.n;
-		for (size_t i = 0; i < 2 && i < r->nproved; i++)
-			b.proof_skip[i] = r->proved[i] + 1;
+		for (size_t i = 0; i < 2 && i < r->nproved; i++)  /* NSEC3, or else NSEC */
+			b.proof_skip[i] = w->nnsec3 ? w->nsec3_at[i] + 1 : r->proved[i] + 1;
 		b.proof_also = r->proof_also;
 		w->frozen = 1;
 	}

@@ -145,7 +145,7 @@ void prove_wildcard(struct response *r, uint32_t zone, name_t name, name_t wildc
 		 * name ('*' literally) is a plain NODATA (RFC 5155 §7.2.3), so the responder adds
 		 * it with the next closer name's. */
 		name_key(encloser, key);
-		r->proof_also = nsec3_for(zone, key, &match) + 1;
+		r->proof_also = chain_rrset(zone, nsec3_for(zone, key, &match)) + 1;
 	}
 	if (name != NONE) {
 		name_key(kind == T_NSEC ? name : next_closer(name, encloser), key);
