@@ -343,6 +343,10 @@ void add_denial(uint32_t zone);  /* DNSKEY, CDS, CDNSKEY, NSEC3PARAM, the chain 
 /* After the zone's checks: everything signing adds, the signatures last. */
 void sign_zone(uint32_t zone, const struct signer_files *f);
 void signer_finish(const struct signer_files *f);  /* this build's cache, for the driver */
+/* Whether the driver signed, in this build, the octets `data` (RFC 4034 §3.1.8.1: what an
+ * RRSIG signs) with this DNSKEY and got this signature. */
+int signer_made(const uint8_t *data, size_t len, const uint8_t *key, size_t key_len,
+		const uint8_t *signature, size_t signature_len, bytes_t *scratch);
 /* Where a caller other than the driver (tests/fuzz) signs: what f->requests asks, into
  * f->signed_path, in compiler/dnssec/signing.py's formats. NULL: the driver, on stdin and
 stderr. */ extern void (*signing_driver)(const struct signer_files *f, size_t asked);

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import dns.dnssecalgs
 import dns.name
+from cryptography.hazmat.primitives.asymmetric import ec, ed25519
 import dns.rdata
 import dns.rdataclass
 import dns.zone
@@ -106,6 +107,55 @@ def manifest_lines(zone: ZoneSource, at: int, exact: bool, key_files: list[Path]
 
 _keys: list = []  # a worker's private keys, by the core's numbers
 
+# Known answers of the two algorithms zonebake signs with, both deterministic: RFC 8032 §7.1
+# TEST 1 (Ed25519) and RFC 6979 §A.2.5 (ECDSA P-256 with SHA-256, the message "sample"). The
+# core verifies only a sample of the signatures this build makes (compiler/core/dnssec/
+# signatures.c): the signer is checked on these first, and each key on a signature of its own.
+KNOWN_ANSWERS = {
+    15: ("9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60", b"",
+         "e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e065224901555fb8821590a33bacc61e"
+         "39701cf9b46bd25bf5f0595bbe24655141438e7a100b"),
+    13: ("c9afa9d845ba75166b5c215767b1d6934e50c3db36e89b127b8a622b120f6721", b"sample",
+         "efd48b2aacb6a8fd1140dd9cd45e81d69d2c877b56aaf991c34d0ea84eaf3716f7cb1c942d657c41d4"
+         "36c7a1b6e29f65f3e900dbb9aff4064dc4ab2f843acda8"),
+}
+
+
+class SignerBroken(UsageError):
+    """The signing library gives a wrong signature: nothing it signs may ship."""
+
+
+def _known_private(algorithm: int, octets: bytes):
+    if algorithm == 15:
+        return ed25519.Ed25519PrivateKey.from_private_bytes(octets)
+    return ec.derive_private_key(int.from_bytes(octets, "big"), ec.SECP256R1())
+
+
+def check_signer(key_files: list[Path]) -> None:
+    """The signer's known answers for each algorithm of `key_files`, and each key's signature
+    verified with its DNSKEY: raises SignerBroken otherwise."""
+    checked = set()
+    for path in key_files:
+        _, dnskey = keys.read_public(path)
+        private, _ = keys.read_private(path, dnskey)
+        algorithm = dns.dnssecalgs.get_algorithm_cls(dnskey.algorithm)
+        if dnskey.algorithm not in checked and dnskey.algorithm in KNOWN_ANSWERS:
+            secret, message, expected = KNOWN_ANSWERS[dnskey.algorithm]
+            made = algorithm(key=_known_private(dnskey.algorithm, bytes.fromhex(secret))).sign(
+                message, verify=False, deterministic=True)
+            if made != bytes.fromhex(expected):
+                raise SignerBroken(f"the signing library (cryptography) gives a wrong "
+                                   f"signature for algorithm {dnskey.algorithm}'s known answer: "
+                                   "nothing is signed with it")
+            checked.add(dnskey.algorithm)
+        message = b"zonebake: a key checked against its DNSKEY"
+        signature = algorithm(key=private).sign(message, verify=False, deterministic=True)
+        try:
+            algorithm.public_cls.from_dnskey(dnskey).verify(signature, message)
+        except Exception:
+            raise SignerBroken(f"{path}: a signature by its private key does not verify with "
+                               "its DNSKEY: nothing is signed with it") from None
+
 
 def _load_keys(paths: list[Path]) -> None:
     _keys.clear()
@@ -148,6 +198,7 @@ def _sign_range(path: str, start: int, end: int) -> list[bytes]:
 
 def sign(requests: Path, signed: Path, key_files: list[Path], count: int) -> None:
     """Sign the core's `count` requests; the signatures go to `signed`."""
+    check_signer(key_files)
     data = requests.read_bytes()
     bounds = _bounds(data)
     del data

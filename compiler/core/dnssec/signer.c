@@ -39,10 +39,17 @@ static const char CACHE_MAGIC[8] = "ZBSCH1\0";
 static const char REQUESTS_MAGIC[8] = "ZBSGN1\0";
 static const char SIGNED_MAGIC[8] = "ZBSGD1\0";
 
+/* A signature of this build, and whether the driver made it now (else it came from the
+ * cache, and is verified as any other unless verified before). */
+struct made {
+	struct cached c;
+	int fresh;
+};
+
 static struct cached *cache;
 static size_t ncache;
 static int cache_loaded;
-static VEC(struct cached) made;  /* this build's signatures: the next build's cache */
+static VEC(struct made) made;  /* this build's signatures: the next build's cache */
 
 static void load_cache(const char *path)
 {
@@ -64,7 +71,7 @@ static void load_cache(const char *path)
 
 static int by_digest(const void *a, const void *b)
 {
-	return memcmp(a, b, SHA256_LEN);
+	return memcmp(a, b, SHA256_LEN);  /* struct cached, struct made: the digest first */
 }
 
 static const struct cached *cached_for(const uint8_t digest[SHA256_LEN],
@@ -212,7 +219,7 @@ static size_t ask(uint32_t zone, const struct signer_files *f, pending_list *pen
 				fwrite(data.v, 1, data.n, out);
 				asked++;
 			}
-			PUSH(made, entry);
+			PUSH(made, ((struct made){entry, old == NULL}));
 			PUSH(*pending, p);
 		}
 	}
@@ -244,7 +251,7 @@ static void receive(const struct signer_files *f, size_t asked, pending_list *pe
 	for (size_t i = 0; i < pending->n; i++) {
 		if (!pending->v[i].asked)
 			continue;
-		struct cached *c = &made.v[pending->v[i].made];
+		struct cached *c = &made.v[pending->v[i].made].c;
 		int len = fgetc(in);
 		if (len <= 0 || len > MAX_SIGNATURE || fread(c->signature, 1, len, in) != (size_t)len)
 			fail("%s: ends early, or a signature of a length no key makes",
@@ -260,7 +267,7 @@ static void add_signatures(uint32_t zone, const pending_list *pending)
 	const struct zone_signing *s = zones.v[zone].sign;
 	for (size_t i = 0; i < pending->n; i++) {
 		const struct pending *p = &pending->v[i];
-		const struct cached *c = &made.v[p->made];
+		const struct cached *c = &made.v[p->made].c;
 		const struct rrset *rs = &rrsets.v[p->set];
 		uint8_t rrsig[RRSIG_FIXED + 256];
 		size_t len = rrsig_fields(zone, rs, &s->keys.v[p->key], c->inception,
@@ -297,18 +304,40 @@ void sign_zone(uint32_t zone, const struct signer_files *f)
 
 void signer_finish(const struct signer_files *f)
 {
-	if (!f->cache || made.n == 0)
+	if (made.n == 0)
 		return;
-	qsort(made.v, made.n, sizeof *made.v, by_digest);
+	qsort(made.v, made.n, sizeof *made.v, by_digest);  /* for signer_made too */
+	if (!f->cache)
+		return;
 	char path[4096];
 	snprintf(path, sizeof path, "%s.cache", f->signed_path);
 	FILE *out = open_or_fail(path, "wb");
 	fwrite(CACHE_MAGIC, 1, 8, out);
 	for (size_t i = 0; i < made.n; i++)
-		if (i == 0 || memcmp(made.v[i - 1].digest, made.v[i].digest, SHA256_LEN) != 0)
-			fwrite(&made.v[i], sizeof made.v[i], 1, out);
+		if (i == 0 || memcmp(made.v[i - 1].c.digest, made.v[i].c.digest, SHA256_LEN) != 0)
+			fwrite(&made.v[i].c, sizeof made.v[i].c, 1, out);
 	if (fclose(out) != 0)
 		remove(path);  /* a cache, no more */
+}
+
+int signer_made(const uint8_t *data, size_t len, const uint8_t *key, size_t key_len,
+		const uint8_t *signature, size_t signature_len, bytes_t *scratch)
+{
+	if (made.n == 0 || len < TIMES_AT + 8)
+		return 0;
+	scratch->n = 0;
+	bytes_put(scratch, data, len);
+	memset(scratch->v + TIMES_AT, 0, 8);
+	bytes_put(scratch, key, key_len);
+	uint8_t digest[SHA256_LEN];
+	sha256(scratch->v, scratch->n, digest);
+	const struct made *m = bsearch(digest, made.v, made.n, sizeof *made.v, by_digest);
+	uint32_t expiration = (uint32_t)data[TIMES_AT] << 24 | data[TIMES_AT + 1] << 16 |
+			      data[TIMES_AT + 2] << 8 | data[TIMES_AT + 3];
+	uint32_t inception = (uint32_t)data[TIMES_AT + 4] << 24 | data[TIMES_AT + 5] << 16 |
+			     data[TIMES_AT + 6] << 8 | data[TIMES_AT + 7];
+	return m && m->fresh && m->c.expiration == expiration && m->c.inception == inception &&
+	       m->c.len == signature_len && memcmp(m->c.signature, signature, signature_len) == 0;
 }
 
 void signer_reset(void)
