@@ -1,13 +1,18 @@
 """A name added to a zone signed with NSEC3 moves the compiled data only where the zone moved
 (issue 40): the chain's pages other than the new hash's keep their bytes, and the groups'
 regions other than those whose answers hold the changed entries keep theirs
-(runtime/zonedata.h, struct zb_chain and zb_answer_denial)."""
+(runtime/zonedata.h, struct zb_chain and zb_answer_denial). And the chain's directories
+find, for any hash, the entry covering it, as the responder searches them."""
 
 from __future__ import annotations
 
+import bisect
+import random
 import re
 import struct
 from pathlib import Path
+
+import pytest
 
 from buildsigned import ZONE, build, signed_set
 
@@ -63,11 +68,19 @@ def regions(data: bytes, zonedata: str) -> list[bytes]:
     return [data[starts[g]:starts[g + 1]] for g in range(ngroups)]
 
 
-def test_a_name_added_changes_its_page_and_few_regions(tmp_path):
+@pytest.fixture(scope="module")
+def builds(tmp_path_factory) -> tuple[bytes, str, bytes, str]:
+    """The zone built, and built again with one name added."""
+    tmp_path = tmp_path_factory.mktemp("chain")
     cache = tmp_path / "cache"
     old, old_c = built(tmp_path / "old", zone(), None, cache)
     new, new_c = built(tmp_path / "new", zone("added A 192.0.2.200\n"), tmp_path / "old" / "keys",
                        cache)
+    return old, old_c, new, new_c
+
+
+def test_a_name_added_changes_its_page_and_few_regions(builds):
+    old, old_c, new, new_c = builds
     old_pages, new_pages = pages(old), pages(new)
     # The new hash's page, and its predecessor's when the new hash starts a page or the
     # predecessor's NSEC3 (whose next hash changed) is the last of the page before.
@@ -80,3 +93,60 @@ def test_a_name_added_changes_its_page_and_few_regions(tmp_path):
     # The added name's group; the groups of answers that hold the NSEC3 whose interval the
     # new hash cut (its owner's NODATA, the NXDOMAIN below names whose wildcard it covered).
     assert 1 <= len(changed) <= 8, changed
+
+
+def covering(data: bytes, target: bytes) -> bytes:
+    """The hash of the NSEC3 covering `target` as the responder finds it (runtime/query/
+    denial.c, nsec3_entry): the directory's slot, the pages that start below the target, the
+    page's own bucket, the last hash below the target in it; below every hash, the last."""
+    _, _, _, bits, _, _, _, _, pages_off, dir_off, npages = CHAIN.unpack_from(data, CHAIN_AT)
+    key = int.from_bytes(target[:8], "big")
+    slot = key >> (64 - bits) if bits else 0
+    below, end = struct.unpack_from("<II", data, dir_off + 4 * slot)
+
+    def page(k):
+        first, off, count = PAGE.unpack_from(data, pages_off + PAGE.size * k)
+        shift, nbuckets = struct.unpack_from("<B3xI", data, off)
+        hashes = off + 8 + 4 * (nbuckets + 1)
+        return first, off, count, shift, nbuckets, hashes
+
+    while below < end and data[page(below)[5]:page(below)[5] + 20] < target:
+        below += 1
+    first, off, count, shift, nbuckets, hashes = page(below - 1 if below else npages - 1)
+    if not below:
+        return data[hashes + 20 * (count - 1):hashes + 20 * count]
+    bucket = min((key - int.from_bytes(first, "big")) >> shift, nbuckets - 1)
+    lo, hi = struct.unpack_from("<II", data, off + 8 + 4 * bucket)
+    while lo < hi and data[hashes + 20 * lo:hashes + 20 * lo + 20] < target:
+        lo += 1
+    assert lo >= 1
+    return data[hashes + 20 * (lo - 1):hashes + 20 * lo]
+
+
+def page_hashes(data: bytes) -> list[list[bytes]]:
+    """Each page's hashes."""
+    _, _, _, _, _, _, _, _, pages_off, _, npages = CHAIN.unpack_from(data, CHAIN_AT)
+    found = []
+    for k in range(npages):
+        _, off, entries = PAGE.unpack_from(data, pages_off + PAGE.size * k)
+        _, nbuckets = struct.unpack_from("<II", data, off)
+        hashes = off + 8 + 4 * (nbuckets + 1)
+        found.append([data[hashes + 20 * i:hashes + 20 * i + 20] for i in range(entries)])
+    return found
+
+
+def test_the_directories_find_the_covering_hash(builds):
+    data = builds[0]
+    by_page = page_hashes(data)
+    every = [h for hashes in by_page for h in hashes]
+    assert len(every) == CHAIN.unpack_from(data, CHAIN_AT)[6] and every == sorted(every)
+    # Pages start where the hashes' last octet says, and only there.
+    assert [hashes[0] for hashes in by_page] == [h for i, h in enumerate(every)
+                                                 if i == 0 or h[19] < 2]
+    rng = random.Random(7)
+    targets = [rng.randbytes(20) for _ in range(3000)] + [h[:19] + bytes([h[19] ^ 1])
+                                                          for h in every[::50]]
+    targets += [bytes(20), b"\xff" * 20, every[0], every[-1]]
+    for target in targets:
+        i = bisect.bisect_left(every, target)
+        assert covering(data, target) == every[i - 1], target.hex()
