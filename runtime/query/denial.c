@@ -69,6 +69,14 @@ static inline int hash_before(uint64_t a_word, const uint8_t *a, const uint8_t *
 	return a_word != b_word ? a_word < b_word : memcmp(a + 8, b + 8, ZB_SHA1_LEN - 8) < 0;
 }
 
+/* A page's hashes: after its directory (struct zb_page_buckets) and the directory's
+ * bucket starts. */
+static inline const uint8_t *page_hashes(const uint8_t *start)
+{
+	const struct zb_page_buckets *dir = (const struct zb_page_buckets *)start;
+	return start + sizeof *dir + 4 * ((size_t)dir->nbuckets + 1);
+}
+
 /* The NSEC3 covering a hash: the last hash below it, or around the ring the last of all
  * (RFC 5155 §3.1.7). The directory slot of its leading bits gives the pages to look at (one
  * or two), the page table which page, a search in the page which entry. */
@@ -88,15 +96,15 @@ static const struct zb_denial *nsec3_entry(const struct zb_zoneset *zs,
 	while (below < slot[1]) {
 		const struct zb_chain_page *page = &pages[below];
 		uint64_t word = first_octets(page->first);
-		if (word > key || (word == key &&
-				   !hash_before(word, zs->data + page->off, hash)))
+		if (word > key ||
+		    (word == key && !hash_before(word, page_hashes(zs->data + page->off), hash)))
 			break;
 		below++;
 	}
 	const struct zb_chain_page *page = &pages[below ? below - 1 : chain->npages - 1];
 	const uint8_t *start = zs->data + page->off;
 	const struct zb_page_buckets *dir = (const struct zb_page_buckets *)start;
-	const uint8_t *hashes = start + sizeof *dir + 4 * ((size_t)dir->nbuckets + 1);
+	const uint8_t *hashes = page_hashes(start);
 	/* The last hash below it in the page (below none: the last entry of all): the page's
 	 * bucket of it bounds the search. */
 	uint32_t lo = page->count, hi = page->count;
