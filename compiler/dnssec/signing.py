@@ -125,6 +125,14 @@ class SignerBroken(UsageError):
     """The signing library gives a wrong signature: nothing it signs may ship."""
 
 
+def _private_keys(paths: list[Path]):
+    """(path, DNSKEY, private key) of each key file, the pair checked to match (keys.py)."""
+    for path in paths:
+        _, dnskey = keys.read_public(path)
+        private, _ = keys.read_private(path, dnskey)
+        yield path, dnskey, private
+
+
 def _known_private(algorithm: int, octets: bytes):
     if algorithm == 15:
         return ed25519.Ed25519PrivateKey.from_private_bytes(octets)
@@ -135,9 +143,7 @@ def check_signer(key_files: list[Path]) -> None:
     """The signer's known answers for each algorithm of `key_files`, and each key's signature
     verified with its DNSKEY: raises SignerBroken otherwise."""
     checked = set()
-    for path in key_files:
-        _, dnskey = keys.read_public(path)
-        private, _ = keys.read_private(path, dnskey)
+    for path, dnskey, private in _private_keys(key_files):
         algorithm = dns.dnssecalgs.get_algorithm_cls(dnskey.algorithm)
         if dnskey.algorithm not in checked and dnskey.algorithm in KNOWN_ANSWERS:
             secret, message, expected = KNOWN_ANSWERS[dnskey.algorithm]
@@ -159,9 +165,7 @@ def check_signer(key_files: list[Path]) -> None:
 
 def _load_keys(paths: list[Path]) -> None:
     _keys.clear()
-    for path in paths:
-        _, dnskey = keys.read_public(path)
-        private, _ = keys.read_private(path, dnskey)
+    for _, dnskey, private in _private_keys(paths):
         _keys.append(dns.dnssecalgs.get_algorithm_cls(dnskey.algorithm)(key=private))
 
 

@@ -116,6 +116,15 @@ static void table_add(struct wire *w, name_t name, size_t pos)
 	}
 }
 
+/* One label of a name, written whole where a later name may point. */
+static void write_label(struct wire *w, name_t s)
+{
+	table_add(w, s, tell(w));
+	uint8_t len = N(s)->label_len;
+	bytes_put(&w->out, &len, 1);
+	bytes_put(&w->out, name_label(s), len);
+}
+
 /* An absolute name, ending in a pointer to the longest suffix already written. Names in
  * rdata may not point into the question (it keeps the client's letter case). */
 static void write_name(struct wire *w, name_t name, int owner)
@@ -127,10 +136,7 @@ static void write_name(struct wire *w, name_t name, int owner)
 			bytes_u16(&w->out, 0xC000 | at->pos);
 			return;
 		}
-		table_add(w, s, tell(w));
-		uint8_t len = N(s)->label_len;
-		bytes_put(&w->out, &len, 1);
-		bytes_put(&w->out, name_label(s), len);
+		write_label(w, s);
 	}
 	bytes_put(&w->out, "", 1);
 }
@@ -140,10 +146,7 @@ static void write_name(struct wire *w, name_t name, int owner)
 static void write_uncompressed(struct wire *w, name_t name)
 {
 	for (name_t s = name; s != ROOT; s = N(s)->parent) {
-		table_add(w, s, tell(w));
-		uint8_t len = N(s)->label_len;
-		bytes_put(&w->out, &len, 1);
-		bytes_put(&w->out, name_label(s), len);
+		write_label(w, s);
 	}
 	bytes_put(&w->out, "", 1);
 }
@@ -188,10 +191,7 @@ static uint32_t write_entry(struct wire *w, const struct entry *e)
 		    w->nnsec3 < MAX_PROVED) {
 			/* Its label whole, so that the responder can tell the entry by it. */
 			w->nsec3_at[w->nnsec3++] = w->out.n;
-			table_add(w, e->owner, tell(w));
-			uint8_t len = N(e->owner)->label_len;
-			bytes_put(&w->out, &len, 1);
-			bytes_put(&w->out, name_label(e->owner), len);
+			write_label(w, e->owner);
 			write_name(w, N(e->owner)->parent, 1);
 		} else if (e->owner == OWNER_QNAME) {
 			bytes_u16(&w->out, 0xC000 | HEADER_LEN);  /* whatever it is: never shifted */
