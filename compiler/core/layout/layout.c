@@ -17,6 +17,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "bake.h"
@@ -38,47 +39,34 @@ static uint64_t align(uint64_t n, uint64_t to)
 	return (n + to - 1) & ~(to - 1);
 }
 
-/* The blob goes out through a buffer of our own: hundreds of megabytes in small pieces. */
+/* The blob goes out through a shared mapping of zonedata.bin, made its full size at once
+ * (a sparse file: what is never written reads as zeros, so padding is only a step forward).
+ * Two threads write its regions at once: through write(2) they would take the file's lock
+ * in turn for every buffer, and spin on it, where each writes its own pages of a mapping. */
 struct out {
-	int fd;
+	uint8_t *map;
 	uint64_t at;      /* the file offset of the next octet put */
+	uint64_t size;
 	const char *path;
-	size_t used;
-	uint8_t buffer[1 << 22];
 };
-
-static void flush(struct out *o)
-{
-	uint64_t start = o->at - o->used;
-	for (size_t done = 0; done < o->used;) {
-		ssize_t n = pwrite(o->fd, o->buffer + done, o->used - done, start + done);
-		if (n <= 0)
-			fail("cannot write %s", o->path);
-		done += n;
-	}
-	o->used = 0;
-}
 
 static void put(struct out *o, const void *p, size_t n)
 {
-	const uint8_t *from = p;
-	while (n > 0) {
-		if (o->used == sizeof o->buffer)
-			flush(o);
-		size_t part = sizeof o->buffer - o->used < n ? sizeof o->buffer - o->used : n;
-		memcpy(o->buffer + o->used, from, part);
-		o->used += part;
-		o->at += part;
-		from += part;
-		n -= part;
-	}
+	if (n > o->size - o->at)
+		fail("%s: the layout passes the planned %llu octets", o->path,
+		     (unsigned long long)o->size);
+	if (n)
+		memcpy(o->map + o->at, p, n);
+	o->at += n;
 }
 
 static void pad_to(struct out *o, uint64_t to)
 {
-	static const uint8_t zeros[64];
-	while (o->at < to)
-		put(o, zeros, to - o->at < sizeof zeros ? to - o->at : sizeof zeros);
+	if (to > o->size)
+		fail("%s: the layout passes the planned %llu octets", o->path,
+		     (unsigned long long)o->size);
+	if (to > o->at)
+		o->at = to;
 }
 
 /* The answer record, its body, its fixups, and when it has one, its denial's place. */
@@ -459,8 +447,7 @@ static void write_region(struct out *o, uint32_t g, const struct region *r, cons
 
 struct pass {
 	int writing;              /* 0: planning (each region's size into region_at) */
-	int fd;
-	const char *path;
+	struct out out;           /* writing: the mapping */
 	const uint8_t *keys;
 	uint32_t next;            /* atomic: the first group not yet taken */
 };
@@ -469,20 +456,16 @@ static void *run_pass(void *arg)
 {
 	struct pass *pass = arg;
 	struct region r = {0};
-	struct out *o = NULL;
-	if (pass->writing) {
-		o = xmalloc(sizeof *o);  /* megabytes: not on a thread's stack */
-		*o = (struct out){.fd = pass->fd, .path = pass->path};
-	}
+	struct out out = pass->out, *o = pass->writing ? &out : NULL;
+	uint64_t page_size = sysconf(_SC_PAGESIZE);
 	for (;;) {
 		uint32_t g = __atomic_fetch_add(&pass->next, GROUPS_AT_ONCE, __ATOMIC_RELAXED);
 		if (g >= hash->ngroups)
 			break;
 		uint32_t end = g + GROUPS_AT_ONCE < hash->ngroups ? g + GROUPS_AT_ONCE : hash->ngroups;
-		if (o) {
-			flush(o);
+		uint32_t first = g;
+		if (o)
 			o->at = region_at[g];
-		}
 		for (; g < end; g++) {
 			plan_region(&r, g);
 			if (o)
@@ -490,10 +473,10 @@ static void *run_pass(void *arg)
 			else
 				region_at[g] = r.size;
 		}
-	}
-	if (o) {
-		flush(o);
-		free(o);
+		/* Written: out of the resident set (the page cache has them). The pages these
+		 * regions share with their neighbours' stay, which the other thread may write. */
+		if (o)
+			let_go_pages(o->map + align(region_at[first], page_size), o->map + o->at);
 	}
 	region_free(&r);
 	return NULL;
@@ -560,15 +543,17 @@ void plan_layout(const struct phash *ph, const uint32_t *key_off, struct chaos *
 
 void write_layout(const char *path, const struct phash *ph, const uint8_t *keys)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
 	if (fd < 0)
 		fail("cannot create %s", path);
-	struct out *o = xmalloc(sizeof *o);  /* megabytes: not on the stack */
-	*o = (struct out){.fd = fd, .path = path};
+	if (ftruncate(fd, total) != 0)
+		fail("cannot write %s", path);
+	void *map = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED)
+		fail("cannot map %s to write it", path);
+	struct out out = {.map = map, .size = total, .path = path}, *o = &out;
 	pad_to(o, denial_off);
-	for (size_t done = 0; done < denial_region.n; done += 1 << 20)
-		put(o, denial_region.v + done,
-		    denial_region.n - done < (1 << 20) ? denial_region.n - done : 1 << 20);
+	put(o, denial_region.v, denial_region.n);
 	for (size_t c = 0; c < nchaos_answers; c++)
 		put_answer(o, 0, chaos_answers[c].body, chaos_answers[c].offset, 0);
 	pad_to(o, groups_off);
@@ -578,16 +563,13 @@ void write_layout(const char *path, const struct phash *ph, const uint8_t *keys)
 				     .nbuckets = ph->groups[g].nbuckets};
 		put(o, &e, sizeof e);
 	}
-	pad_to(o, regions_off);
-	flush(o);
+	let_go_pages(o->map, o->map + o->at);  /* as run_pass does its regions' */
 	/* The regions, on two threads; the gaps between them (alignment) stay holes, zeros. */
-	struct pass writing = {.writing = 1, .fd = fd, .path = path, .keys = keys};
+	struct pass writing = {.writing = 1, .out = out, .keys = keys};
 	run_passes(&writing);
-	o->at = total - TAIL;
-	pad_to(o, total);
-	flush(o);
-	free(o);
-	if (close(fd) != 0)
+	/* The TAIL's zeros are the file's own. A page the disk had no room for has
+	 * stopped the core already (SIGBUS, spill.c). */
+	if (munmap(map, total) != 0 || close(fd) != 0)
 		fail("cannot write %s", path);
 	free(region_at);
 	free(node_of_name);
