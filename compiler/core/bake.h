@@ -379,15 +379,18 @@ void nsec_children(uint32_t zone, name_t encloser, struct child_gaps *out);
 
 /* ---- digestindex.c ---- */
 
-/* An ascending array of `n` digests of `width` octets, and where each value of their first
+/* An ascending array of `n` digests of `width` octets, each at the start of a record of
+ * `stride` octets (the digests alone: stride == width), and where each value of their first
  * `bits` bits begins in it. */
 struct digest_index {
 	const uint8_t *digests;
-	size_t n, width;
+	size_t n, width, stride;
 	unsigned bits;
 	uint32_t *start;  /* 2^bits + 1 */
 };
 void digest_index_build(struct digest_index *x, const uint8_t *digests, size_t n, size_t width);
+void digest_index_of_records(struct digest_index *x, const uint8_t *records, size_t n,
+			     size_t width, size_t stride);
 void digest_index_free(struct digest_index *x);
 void digests_sort(uint8_t *digests, size_t n, size_t width);  /* ascending, in place; width <= 64 */
 /* What digest_rank(digest) will read, fetched ahead: stage 0 its place in the table, stage 1

@@ -8,7 +8,8 @@
  * binary search, never a scan.
  *
  * digests_sort puts them in that order: each build's cache keys, two million and more
- * for a million signed names.
+ * for a million signed names. The digests may lead records of their own (the signer's
+ * signatures, signer.c): digest_index_of_records steps over the rest.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -25,11 +26,18 @@ static uint32_t top_bits(const uint8_t *digest, unsigned bits)
 
 void digest_index_build(struct digest_index *x, const uint8_t *digests, size_t n, size_t width)
 {
+	digest_index_of_records(x, digests, n, width, width);
+}
+
+void digest_index_of_records(struct digest_index *x, const uint8_t *records, size_t n,
+			     size_t width, size_t stride)
+{
 	if (n > UINT32_MAX)
 		unsupported("more than 2^32 digests");
-	x->digests = digests;
+	x->digests = records;
 	x->n = n;
 	x->width = width;
+	x->stride = stride;
 	x->bits = 0;
 	while (x->bits < MAX_BITS && ((size_t)1 << x->bits) < n)
 		x->bits++;
@@ -37,7 +45,7 @@ void digest_index_build(struct digest_index *x, const uint8_t *digests, size_t n
 	x->start = xmalloc((slots + 1) * sizeof *x->start);
 	size_t i = 0;
 	for (size_t b = 0; b < slots; b++) {
-		while (i < n && top_bits(digests + i * width, x->bits) < b)
+		while (i < n && top_bits(records + i * stride, x->bits) < b)
 			i++;
 		x->start[b] = i;
 	}
@@ -56,7 +64,7 @@ void digest_index_prefetch(const struct digest_index *x, const uint8_t *digest, 
 	if (stage == 0)
 		__builtin_prefetch(&x->start[b]);
 	else if (x->start[b] < x->n)
-		__builtin_prefetch(x->digests + (size_t)x->start[b] * x->width);
+		__builtin_prefetch(x->digests + (size_t)x->start[b] * x->stride);
 }
 
 size_t digest_rank(const struct digest_index *x, const uint8_t *digest, int *equal)
@@ -66,7 +74,7 @@ size_t digest_rank(const struct digest_index *x, const uint8_t *digest, int *equ
 	*equal = 0;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		int c = memcmp(x->digests + mid * x->width, digest, x->width);
+		int c = memcmp(x->digests + mid * x->stride, digest, x->width);
 		if (c <= 0) {
 			lo = mid + 1;
 			*equal = c == 0;

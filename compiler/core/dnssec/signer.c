@@ -48,8 +48,10 @@ struct made {
 
 static struct cached *cache;
 static size_t ncache;
+static struct digest_index cache_index;
 static int cache_loaded;
 static VEC(struct made) made;  /* this build's signatures: the next build's cache */
+static struct digest_index made_index;  /* once sorted (signer_finish) */
 
 static void load_cache(const char *path)
 {
@@ -67,6 +69,10 @@ static void load_cache(const char *path)
 		ncache = all.n / sizeof *cache;  /* a torn file's tail is not read */
 	}
 	fclose(f);
+	/* Millions of signatures, looked up each by its digest: a binary search over them
+	 * took more than a second of the build. */
+	digest_index_of_records(&cache_index, (const uint8_t *)cache, ncache, SHA256_LEN,
+				sizeof *cache);
 }
 
 static int by_digest(const void *a, const void *b)
@@ -77,10 +83,11 @@ static int by_digest(const void *a, const void *b)
 static const struct cached *cached_for(const uint8_t digest[SHA256_LEN],
 				       const struct zone_signing *s)
 {
-	const struct cached *c = ncache == 0 ? NULL :
-		bsearch(digest, cache, ncache, sizeof *cache, by_digest);
-	if (!c)
+	int equal;
+	size_t rank = ncache == 0 ? 0 : digest_rank(&cache_index, digest, &equal);
+	if (rank == 0 || !equal)
 		return NULL;
+	const struct cached *c = &cache[rank - 1];
 	if (s->exact)
 		return c->inception == s->inception && c->expiration == s->expiration ? c : NULL;
 	uint32_t validity = s->expiration - s->inception;
@@ -307,6 +314,8 @@ void signer_finish(const struct signer_files *f)
 	if (made.n == 0)
 		return;
 	qsort(made.v, made.n, sizeof *made.v, by_digest);  /* for signer_made too */
+	digest_index_of_records(&made_index, (const uint8_t *)made.v, made.n, SHA256_LEN,
+				sizeof *made.v);
 	if (!f->cache)
 		return;
 	char path[4096];
@@ -331,7 +340,9 @@ int signer_made(const uint8_t *data, size_t len, const uint8_t *key, size_t key_
 	bytes_put(scratch, key, key_len);
 	uint8_t digest[SHA256_LEN];
 	sha256(scratch->v, scratch->n, digest);
-	const struct made *m = bsearch(digest, made.v, made.n, sizeof *made.v, by_digest);
+	int equal;
+	size_t rank = digest_rank(&made_index, digest, &equal);
+	const struct made *m = equal ? &made.v[rank - 1] : NULL;
 	uint32_t expiration = (uint32_t)data[TIMES_AT] << 24 | data[TIMES_AT + 1] << 16 |
 			      data[TIMES_AT + 2] << 8 | data[TIMES_AT + 3];
 	uint32_t inception = (uint32_t)data[TIMES_AT + 4] << 24 | data[TIMES_AT + 5] << 16 |
@@ -345,6 +356,8 @@ void signer_reset(void)
 	free(cache);
 	cache = NULL;
 	ncache = 0;
+	digest_index_free(&cache_index);
+	digest_index_free(&made_index);
 	cache_loaded = 0;
 	VEC_FREE(made);
 }
