@@ -37,6 +37,35 @@ ns.secure A 192.0.2.98
 """
 
 
+# Every form the writer has, and some it does not (SVCB, LOC, RP, a private type): text with
+# quotes, backslashes, spaces and octets past ASCII; names with a dot, a space and a
+# parenthesis in a label; an empty TXT string.
+EVERY_FORM = r"""
+txt TXT "plain" "with \"quotes\" and \\ and  spaces" "\200\255\000" ""
+spf SPF "v=spf1 -all"
+hinfo HINFO "PC" "Linux 6"
+srv SRV 10 20 5060 sip.example.net.
+naptr NAPTR 100 10 "U" "E2U+sip" "!^.*$!sip:info@example.com!" .
+caa CAA 0 issue "ca.example.net; account=\"1\""
+caa CAA 128 iodef "mailto:security@example.com"
+sshfp SSHFP 4 2 0123456789ABCDEF0123456789ABCDEF0123456789ABCDEF0123456789ABCDEF
+_443._tcp TLSA 3 1 1 0123456789ABCDEF0123456789ABCDEF0123456789ABCDEF0123456789ABCDEF
+ptr PTR host.example.net.
+dn DNAME target.example.net.
+six AAAA 2001:db8::53
+six AAAA ::ffff:192.0.2.1
+kx KX 10 kx.example.net.
+svc SVCB 1 svc.example.net. alpn=h2 port=8443
+loc LOC 52 22 23.000 N 4 53 32.000 E -2.00m 0.00m 10000m 10m
+rp RP admin.example.com. txt.example.com.
+private TYPE65280 \# 3 ABCDEF
+empty TYPE65281 \# 0
+a\.dot A 192.0.2.11
+a\032space A 192.0.2.12
+paren\( MX 5 a\.dot.example.com.
+"""
+
+
 def dname_to_apex(origin: str) -> str:
     """Issue 37's zone: a DNAME to its own apex, which crashed the core signed."""
     return (f"$ORIGIN {origin}\n$TTL 600\n@ SOA ns1 hostmaster 7 3600 900 604800 120\n"

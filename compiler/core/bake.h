@@ -36,6 +36,7 @@
  *     signatures.c  a signed zone's signatures, checked before anything ships
  *     chainmake.c a zone signed at build time: its keys, CDS, CDNSKEY, and its denial chain
  *     signer.c    ...and its signatures, made by the driver, cached across builds
+ *     signedtext.c  ...and the zone it signed, written out as a zone file
  *     denial.c    a signed zone's NSEC or NSEC3 chain, in order, and the searches over it
  *     chaincheck.c  a signed zone's denial chain, checked as its signer should have made it
  *   layout/     the blob: zonedata.bin as the responder reads it (runtime/zonedata.h)
@@ -271,7 +272,7 @@ struct zone_signing {
 	uint32_t reuse_left;     /* seconds: a cached signature is reused only with this much of
 				  * its validity left at the inception (signing.py's reuse_left) */
 	VEC(struct signing_key) keys;
-	const char *write_to;    /* the signed zone's records (records.c), or NULL */
+	const char *write_to;    /* the signed zone as a zone file (signedtext.c), or NULL */
 };
 
 struct zone {
@@ -343,6 +344,9 @@ void add_denial(uint32_t zone);  /* DNSKEY, CDS, CDNSKEY, NSEC3PARAM, the chain 
 /* After the zone's checks: everything signing adds, the signatures last. */
 void sign_zone(uint32_t zone, const struct signer_files *f);
 void signer_finish(const struct signer_files *f);  /* this build's cache, for the driver */
+/* A zone the build signed, every record, as a zone file at `path` (--write-signed): how
+ * many records. */
+size_t write_signed_text(uint32_t zone, const char *path);
 /* Whether the driver signed, in this build, the octets `data` (RFC 4034 §3.1.8.1: what an
  * RRSIG signs) with this DNSKEY and got this signature. */
 int signer_made(const uint8_t *data, size_t len, const uint8_t *key, size_t key_len,

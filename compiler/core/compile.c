@@ -100,9 +100,11 @@ int compile_set(const struct compile_options *o, struct chaos *chaos, size_t nch
 			phase("read", before - read, "records");
 			sign_zone(z, &o->signer);
 			zones.v[z].rrsets_end = rrsets.n;
-			if (zones.v[z].sign->write_to && diagnostics_errors() == 0)
-				write_records(z, zones.v[z].sign->write_to);
 			phase("sign", rdatas.n - before, "records");
+			if (zones.v[z].sign->write_to && diagnostics_errors() == 0) {
+				size_t written = write_signed_text(z, zones.v[z].sign->write_to);
+				phase("signed zone written", written, "records");
+			}
 			read = rdatas.n;
 		}
 	}

@@ -49,10 +49,6 @@ class Signer:
     key_files: list[Path]
     write_signed: dict[int, Path] = dataclasses.field(default_factory=dict)  # zone: text file
 
-    def records(self, zone: int) -> Path:
-        """Where the core writes a zone's signed records for `write_signed`."""
-        return self.requests.with_name(f"{zone}.signed-records")
-
 
 def _manifest(config: ZoneSetConfig, lenient: bool, zones: list[int],
               records: dict[int, Path], verify: Path, cache: Path | None,
@@ -83,7 +79,7 @@ def _manifest(config: ZoneSetConfig, lenient: bool, zones: list[int],
         if zone.dnssec is not None:
             lines += signing.manifest_lines(zone, signer.at, signer.exact, signer.key_files)
             if index in signer.write_signed:
-                lines.append(f"write-signed {signer.records(index)}")
+                lines.append(f"write-signed {_partial(signer.write_signed[index])}")
     for name, text in chaos_names(config.server):
         lines += ["chaos", str(len(name)), text.encode().hex()]
     return "\n".join(lines + ["end", ""])
@@ -172,46 +168,51 @@ def bake(config: ZoneSetConfig, data_file: Path, cache: bool = True,
             except CompileError as unread:
                 unreadable[index] = unread.diagnostics
         at, exact = signing.build_time()
-        while True:
-            zones = [i for i in range(len(config.zones)) if i not in unreadable]
-            origins = [config.zones[i].origin_text for i in zones]
-            cache = signatures.cache_path(origins)
-            verify = Path(scratch) / "signatures"
-            signer = Signer(Path(scratch) / "sign-requests", Path(scratch) / "signed",
-                            signing.cache_path(origins), at, exact, [], write_signed or {})
-            manifest = _manifest(config, lenient, zones, records, verify, cache, signer, keep)
-            try:
-                if not unreadable:
-                    baked = _run_once(program, manifest, config, data_file, on_phase, on_plan,
-                                      (verify, cache), signer)
-                    _write_signed(config, signer, on_phase)
-                    for path in keep.values():
-                        _keep(_partial(path), path)
-                    return baked
-                if zones:  # the other zones' errors are reported too
-                    _run_once(program, manifest, config, Path(scratch) / "checked.bin",
-                              on_phase, lambda _: None, (verify, None),
-                              dataclasses.replace(signer, cache=None))
-                raise _ZoneErrors({})
-            except Unreadable as exc:
-                if not hand_over:
-                    raise
-                index = zones[exc.zone]
-                if index in records:
-                    raise Failed(f"the core declined the records dnspython read of "
-                                 f"{config.zones[index].display}") from None
-                records[index] = Path(scratch) / f"{index}.records"
+        try:
+            while True:
+                zones = [i for i in range(len(config.zones)) if i not in unreadable]
+                origins = [config.zones[i].origin_text for i in zones]
+                cache = signatures.cache_path(origins)
+                verify = Path(scratch) / "signatures"
+                signer = Signer(Path(scratch) / "sign-requests", Path(scratch) / "signed",
+                                signing.cache_path(origins), at, exact, [], write_signed or {})
+                manifest = _manifest(config, lenient, zones, records, verify, cache, signer, keep)
+                _prepare_signed(signer.write_signed.values())
                 try:
-                    handover.write_records(config.zones[index], records[index], on_record)
-                except CompileError as unread:
-                    unreadable[index] = unread.diagnostics
-            except _ZoneErrors as exc:
-                if not unreadable:
-                    raise
-                # Each zone with errors, in the set's order.
-                by_zone = {zones[i]: d for i, d in exc.by_zone.items()}
-                by_zone.update(unreadable)
-                raise _ZoneErrors(by_zone) from None
+                    if not unreadable:
+                        baked = _run_once(program, manifest, config, data_file, on_phase,
+                                          on_plan, (verify, cache), signer)
+                        for path in keep.values():
+                            _keep(_partial(path), path)
+                        _publish_signed(signer.write_signed.values())
+                        return baked
+                    if zones:  # the other zones' errors are reported too
+                        _run_once(program, manifest, config, Path(scratch) / "checked.bin",
+                                  on_phase, lambda _: None, (verify, None),
+                                  dataclasses.replace(signer, cache=None))
+                    raise _ZoneErrors({})
+                except Unreadable as exc:
+                    if not hand_over:
+                        raise
+                    index = zones[exc.zone]
+                    if index in records:
+                        raise Failed(f"the core declined the records dnspython read of "
+                                     f"{config.zones[index].display}") from None
+                    records[index] = Path(scratch) / f"{index}.records"
+                    try:
+                        handover.write_records(config.zones[index], records[index], on_record)
+                    except CompileError as unread:
+                        unreadable[index] = unread.diagnostics
+                except _ZoneErrors as exc:
+                    if not unreadable:
+                        raise
+                    # Each zone with errors, in the set's order.
+                    by_zone = {zones[i]: d for i, d in exc.by_zone.items()}
+                    by_zone.update(unreadable)
+                    raise _ZoneErrors(by_zone) from None
+        finally:  # a signed zone written out by a build that failed
+            for path in (write_signed or {}).values():
+                _partial(path).unlink(missing_ok=True)
 
 
 def _verify(path: Path, count: int, on_phase: Phase) -> dict[int, list[Diagnostic]]:
@@ -241,12 +242,23 @@ def _keep(new: Path, cache: Path | None) -> None:
         pass  # a cache, no more: the next build verifies or signs again
 
 
-def _write_signed(config: ZoneSetConfig, signer: Signer, on_phase: Phase) -> None:
-    started = time.monotonic()
-    for index, out in signer.write_signed.items():
-        signing.write_text(signer.records(index), config.zones[index].origin, out)
-    if signer.write_signed:
-        on_phase("write-signed", time.monotonic() - started, len(signer.write_signed), "zones")
+def _prepare_signed(paths) -> None:
+    """Where the core writes each signed zone (`--write-signed`): beside its place, which it
+    takes once the build succeeded (_publish_signed)."""
+    for out in paths:
+        try:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            _partial(out).open("wb").close()
+        except OSError as exc:
+            raise UsageError(f"--write-signed: cannot write {out}: {exc.strerror}") from None
+
+
+def _publish_signed(paths) -> None:
+    for out in paths:
+        try:
+            os.replace(_partial(out), out)
+        except OSError as exc:
+            raise UsageError(f"--write-signed: cannot write {out}: {exc.strerror}") from None
 
 
 def _sign(signer: Signer, count: int) -> None:

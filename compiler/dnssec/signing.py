@@ -26,17 +26,12 @@ import time
 from pathlib import Path
 
 import dns.dnssecalgs
-import dns.name
 import nacl.bindings
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519
-import dns.rdata
-import dns.rdataclass
-import dns.zone
 
 from .. import clock, workers
 from ..config import ZoneSetConfig, ZoneSource
 from ..errors import UsageError
-from ..read import handover
 from ..toolchain import objcache
 from . import keys
 
@@ -248,22 +243,3 @@ def signed_files(config: ZoneSetConfig, target: Path) -> dict[int, Path]:
     names = {i: config.zones[i].origin_text for i in signed}
     return {i: target / (f"{name}zone" if name != "." else "root.zone")
             for i, name in names.items()}
-
-
-def write_text(records: Path, origin: dns.name.Name, out: Path) -> None:
-    """The core's records of a signed zone (handover's form) as a zone file, in DNSSEC's
-    canonical order (RFC 4034 §6.1), each name absolute: what ldns-verify-zone or
-    dnssec-verify checks."""
-    zone = dns.zone.Zone(origin, relativize=False)
-    for owner, rdtype, ttl, wire in handover.read_records(records):
-        rdata = dns.rdata.from_wire(dns.rdataclass.IN, rdtype, wire, 0, len(wire))
-        node = zone.find_node(dns.name.from_wire(owner, 0)[0], create=True)
-        node.find_rdataset(dns.rdataclass.IN, rdtype, rdata.covers(), create=True).add(rdata, ttl)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    partial = out.with_name(out.name + ".partial")
-    try:
-        zone.to_file(str(partial), sorted=True, relativize=False)
-        os.replace(partial, out)
-    except OSError as exc:
-        partial.unlink(missing_ok=True)
-        raise UsageError(f"--write-signed: cannot write {out}: {exc.strerror}") from None

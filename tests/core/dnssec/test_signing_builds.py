@@ -17,8 +17,8 @@ import dns.rdatatype
 import dns.zone
 import pytest
 
-from buildsigned import (ORIGIN, ZONE, build, dname_to_apex, keygen, private_octets,
-                         signed_set)
+from buildsigned import (EVERY_FORM, ORIGIN, ZONE, build, dname_to_apex, keygen,
+                         private_octets, signed_set)
 from conftest import require
 from zonebake.config import load_toml
 from zonebake.core import run as core
@@ -105,7 +105,9 @@ def test_the_signed_zone_written_out_is_accepted_by_the_peers_verifiers(tmp_path
                                                                        opt_out):
     ldns, bind = require("ldnsutils", "ldns-verify-zone")[0], require("bind9-utils",
                                                                        "dnssec-verify")[0]
-    toml = signed_set(tmp_path, denial, opt_out)
+    # Every form the writer has, and the generic one: a record written otherwise than the
+    # zone holds it would fail its signature.
+    toml = signed_set(tmp_path, denial, opt_out, zone=ZONE + EVERY_FORM)
     written = tmp_path / "signed.zone"
     built = build(toml, tmp_path / "out", "--write-signed", str(written))
     assert built.returncode == 0, built.stderr
