@@ -391,6 +391,7 @@ struct digest_index {
 	size_t n, width, stride;
 	unsigned bits;
 	uint32_t *start;  /* 2^bits + 1 */
+	size_t start_bytes;
 };
 void digest_index_build(struct digest_index *x, const uint8_t *digests, size_t n, size_t width);
 void digest_index_of_records(struct digest_index *x, const uint8_t *records, size_t n,

@@ -17,6 +17,7 @@
 #include "bake.h"
 
 #define MAX_BITS 24  /* a table of at most 64 MiB */
+#define HUGE_TABLE ((size_t)2 << 20)
 
 static uint32_t top_bits(const uint8_t *digest, unsigned bits)
 {
@@ -42,7 +43,10 @@ void digest_index_of_records(struct digest_index *x, const uint8_t *records, siz
 	while (x->bits < MAX_BITS && ((size_t)1 << x->bits) < n)
 		x->bits++;
 	size_t slots = (size_t)1 << x->bits;
-	x->start = xmalloc((slots + 1) * sizeof *x->start);
+	/* Read at random, once per lookup: tens of megabytes on huge pages past two of them. */
+	x->start_bytes = (slots + 1) * sizeof *x->start;
+	x->start = x->start_bytes >= HUGE_TABLE ? huge_alloc(x->start_bytes)
+					       : xmalloc(x->start_bytes);
 	size_t i = 0;
 	for (size_t b = 0; b < slots; b++) {
 		while (i < n && top_bits(records + i * stride, x->bits) < b)
@@ -54,8 +58,12 @@ void digest_index_of_records(struct digest_index *x, const uint8_t *records, siz
 
 void digest_index_free(struct digest_index *x)
 {
-	free(x->start);
+	if (x->start_bytes >= HUGE_TABLE)
+		huge_free(x->start, x->start_bytes);
+	else
+		free(x->start);
 	x->start = NULL;
+	x->start_bytes = 0;
 }
 
 void digest_index_prefetch(const struct digest_index *x, const uint8_t *digest, int stage)

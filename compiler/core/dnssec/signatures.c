@@ -141,22 +141,23 @@ static int has_algorithm(const uint8_t *bits, unsigned algorithm)
 	return bits[algorithm / 8] >> (algorithm % 8) & 1;
 }
 
-/* The verified digests of the cache, sorted; and this build's. */
-static uint8_t *cached;
+/* The verified digests of the cache, sorted (on huge pages: looked up at random, millions
+ * of times); and this build's. */
+static bytes_t cached;
 static struct digest_index cached_index;
 static VEC(uint8_t) digests;
 
 static void load_cache(const char *path)
 {
 	FILE *f = path ? fopen(path, "rb") : NULL;
-	bytes_t all = {0};
 	uint8_t block[1 << 16];
+	if (f)
+		reserve_huge((void **)&cached.v, &cached.cap);
 	for (size_t n; f && (n = fread(block, 1, sizeof block, f)) > 0;)
-		bytes_put(&all, block, n);
+		bytes_put(&cached, block, n);
 	if (f)
 		fclose(f);
-	cached = all.v;
-	digest_index_build(&cached_index, cached, all.n / SHA256_LEN, SHA256_LEN);
+	digest_index_build(&cached_index, cached.v, cached.n / SHA256_LEN, SHA256_LEN);
 }
 
 static int is_cached(const uint8_t digest[SHA256_LEN])
@@ -558,8 +559,7 @@ void check_signatures(const struct signature_check *o, size_t *to_verify, size_t
 			fail("cannot write %s", next);
 	}
 	VEC_FREE(digests);
-	free(cached);
-	cached = NULL;
+	bytes_release(&cached);
 	digest_index_free(&cached_index);
 	*to_verify = c.written;
 	*in_cache = total - c.written - c.made;

@@ -46,11 +46,16 @@ struct made {
 	int fresh;
 };
 
+/* Millions of signatures each, looked up at random by digest: on huge pages (util.c), where
+ * 4 KiB pages made every lookup a TLB miss besides a cache miss. */
+static bytes_t cache_file;  /* the cache as read */
 static struct cached *cache;
 static size_t ncache;
 static struct digest_index cache_index;
 static int cache_loaded;
 static VEC(struct made) made;  /* this build's signatures: the next build's cache */
+static size_t made_fresh;  /* of them, those the driver made */
+static size_t made_huge;  /* made.v's octets once on huge pages (signer_finish), else 0 */
 static struct digest_index made_index;  /* once sorted (signer_finish) */
 
 static void load_cache(const char *path)
@@ -61,12 +66,12 @@ static void load_cache(const char *path)
 		return;
 	char magic[8];
 	if (fread(magic, 1, 8, f) == 8 && memcmp(magic, CACHE_MAGIC, 8) == 0) {
-		bytes_t all = {0};
 		uint8_t block[1 << 16];
+		reserve_huge((void **)&cache_file.v, &cache_file.cap);
 		for (size_t n; (n = fread(block, 1, sizeof block, f)) > 0;)
-			bytes_put(&all, block, n);
-		cache = (struct cached *)all.v;
-		ncache = all.n / sizeof *cache;  /* a torn file's tail is not read */
+			bytes_put(&cache_file, block, n);
+		cache = (struct cached *)cache_file.v;
+		ncache = cache_file.n / sizeof *cache;  /* a torn file's tail is not read */
 	}
 	fclose(f);
 	/* Millions of signatures, looked up each by its digest: a binary search over them
@@ -227,6 +232,7 @@ static size_t ask(uint32_t zone, const struct signer_files *f, pending_list *pen
 				asked++;
 			}
 			PUSH(made, ((struct made){entry, old == NULL}));
+			made_fresh += old == NULL;
 			PUSH(*pending, p);
 		}
 	}
@@ -313,6 +319,13 @@ void signer_finish(const struct signer_files *f)
 {
 	if (made.n == 0)
 		return;
+	size_t bytes = made.n * sizeof *made.v;
+	struct made *moved = huge_alloc(bytes);
+	memcpy(moved, made.v, bytes);
+	free(made.v);
+	made.v = moved;
+	made.cap = made.n;
+	made_huge = bytes;
 	qsort(made.v, made.n, sizeof *made.v, by_digest);  /* for signer_made too */
 	digest_index_of_records(&made_index, (const uint8_t *)made.v, made.n, SHA256_LEN,
 				sizeof *made.v);
@@ -332,8 +345,8 @@ void signer_finish(const struct signer_files *f)
 int signer_made(const uint8_t *data, size_t len, const uint8_t *key, size_t key_len,
 		const uint8_t *signature, size_t signature_len, bytes_t *scratch)
 {
-	if (made.n == 0 || len < TIMES_AT + 8)
-		return 0;
+	if (made_fresh == 0 || len < TIMES_AT + 8)
+		return 0;  /* a rebuild's signatures all from the cache: none to match */
 	scratch->n = 0;
 	bytes_put(scratch, data, len);
 	memset(scratch->v + TIMES_AT, 0, 8);
@@ -353,11 +366,16 @@ int signer_made(const uint8_t *data, size_t len, const uint8_t *key, size_t key_
 
 void signer_reset(void)
 {
-	free(cache);
+	bytes_release(&cache_file);
 	cache = NULL;
 	ncache = 0;
 	digest_index_free(&cache_index);
 	digest_index_free(&made_index);
 	cache_loaded = 0;
-	VEC_FREE(made);
+	if (made_huge)
+		huge_free(made.v, made_huge);
+	else
+		free(made.v);
+	made.v = NULL;
+	made.n = made.cap = made_huge = made_fresh = 0;
 }
