@@ -3,7 +3,8 @@ fast reader, or dnspython with the records handed over), the core says the same 
 the same bytes; one thread or three, the same bytes, and the same again when the answers'
 octets go to their files through a buffer of 64 octets rather than 4 MiB
 (compiler/core/base/spill.c: flushed every few bodies, most bodies written past it, and those
-matched read back from the file). What the answers say is held against
+matched read back from the file), and when the blob is laid out in memory and written whole
+rather than through a mapping of the file (compiler/core/layout/layout.c). What the answers say is held against
 Knot DNS on the same sets (tests/differential/test_random_sets.py). Seeds are fixed: a
 failure reproduces."""
 
@@ -28,6 +29,8 @@ def test_either_reader_and_any_number_of_threads_give_the_same(seed, tmp_path, m
     assert bake_outcome(config, tmp_path / "threads.bin") == fast
     monkeypatch.setenv("ZONEBAKE_SPILL_BUFFER", "64")
     assert bake_outcome(config, tmp_path / "small buffer.bin") == fast
+    monkeypatch.setenv("ZONEBAKE_LAYOUT_IN_MEMORY", "1")
+    assert bake_outcome(config, tmp_path / "in memory.bin") == fast
 
 
 def test_random_sets_are_baked_warned_about_and_refused(tmp_path):

@@ -42,12 +42,16 @@ static uint64_t align(uint64_t n, uint64_t to)
 /* The blob goes out through a shared mapping of zonedata.bin, made its full size at once
  * (a sparse file: what is never written reads as zeros, so padding is only a step forward).
  * Two threads write its regions at once: through write(2) they would take the file's lock
- * in turn for every buffer, and spin on it, where each writes its own pages of a mapping. */
+ * in turn for every buffer, and spin on it, where each writes its own pages of a mapping.
+ * Where the file system cannot map a file to write it (some network and shared-folder
+ * ones), the blob is laid out in memory and written whole after; ZONEBAKE_LAYOUT_IN_MEMORY
+ * takes that way anywhere (the tests). */
 struct out {
 	uint8_t *map;
 	uint64_t at;      /* the file offset of the next octet put */
 	uint64_t size;
 	const char *path;
+	int in_memory;    /* `map` is anonymous memory, not the file's pages */
 };
 
 static void put(struct out *o, const void *p, size_t n)
@@ -475,7 +479,7 @@ static void *run_pass(void *arg)
 		}
 		/* Written: out of the resident set (the page cache has them). The pages these
 		 * regions share with their neighbours' stay, which the other thread may write. */
-		if (o)
+		if (o && !o->in_memory)
 			let_go_pages(o->map + align(region_at[first], page_size), o->map + o->at);
 	}
 	region_free(&r);
@@ -548,10 +552,15 @@ void write_layout(const char *path, const struct phash *ph, const uint8_t *keys)
 		fail("cannot create %s", path);
 	if (ftruncate(fd, total) != 0)
 		fail("cannot write %s", path);
-	void *map = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	void *map = getenv("ZONEBAKE_LAYOUT_IN_MEMORY") ? MAP_FAILED :
+		mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	int in_memory = map == MAP_FAILED;
+	if (in_memory)
+		map = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (map == MAP_FAILED)
-		fail("cannot map %s to write it", path);
-	struct out out = {.map = map, .size = total, .path = path}, *o = &out;
+		fail("out of memory (%llu octets, to lay out %s)", (unsigned long long)total, path);
+	struct out out = {.map = map, .size = total, .path = path, .in_memory = in_memory};
+	struct out *o = &out;
 	pad_to(o, denial_off);
 	put(o, denial_region.v, denial_region.n);
 	for (size_t c = 0; c < nchaos_answers; c++)
@@ -563,12 +572,19 @@ void write_layout(const char *path, const struct phash *ph, const uint8_t *keys)
 				     .nbuckets = ph->groups[g].nbuckets};
 		put(o, &e, sizeof e);
 	}
-	let_go_pages(o->map, o->map + o->at);  /* as run_pass does its regions' */
+	if (!in_memory)
+		let_go_pages(o->map, o->map + o->at);  /* as run_pass does its regions' */
 	/* The regions, on two threads; the gaps between them (alignment) stay holes, zeros. */
 	struct pass writing = {.writing = 1, .out = out, .keys = keys};
 	run_passes(&writing);
 	/* The TAIL's zeros are the file's own. A page the disk had no room for has
 	 * stopped the core already (SIGBUS, spill.c). */
+	for (uint64_t done = 0; in_memory && done < total;) {
+		ssize_t n = pwrite(fd, (uint8_t *)map + done, total - done, done);
+		if (n <= 0)
+			fail("cannot write %s", path);
+		done += n;
+	}
 	if (munmap(map, total) != 0 || close(fd) != 0)
 		fail("cannot write %s", path);
 	free(region_at);
