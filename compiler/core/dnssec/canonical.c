@@ -94,7 +94,7 @@ struct canonical_record {
 	uint32_t at, len;
 };
 
-static const bytes_t *sorting;
+static _Thread_local const bytes_t *sorting;  /* signatures.c checks on two threads */
 
 static int by_rdata(const void *x, const void *y)
 {

@@ -190,9 +190,24 @@ struct looked_up {
 	uint16_t signature_len, tag;
 	uint8_t algorithm;
 	size_t signed_len;
-	bytes_t data;  /* what it signs, signed_len octets, and more */
+	bytes_t data;  /* what it signs, signed_len octets, and more; or not made yet (below) */
+	int have_data;
+	uint32_t covered, rdata;  /* to make it when it goes out to verify */
 	int made;      /* this build's signer made it, of these very octets (below) */
 };
+
+/* What a second thread works out ahead for each RRSIG record of a zone (by its place among
+ * them, in RRset order): its cache key, and whether this build's signer made it. The octets
+ * it signs are made again only for the few that go out to verify. A record with anything to
+ * say about it (state 0) is worked out by the main pass, which says it. */
+struct ahead {
+	uint8_t digest[SHA256_LEN];
+	uint32_t rdata;   /* the record's, as the main pass checks */
+	uint16_t fields;  /* the RRSIG's RDATA before its signature */
+	uint8_t state;    /* 0, AHEAD_READY, or AHEAD_MADE */
+};
+#define AHEAD_READY 1
+#define AHEAD_MADE 2
 
 struct zone_check {
 	uint32_t zone;
@@ -209,6 +224,8 @@ struct zone_check {
 	FILE *out;
 	size_t written, made, zone_made;
 	bytes_t scratch;
+	struct ahead *ahead;  /* the zone's, or NULL */
+	size_t ordinal;       /* the next RRSIG record's place among the zone's */
 };
 
 /* The oldest in flight: out to verify unless the cache holds it. */
@@ -220,6 +237,12 @@ static void look_up(struct zone_check *c)
 	if (l->made) {
 		c->made++;
 		return;
+	}
+	if (!l->have_data) {
+		const struct rdata *rd = &rdatas.v[l->rdata];
+		l->data.n = 0;
+		signed_data(&rrsets.v[l->covered], rdata_raw.v + rd->raw, rd->raw_len, &l->data);
+		l->signed_len = l->data.n;
 	}
 	char label[300];
 	int label_len = snprintf(label, sizeof label, "%s RRSIG %s", name_text(l->sig->owner),
@@ -310,17 +333,175 @@ static int by_apex_key(const struct zone_check *c, const uint8_t *p, size_t len)
 #define VERIFY_FIRST 64
 #define VERIFY_SAMPLE 1
 
-static int made_here(struct zone_check *c, size_t signed_len, uint16_t tag, uint8_t algorithm,
-		     const uint8_t *signature, size_t signature_len)
+static int made_here(const struct zone_check *c, const bytes_t *data, size_t signed_len,
+		     uint16_t tag, uint8_t algorithm, const uint8_t *signature,
+		     size_t signature_len, bytes_t *scratch)
 {
 	for (size_t k = 0; k < c->keys.keys.n; k++) {
 		const struct key *key = &c->keys.keys.v[k];
 		if (key->tag == tag && key->algorithm == algorithm &&
-		    signer_made(c->data.v, signed_len, key->rdata, key->len, signature,
-				signature_len, &c->scratch))
+		    signer_made(data->v, signed_len, key->rdata, key->len, signature,
+				signature_len, scratch))
 			return 1;
 	}
 	return 0;
+}
+
+/* The signer in what an RRSIG signs (lowercased there, after its 18 octets of fixed fields)
+ * is the zone's apex (RFC 4035 §5.3.1). */
+static int signer_is_apex(const struct zone_check *c, const bytes_t *data, size_t fields)
+{
+	return fields - 18 == c->origin_len &&
+	       memcmp(data->v + 18, c->origin_key, c->origin_len) == 0;
+}
+
+/* After what it signs, what the verifier needs of a signature besides it: its key tag and
+ * algorithm, then each apex key it may be by (the digest covers them, the verifier tries
+ * each). How many keys. */
+static size_t put_candidates(const struct zone_check *c, bytes_t *data, uint16_t tag,
+			     uint8_t algorithm)
+{
+	uint8_t header[3] = {tag >> 8, tag & 0xFF, algorithm};
+	size_t candidates = 0;
+	bytes_put(data, header, 3);
+	for (size_t k = 0; k < c->keys.keys.n; k++) {
+		const struct key *key = &c->keys.keys.v[k];
+		if (key->tag == tag && key->algorithm == algorithm) {
+			bytes_u16(data, key->len);
+			bytes_put(data, key->rdata, key->len);
+			candidates++;
+		}
+	}
+	return candidates;
+}
+
+/* The ahead pass over the RRSIG RRsets [begin, end) of a zone, their first record the
+ * `ordinal`-th (state 0 where anything is to be said: the main pass says it). */
+struct ahead_part {
+	const struct zone_check *c;
+	uint32_t begin, end;
+	size_t ordinal;
+};
+
+static void *work_ahead(void *arg)
+{
+	const struct ahead_part *part = arg;
+	const struct zone_check *c = part->c;
+	uint32_t zone = c->zone;
+	bytes_t data = {0}, scratch = {0};
+	size_t ordinal = part->ordinal;
+	for (uint32_t s = part->begin; s < part->end; s++) {
+		const struct rrset *sig = &rrsets.v[s];
+		if (sig->type != T_RRSIG)
+			continue;
+		uint32_t view = sig->covers == T_NSEC3 ? HASHED_VIEW(zone) : zone;
+		uint32_t covered = rrset_covering(view, sig->owner, sig->covers, 0);
+		for (uint32_t i = sig->first; i != NONE; i = rdatas.v[i].next, ordinal++) {
+			struct ahead *a = &c->ahead[ordinal];
+			const uint8_t *p = rdata_raw.v + rdatas.v[i].raw;
+			size_t len = rdatas.v[i].raw_len;
+			data.n = 0;
+			size_t fields = covered == NONE ? 0 :
+					signed_data(&rrsets.v[covered], p, len, &data);
+			uint16_t tag = u16_at(p + 16);
+			if (fields == 0 || !signer_is_apex(c, &data, fields))
+				continue;
+			size_t signed_len = data.n;
+			if (put_candidates(c, &data, tag, p[2]) == 0)
+				continue;
+			bytes_put(&data, p + fields, len - fields);
+			sha256(data.v, data.n, a->digest);
+			a->rdata = i;
+			a->fields = fields;
+			a->state = zones.v[zone].sign && made_here(c, &data, signed_len, tag, p[2],
+								   p + fields, len - fields,
+								   &scratch) ? AHEAD_MADE : AHEAD_READY;
+		}
+	}
+	free(data.v);
+	free(scratch.v);
+	return NULL;
+}
+
+/* Each RRSIG record's cache key worked out ahead, on two threads, for the main pass to take
+ * in order (a million names hold millions of them: the SHA-256 and the lookup of each were
+ * most of the check). */
+static size_t records_of(const struct rrset *set)
+{
+	size_t n = 0;
+	for (uint32_t i = set->first; i != NONE; i = rdatas.v[i].next)
+		n++;
+	return n;
+}
+
+static void look_ahead(struct zone_check *c)
+{
+	const struct zone *z = &zones.v[c->zone];
+	size_t total = 0;
+	for (uint32_t s = z->rrsets_begin; s < z->rrsets_end; s++)
+		if (rrsets.v[s].type == T_RRSIG)
+			total += records_of(&rrsets.v[s]);
+	c->ahead = xcalloc(total ? total : 1, sizeof *c->ahead);
+	c->ordinal = 0;
+	struct ahead_part first = {c, z->rrsets_begin, z->rrsets_begin, 0}, second = first;
+	for (; first.end < z->rrsets_end && second.ordinal < total / 2; first.end++)
+		if (rrsets.v[first.end].type == T_RRSIG)
+			second.ordinal += records_of(&rrsets.v[first.end]);
+	second.begin = first.end;
+	second.end = z->rrsets_end;
+	struct beside helper;
+	start_beside(&helper, work_ahead, &second);
+	work_ahead(&first);
+	join_beside(&helper);
+}
+
+/* An RRSIG's times: the zone's earliest expiry, and those out of their validity or near its
+ * end, counted for report_times. */
+static void note_times(struct zone_check *c, const struct signature_check *o,
+		       const struct rrset *sig, const uint8_t *p, uint16_t tag)
+{
+	int64_t expiration = absolute(u32_at(p + 8), o->now);
+	int64_t inception = absolute(u32_at(p + 12), o->now);
+	if (zone_expiry[c->zone] == 0 || expiration < zone_expiry[c->zone])
+		zone_expiry[c->zone] = expiration;
+	if (expiration < o->now)
+		note(&c->expired, expiration, sig, tag, 1);
+	else if (inception > o->now)
+		note(&c->early, inception, sig, tag, 1);
+	else if (expiration < o->now + o->warning)
+		note(&c->soon, expiration, sig, tag, 1);
+}
+
+/* A signature with its cache key, on its way to the lookup: matched to its signing (`made`)
+ * unless among the zone's first made or the sample, else verified unless cached. With
+ * `signed_len`, c->data holds what it signs, and goes with it; without (0), that is made
+ * only if it goes out to verify. */
+static void push_signature(struct zone_check *c, const struct rrset *sig, uint32_t covered,
+			   uint32_t rdata, size_t fields, const uint8_t digest[SHA256_LEN],
+			   int made, size_t signed_len)
+{
+	const uint8_t *p = rdata_raw.v + rdatas.v[rdata].raw;
+	struct looked_up *l = &c->ring[c->pushed % IN_FLIGHT];
+	memcpy(l->digest, digest, SHA256_LEN);
+	l->made = made && c->zone_made++ >= VERIFY_FIRST && l->digest[0] >= VERIFY_SAMPLE;
+	RESERVE(digests, SHA256_LEN);
+	memcpy(digests.v + digests.n, l->digest, SHA256_LEN);
+	digests.n += SHA256_LEN;
+	l->sig = sig;
+	l->signature = p + fields;
+	l->signature_len = rdatas.v[rdata].raw_len - fields;
+	l->tag = u16_at(p + 16);
+	l->algorithm = p[2];
+	l->covered = covered;
+	l->rdata = rdata;
+	l->signed_len = signed_len;
+	l->have_data = signed_len != 0;
+	if (l->have_data) {
+		bytes_t swap = l->data;  /* the scratch goes with it; its old buffer is the next */
+		l->data = c->data;
+		c->data = swap;
+	}
+	push_lookup(c, l);
 }
 
 /* Each RRSIG of one RRset: from the zone, by a key it holds, in time; and out to verify. */
@@ -331,24 +512,30 @@ static void check_rrsig_set(struct zone_check *c, const struct signature_check *
 	name_t origin = zones.v[zone].origin;
 	uint32_t view = sig->covers == T_NSEC3 ? HASHED_VIEW(zone) : zone;
 	uint32_t covered = rrset_covering(view, sig->owner, sig->covers, 0);
-	if (covered == NONE)
+	if (covered == NONE) {
+		c->ordinal += records_of(sig);
 		return;  /* a warning already (zones.c) */
-	uint8_t signer[256];
+	}
 	for (uint32_t i = sig->first; i != NONE; i = rdatas.v[i].next) {
 		const uint8_t *p = rdata_raw.v + rdatas.v[i].raw;
 		size_t len = rdatas.v[i].raw_len;
+		uint16_t tag = u16_at(p + 16);
+		const struct ahead *a = &c->ahead[c->ordinal++];
+		if (a->state && a->rdata == i) {
+			note_times(c, o, sig, p, tag);
+			push_signature(c, sig, covered, i, a->fields, a->digest,
+				       a->state == AHEAD_MADE, 0);
+			continue;
+		}
 		c->data.n = 0;
 		size_t fields = signed_data(&rrsets.v[covered], p, len, &c->data);
-		uint16_t tag = u16_at(p + 16);
 		if (fields == 0) {
 			diagnose(zone, ERROR, sig->pos, "%s RRSIG %s (key %u): its labels field %u "
 				 "exceeds the owner's labels (RFC 4035 §5.3.1)", name_text(sig->owner),
 				 type_name(sig->covers), tag, p[3]);
 			continue;
 		}
-		size_t signer_len = fields - 18;
-		memcpy(signer, c->data.v + 18, signer_len);
-		if (signer_len != c->origin_len || memcmp(signer, c->origin_key, signer_len) != 0) {
+		if (!signer_is_apex(c, &c->data, fields)) {
 			if (c->strangers++ < SHOWN_EACH)
 				diagnose(zone, c->passable, sig->pos, "%s RRSIG %s (key %u): the "
 					 "signer is not the zone's apex %s (RFC 4035 §5.3.1)%s",
@@ -356,29 +543,10 @@ static void check_rrsig_set(struct zone_check *c, const struct signature_check *
 					 name_text(origin), lenient_note(c, SKIPPED_NOTE));
 			continue;
 		}
-		int64_t expiration = absolute(u32_at(p + 8), o->now);
-		int64_t inception = absolute(u32_at(p + 12), o->now);
-		if (zone_expiry[zone] == 0 || expiration < zone_expiry[zone])
-			zone_expiry[zone] = expiration;
-		if (expiration < o->now)
-			note(&c->expired, expiration, sig, tag, 1);
-		else if (inception > o->now)
-			note(&c->early, inception, sig, tag, 1);
-		else if (expiration < o->now + o->warning)
-			note(&c->soon, expiration, sig, tag, 1);
-		/* The keys it may be by: the digest covers them, the verifier tries each. */
-		uint8_t header[3] = {tag >> 8, tag & 0xFF, p[2]};  /* the algorithm */
-		size_t signed_len = c->data.n, candidates = 0;
-		bytes_put(&c->data, header, 3);
-		for (size_t k = 0; k < c->keys.keys.n; k++) {
-			const struct key *key = &c->keys.keys.v[k];
-			if (key->tag == tag && key->algorithm == p[2]) {
-				bytes_u16(&c->data, key->len);
-				bytes_put(&c->data, key->rdata, key->len);
-				candidates++;
-			}
-		}
-		if (candidates == 0) {  /* nothing here can verify it: not written out */
+		note_times(c, o, sig, p, tag);
+		size_t signed_len = c->data.n;
+		if (put_candidates(c, &c->data, tag, p[2]) == 0) {
+			/* nothing here can verify it: not written out */
 			if (c->keyless++ < SHOWN_EACH)
 				diagnose(zone, c->passable, sig->pos, "%s RRSIG %s: no DNSKEY at the "
 					 "apex has key tag %u and algorithm %u (RFC 4035 §5.3.1)%s",
@@ -387,24 +555,11 @@ static void check_rrsig_set(struct zone_check *c, const struct signature_check *
 			continue;
 		}
 		bytes_put(&c->data, p + fields, len - fields);  /* the signature */
-		struct looked_up *l = &c->ring[c->pushed % IN_FLIGHT];
-		sha256(c->data.v, c->data.n, l->digest);
-		l->made = zones.v[zone].sign &&
-			  made_here(c, signed_len, tag, p[2], p + fields, len - fields) &&
-			  c->zone_made++ >= VERIFY_FIRST && l->digest[0] >= VERIFY_SAMPLE;
-		RESERVE(digests, SHA256_LEN);
-		memcpy(digests.v + digests.n, l->digest, SHA256_LEN);
-		digests.n += SHA256_LEN;
-		l->sig = sig;
-		l->signature = p + fields;
-		l->signature_len = len - fields;
-		l->tag = tag;
-		l->algorithm = p[2];
-		l->signed_len = signed_len;
-		bytes_t swap = l->data;  /* the scratch goes with it, and its old buffer is the next */
-		l->data = c->data;
-		c->data = swap;
-		push_lookup(c, l);
+		uint8_t digest[SHA256_LEN];
+		sha256(c->data.v, c->data.n, digest);
+		int made = zones.v[zone].sign && made_here(c, &c->data, signed_len, tag, p[2],
+							   p + fields, len - fields, &c->scratch);
+		push_signature(c, sig, covered, i, fields, digest, made, signed_len);
 	}
 }
 
@@ -506,6 +661,7 @@ static void check_zone_signatures(struct zone_check *c, const struct signature_c
 		put16(out, key->len);
 		fwrite(key->rdata, 1, key->len, out);
 	}
+	look_ahead(c);
 	for (size_t s = z->rrsets_begin; s < z->rrsets_end; s++) {
 		if (rrsets.v[s].type == T_RRSIG)
 			check_rrsig_set(c, o, s);
@@ -513,6 +669,8 @@ static void check_zone_signatures(struct zone_check *c, const struct signature_c
 			check_coverage(c, s);
 	}
 	look_up_all(c);
+	free(c->ahead);
+	c->ahead = NULL;
 	report_times(c, o);
 }
 
