@@ -12,13 +12,24 @@
 
 #include "bake.h"
 
-/* The two pieces of util.c the index uses. */
+/* The pieces of util.c the index uses: its tables past 2 MiB go to huge pages there. */
 void *xmalloc(size_t size)
 {
 	void *p = malloc(size ? size : 1);
 	if (!p)
 		abort();
 	return p;
+}
+
+void *huge_alloc(size_t bytes)
+{
+	return xmalloc(bytes);
+}
+
+void huge_free(void *p, size_t bytes)
+{
+	(void)bytes;
+	free(p);
 }
 
 void unsupported(const char *fmt, ...)
