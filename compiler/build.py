@@ -33,7 +33,8 @@ def _bake(config: ZoneSetConfig, data_file: Path, progress: Progress, lenient: b
           keep: dict[int, Path] | None = None) -> core.Baked:
     with progress.stage("core", "records read by dnspython"):
         return core.bake(config, data_file, cache, progress.detail, on_plan, lenient,
-                         on_record=progress.tick, write_signed=write_signed,
+                         on_record=progress.tick, on_along=progress.along,
+                         write_signed=write_signed,
                          last_good=last_good, keep=keep)
 
 

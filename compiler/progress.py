@@ -2,7 +2,8 @@
 
 Each stage of a build runs inside `Progress.stage`. The core reports each of its phases as it
 ends (`detail`); a stage that goes over many items itself (dnspython reading a zone file)
-counts them (`tick`), and says on stderr how far it is (count, rate) every few seconds. All of
+counts them (`tick`), and says on stderr how far it is (count, rate) every few seconds, as
+the driver says of the signatures it makes and verifies for the core (`along`). All of
 it only once the build has run a few seconds: small builds stay silent. At the end, `summary`
 gives every stage's time and the compiler's peak memory. `-q` silences all of it.
 """
@@ -45,6 +46,7 @@ class Progress:
         self.started = self.clock()
         self._next_line = self.started + QUIET_FOR
         self._current: StageTime | None = None
+        self._steps: dict[str, float] = {}  # when each step `along` tells of began
 
     @contextmanager
     def stage(self, name: str, unit: str = "") -> Iterator[None]:
@@ -70,6 +72,18 @@ class Progress:
                 seconds = now - self._counting_since
                 rate = f", {current.count / seconds:.0f}/s" if seconds > 0 else ""
                 self._say(f"{current.name}: {current.count}{of} {current.unit}{rate}")
+
+    def along(self, name: str, done: int, total: int, unit: str) -> None:
+        """A step of the current stage that goes over `total` items outside the core (the
+        signatures made or verified) has done `done`: every few seconds, say how far."""
+        now = self.clock()
+        began = self._steps.setdefault(name, now)  # along(name, 0, ...): the step begins
+        if self.out is None or done == 0 or now < self._next_line:
+            return
+        self._next_line = now + EVERY
+        rate = f", {done / (now - began):.0f}/s" if now > began else ""
+        self._say(f"{self._current.name if self._current else name}: {name}: {done}/{total} "
+                  f"{unit}{rate}")
 
     def detail(self, name: str, seconds: float, count: int, unit: str) -> None:
         """A step of the current stage has ended (the core reports its own): noted

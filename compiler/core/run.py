@@ -130,6 +130,7 @@ class Unreadable(Exception):
 
 
 Phase = Callable[[str, float, int, str], None]  # name, seconds, count, unit
+Along = Callable[[str, int, int, str], None]  # name, done, total, unit
 
 
 def bake(config: ZoneSetConfig, data_file: Path, cache: bool = True,
@@ -138,14 +139,15 @@ def bake(config: ZoneSetConfig, data_file: Path, cache: bool = True,
          hand_over: bool = True, dnspython_reads: bool = False,
          on_record: Callable[[], None] = lambda: None,
          write_signed: dict[int, Path] | None = None,
-         last_good: dict[int, Path] | None = None, keep: dict[int, Path] | None = None) -> Baked:
+         last_good: dict[int, Path] | None = None, keep: dict[int, Path] | None = None,
+         on_along: Along = lambda *_: None) -> Baked:
     """Write the set's blob to data_file; raise CompileError when the zones have errors (with
     every diagnostic), Unsupported when the core cannot compile the set. `cache`: keep the
     core's executable in the cache if it has to be compiled. `on_phase` hears of each of the
     core's phases as it ends (progress reports); `on_plan` of the layout's numbers, while the
     core is still writing the data. `lenient`: missing glue, and the DNSSEC findings that leave
     a zone verifiable (signatures.c), are warnings. `on_record` hears of each record dnspython
-    reads.
+    reads, `on_along` how far the signatures made and verified for the core are.
 
     A zone file the fast reader declines is read by dnspython and its records handed over
     (handover.py), and the core runs again; one dnspython cannot read is reported with the
@@ -181,7 +183,7 @@ def bake(config: ZoneSetConfig, data_file: Path, cache: bool = True,
                 try:
                     if not unreadable:
                         baked = _run_once(program, manifest, config, data_file, on_phase,
-                                          on_plan, (verify, cache), signer)
+                                          on_plan, (verify, cache), signer, on_along)
                         for path in keep.values():
                             _keep(_partial(path), path)
                         _publish_signed(signer.write_signed.values())
@@ -215,10 +217,13 @@ def bake(config: ZoneSetConfig, data_file: Path, cache: bool = True,
                 _partial(path).unlink(missing_ok=True)
 
 
-def _verify(path: Path, count: int, on_phase: Phase) -> dict[int, list[Diagnostic]]:
+def _verify(path: Path, count: int, on_phase: Phase,
+            on_along: Along) -> dict[int, list[Diagnostic]]:
     start = time.monotonic()
     try:
-        failed = signatures.verify(path, count)
+        failed = signatures.verify(path, count,
+                                   lambda done: on_along("verifying", done, count,
+                                                         "signatures"))
     except (OSError, ValueError, struct.error) as exc:  # the core's file: a bug of ours
         raise Failed(f"cannot verify the signatures the core wrote: {exc}") from None
     on_phase("verify", time.monotonic() - start, count, "signatures")
@@ -261,17 +266,19 @@ def _publish_signed(paths) -> None:
             raise UsageError(f"--write-signed: cannot write {out}: {exc.strerror}") from None
 
 
-def _sign(signer: Signer, count: int) -> None:
+def _sign(signer: Signer, count: int, on_along: Along) -> None:
     """The core's phase `sign` includes this time."""
     try:
-        signing.sign(signer.requests, signer.signed, signer.key_files, count)
+        signing.sign(signer.requests, signer.signed, signer.key_files, count,
+                     lambda done: on_along("signing", done, count, "signatures"))
     except (OSError, ValueError, struct.error) as exc:  # the core's file: a bug of ours
         raise Failed(f"cannot sign what the core asked for: {exc}") from None
 
 
 def _run_once(program: Path, manifest: str, config: ZoneSetConfig, data_file: Path,
               on_phase: Phase, on_plan: Callable[[Baked], None],
-              verified: tuple[Path, Path | None], signer: Signer) -> Baked:
+              verified: tuple[Path, Path | None], signer: Signer,
+              on_along: Along = lambda *_: None) -> Baked:
     """One run of the core's program; the signatures it asks for are made (signing.py), and
     those it writes out to check are verified meanwhile (signatures.py)."""
     baked = None
@@ -293,13 +300,14 @@ def _run_once(program: Path, manifest: str, config: ZoneSetConfig, data_file: Pa
                 elif line.startswith("diag "):
                     diagnostics.append(_diagnostic(line))
                 elif line.startswith("sign "):  # the core waits for the signatures
-                    _sign(signer, int(line.split()[1]))
+                    _sign(signer, int(line.split()[1]), on_along)
                     process.stdin.write("signed\n")
                     process.stdin.flush()
                 elif line.startswith("signatures "):
                     count = int(line.split()[1])
                     if count:
-                        verifying = verifier.submit(_verify, verified[0], count, on_phase)
+                        verifying = verifier.submit(_verify, verified[0], count, on_phase,
+                                                    on_along)
                 elif line == "planned\n":  # the numbers are on stdout, up to `end`
                     baked = _baked(config, iter(process.stdout.readline, "end\n"),
                                    tuple(d for _, d in diagnostics))

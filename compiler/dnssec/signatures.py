@@ -19,6 +19,7 @@ import hashlib
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from ..errors import Diagnostic, Position
 from .. import workers
@@ -156,13 +157,16 @@ def _verify_range(path: str, keys: Keys, start: int, end: int) -> list[Failure]:
     return failures
 
 
-def verify(path: Path, count: int) -> dict[int, list[Diagnostic]]:
+def verify(path: Path, count: int,
+           along: Callable[[int], None] = lambda _: None) -> dict[int, list[Diagnostic]]:
     """The errors of the signatures the core wrote to `path` (`count` of them), by the zone's
-    number in the manifest."""
+    number in the manifest. `along(n)` hears that n are verified."""
+    along(0)
     contents = _scan(path.read_bytes())
     failures = workers.map_chunks(_verify_range, [
         (str(path), contents.keys, start, end)
-        for start, end in zip(contents.bounds, contents.bounds[1:])], count < INLINE)
+        for start, end in zip(contents.bounds, contents.bounds[1:])], count < INLINE,
+        done=lambda chunks: along(min(chunks * CHUNK, count)))
     return _diagnostics(failures, contents.files)
 
 

@@ -24,6 +24,7 @@ import os
 import struct
 import time
 from pathlib import Path
+from typing import Callable
 
 import dns.dnssecalgs
 import nacl.bindings
@@ -214,15 +215,19 @@ def _sign_range(path: str, start: int, end: int) -> list[bytes]:
     return [bytes(out)]
 
 
-def sign(requests: Path, signed: Path, key_files: list[Path], count: int) -> None:
-    """Sign the core's `count` requests; the signatures go to `signed`."""
+def sign(requests: Path, signed: Path, key_files: list[Path], count: int,
+         along: Callable[[int], None] = lambda _: None) -> None:
+    """Sign the core's `count` requests; the signatures go to `signed`. `along(n)` hears
+    that n are made."""
+    along(0)
     check_signer(key_files)
     data = requests.read_bytes()
     bounds = _bounds(data)
     del data
     parts = workers.map_chunks(_sign_range, [(str(requests), start, end)
                                              for start, end in zip(bounds, bounds[1:])],
-                               count < INLINE, _load_keys, (key_files,))
+                               count < INLINE, _load_keys, (key_files,),
+                               lambda chunks: along(min(chunks * CHUNK, count)))
     with open(signed, "wb") as f:
         f.write(SIGNED)
         for part in parts:

@@ -101,3 +101,18 @@ def test_a_zone_file_dnspython_reads_is_counted(tmp_path, monkeypatch, capsys):
     assert counted[0].startswith("zonebake: core: 1024 records read by dnspython")
     assert counted[-1].startswith("zonebake: core: 2048 records read by dnspython")  # of 3003
     assert lines[-1].startswith("zonebake: built in ")
+
+
+def test_signatures_made_outside_the_core_are_told_along_the_way():
+    """The driver signs and verifies for the core, in the core's stage: how far, with the
+    rate since the step began, at most every few seconds, once the build has run a while."""
+    out, clock = io.StringIO(), Clock()
+    progress = Progress(out=out, clock=clock)
+    with progress.stage("core"):
+        for done in range(0, 100_001, 10_000):  # 10,000 a second
+            progress.along("signing", done, 100_000, "signatures")
+            clock.now += 1.0
+    lines = out.getvalue().splitlines()
+    # From QUIET_FOR seconds of the build on, every EVERY seconds.
+    assert lines == ["zonebake: core: signing: 50000/100000 signatures, 10000/s",
+                     "zonebake: core: signing: 100000/100000 signatures, 10000/s"]

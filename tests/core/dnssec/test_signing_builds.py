@@ -227,8 +227,8 @@ def signatures_made(config, data_file: Path, monkeypatch) -> int:
     """How many signatures the build made (the rest came from the cache)."""
     made = []
     real = signing.sign
-    monkeypatch.setattr(signing, "sign", lambda requests, signed, key_files, count: (
-        made.append(count), real(requests, signed, key_files, count))[1])
+    monkeypatch.setattr(signing, "sign", lambda requests, signed, key_files, count, along: (
+        made.append(count), real(requests, signed, key_files, count, along))[1])
     core.bake(config, data_file)
     return sum(made)
 

@@ -73,6 +73,9 @@ def test_fresh_signatures_are_matched_and_a_sample_verified(zone_set, tmp_path):
     assert matched + verified == total
     # The first 64 and about one in 256 of the rest: 64 + ~3 of ~850.
     assert 64 <= verified <= 64 + total // 32
+    # Progress along the way (from the first second here: LAUNCHER).
+    assert re.search(rf"zonebake: core: signing: {total}/{total} signatures, \d+/s\n",
+                     made.stderr), made.stderr
     again = build(zone_set, tmp_path / "again", tmp_path / "cache")
     assert again.returncode == 0, again.stderr
     # Rebuilt: the signatures come from the signing cache, and were checked by the first
