@@ -83,7 +83,7 @@ void rdata_wire(uint16_t type, const struct rdata *rd, bytes_t *out, int canonic
 		return;
 	default:
 		bytes_put(out, raw, rd->raw_len);
-		if (canonical)
+		if (canonical && rd->raw_len)  /* none: `out` may have no octets at all */
 			lower_raw_names(type, out->v + out->n - rd->raw_len, rd->raw_len);
 	}
 }
@@ -154,7 +154,8 @@ size_t signed_data(const struct rrset *set, const uint8_t *rrsig, size_t rrsig_l
 		bytes_u16(out, CLASS_IN);
 		bytes_put(out, rrsig + 4, 4);  /* the original TTL */
 		bytes_u16(out, records.v[i].len);
-		bytes_put(out, rdata.v + records.v[i].at, records.v[i].len);
+		if (records.v[i].len)  /* all empty: `rdata` has no octets at all */
+			bytes_put(out, rdata.v + records.v[i].at, records.v[i].len);
 	}
 	free(rdata.v);
 	free(records.v);

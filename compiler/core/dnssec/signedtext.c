@@ -309,6 +309,8 @@ static int put_rdata(bytes_t *b, uint16_t type, const uint8_t *p, size_t len)
 {
 	const char *format = format_of(type);
 	char ip[INET6_ADDRSTRLEN];
+	if (len == 0)
+		return 0;  /* no type here has empty data: the generic form says it */
 	switch (type) {
 	case T_A:
 	case T_AAAA:
