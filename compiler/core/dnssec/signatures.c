@@ -190,8 +190,8 @@ struct looked_up {
 	uint16_t signature_len, tag;
 	uint8_t algorithm;
 	size_t signed_len;
-	bytes_t data;  /* what it signs, signed_len octets, and more; or not made yet (below) */
-	int have_data;
+	bytes_t data;  /* what it signs, signed_len octets, and more; not made yet while
+			* signed_len is 0 (below) */
 	uint32_t covered, rdata;  /* to make it when it goes out to verify */
 	int made;      /* this build's signer made it, of these very octets (below) */
 };
@@ -238,7 +238,7 @@ static void look_up(struct zone_check *c)
 		c->made++;
 		return;
 	}
-	if (!l->have_data) {
+	if (l->signed_len == 0) {
 		const struct rdata *rd = &rdatas.v[l->rdata];
 		l->data.n = 0;
 		signed_data(&rrsets.v[l->covered], rdata_raw.v + rd->raw, rd->raw_len, &l->data);
@@ -426,27 +426,19 @@ static void *work_ahead(void *arg)
 /* Each RRSIG record's cache key worked out ahead, on two threads, for the main pass to take
  * in order (a million names hold millions of them: the SHA-256 and the lookup of each were
  * most of the check). */
-static size_t records_of(const struct rrset *set)
-{
-	size_t n = 0;
-	for (uint32_t i = set->first; i != NONE; i = rdatas.v[i].next)
-		n++;
-	return n;
-}
-
 static void look_ahead(struct zone_check *c)
 {
 	const struct zone *z = &zones.v[c->zone];
 	size_t total = 0;
 	for (uint32_t s = z->rrsets_begin; s < z->rrsets_end; s++)
 		if (rrsets.v[s].type == T_RRSIG)
-			total += records_of(&rrsets.v[s]);
+			total += rrsets.v[s].count;
 	c->ahead = xcalloc(total ? total : 1, sizeof *c->ahead);
 	c->ordinal = 0;
 	struct ahead_part first = {c, z->rrsets_begin, z->rrsets_begin, 0}, second = first;
 	for (; first.end < z->rrsets_end && second.ordinal < total / 2; first.end++)
 		if (rrsets.v[first.end].type == T_RRSIG)
-			second.ordinal += records_of(&rrsets.v[first.end]);
+			second.ordinal += rrsets.v[first.end].count;
 	second.begin = first.end;
 	second.end = z->rrsets_end;
 	struct beside helper;
@@ -495,8 +487,7 @@ static void push_signature(struct zone_check *c, const struct rrset *sig, uint32
 	l->covered = covered;
 	l->rdata = rdata;
 	l->signed_len = signed_len;
-	l->have_data = signed_len != 0;
-	if (l->have_data) {
+	if (signed_len) {
 		bytes_t swap = l->data;  /* the scratch goes with it; its old buffer is the next */
 		l->data = c->data;
 		c->data = swap;
@@ -513,7 +504,7 @@ static void check_rrsig_set(struct zone_check *c, const struct signature_check *
 	uint32_t view = sig->covers == T_NSEC3 ? HASHED_VIEW(zone) : zone;
 	uint32_t covered = rrset_covering(view, sig->owner, sig->covers, 0);
 	if (covered == NONE) {
-		c->ordinal += records_of(sig);
+		c->ordinal += sig->count;
 		return;  /* a warning already (zones.c) */
 	}
 	for (uint32_t i = sig->first; i != NONE; i = rdatas.v[i].next) {

@@ -167,32 +167,62 @@ static int put_types(bytes_t *b, const uint8_t *p, size_t len)
 	return 1;
 }
 
-/* The fields of a format: n a name, 1/2/4 an unsigned of that many octets, s a
- * character-string, x the rest in hex, b the rest in base64, t the rest as types. */
+/* A field that says its own length (a name, a character-string, an NSEC3 salt or hash) at
+ * p: the octets it takes, 0 if it runs past `max`. */
+typedef size_t (*field_put)(bytes_t *b, const uint8_t *p, size_t max);
+
+/* A salt (RFC 5155 §3.3), its length first: in hex, "-" for none. */
+static size_t put_salt(bytes_t *b, const uint8_t *p, size_t max)
+{
+	if (max == 0 || 1 + (size_t)p[0] > max)
+		return 0;
+	if (p[0] == 0)
+		put_char(b, '-');
+	put_hex(b, p + 1, p[0]);
+	return 1 + p[0];
+}
+
+/* The next hashed owner (RFC 5155 §3.3), its length first: in base32hex, never empty. */
+static size_t put_hash(bytes_t *b, const uint8_t *p, size_t max)
+{
+	if (max == 0 || p[0] == 0 || 1 + (size_t)p[0] > max)
+		return 0;
+	put_base32hex(b, p + 1, p[0]);
+	return 1 + p[0];
+}
+
+/* The fields of a format: 1/2/4 an unsigned of that many octets, T a type's mnemonic, d an
+ * RRSIG's time; n a name, s a character-string, h a salt, H a hash; x the rest in hex, b the
+ * rest in base64, t the rest as types. */
 static int put_fields(bytes_t *b, const char *format, const uint8_t *p, size_t len)
 {
 	size_t at = 0, used;
 	for (const char *f = format; *f; f++) {
 		if (f != format)
 			put_char(b, ' ');
-		switch (*f) {
-		case 'n':
-			if ((used = put_name(b, p + at, len - at)) == 0)
+		field_put put = *f == 'n' ? put_name : *f == 's' ? put_charstr :
+				*f == 'h' ? put_salt : *f == 'H' ? put_hash : NULL;
+		if (put) {
+			if ((used = put(b, p + at, len - at)) == 0)
 				return 0;
 			at += used;
-			break;
+			continue;
+		}
+		switch (*f) {
 		case '1':
 		case '2':
 		case '4':
-			used = *f - '0';
+		case 'T':
+		case 'd':
+			used = *f == 'T' ? 2 : *f == 'd' ? 4 : (size_t)(*f - '0');
 			if (at + used > len)
 				return 0;
-			put_u(b, used == 1 ? p[at] : used == 2 ? u16(p + at) : u32(p + at));
-			at += used;
-			break;
-		case 's':
-			if ((used = put_charstr(b, p + at, len - at)) == 0)
-				return 0;
+			if (*f == 'T')
+				put_str(b, type_name(u16(p + at)));
+			else if (*f == 'd')
+				put_time(b, u32(p + at));
+			else
+				put_u(b, used == 1 ? p[at] : used == 2 ? u16(p + at) : u32(p + at));
 			at += used;
 			break;
 		case 'x':
@@ -227,62 +257,14 @@ static const char *format_of(uint16_t type)
 	case T_NAPTR: return "22sssn";
 	case T_DS: case T_CDS: return "211x";
 	case T_SSHFP: return "11x";
+	case T_RRSIG: return "T114dd2nb";     /* RFC 4034 §3.2 */
 	case T_NSEC: return "nt";
 	case T_DNSKEY: case T_CDNSKEY: return "211b";
+	case T_NSEC3: return "112hHt";       /* RFC 5155 §3.3 */
+	case T_NSEC3PARAM: return "112h";    /* RFC 5155 §4.3 */
 	case T_TLSA: case T_SMIMEA: return "111x";
 	default: return NULL;
 	}
-}
-
-static int put_rrsig(bytes_t *b, const uint8_t *p, size_t len)
-{
-	if (len < 18)
-		return 0;
-	put_str(b, type_name(u16(p)));
-	for (size_t i = 2; i < 4; i++) {
-		put_char(b, ' ');
-		put_u(b, p[i]);
-	}
-	put_char(b, ' ');
-	put_u(b, u32(p + 4));
-	put_char(b, ' ');
-	put_time(b, u32(p + 8));
-	put_char(b, ' ');
-	put_time(b, u32(p + 12));
-	put_char(b, ' ');
-	put_u(b, u16(p + 16));
-	put_char(b, ' ');
-	size_t signer = put_name(b, p + 18, len - 18);
-	if (signer == 0 || 18 + signer == len)
-		return 0;
-	put_char(b, ' ');
-	put_base64(b, p + 18 + signer, len - 18 - signer);
-	return 1;
-}
-
-/* NSEC3 and NSEC3PARAM (RFC 5155 §3.3, §4.3): the salt in hex, "-" for none. */
-static int put_nsec3(bytes_t *b, uint16_t type, const uint8_t *p, size_t len)
-{
-	if (len < 5 || 5 + (size_t)p[4] > len)
-		return 0;
-	put_u(b, p[0]);
-	put_char(b, ' ');
-	put_u(b, p[1]);
-	put_char(b, ' ');
-	put_u(b, u16(p + 2));
-	put_char(b, ' ');
-	if (p[4] == 0)
-		put_char(b, '-');
-	put_hex(b, p + 5, p[4]);
-	size_t at = 5 + p[4];
-	if (type == T_NSEC3PARAM)
-		return at == len;
-	if (at >= len || p[at] == 0 || at + 1 + p[at] > len)
-		return 0;
-	put_char(b, ' ');
-	put_base32hex(b, p + at + 1, p[at]);
-	at += 1 + p[at];
-	return put_types(b, p + at, len - at);
 }
 
 /* CAA (RFC 8659 §4.1): flags, the tag as a word, the value a quoted string. */
@@ -326,12 +308,7 @@ static int put_rdata(bytes_t *b, uint16_t type, const uint8_t *p, size_t len)
 			if ((used = put_charstr(b, p + at, len - at)) == 0)
 				return 0;
 		}
-		return len > 0;
-	case T_RRSIG:
-		return put_rrsig(b, p, len);
-	case T_NSEC3:
-	case T_NSEC3PARAM:
-		return put_nsec3(b, type, p, len);
+		return 1;
 	case T_CAA:
 		return put_caa(b, p, len);
 	default:
