@@ -70,7 +70,9 @@ struct zb_answer {
 	uint16_t nfixups;
 	uint16_t trunc_len;      /* body length without the optional additional records */
 	uint16_t trunc_arcount;  /* ARCOUNT without them */
-	uint32_t body_off;       /* the body, from the answer */
+	/* The body, from the answer: right after it, or inside another answer's body of the
+	 * region that holds the same octets (compiler/core/layout/sharing.c), before or after. */
+	int32_t body_off;
 	uint32_t fixups_off;     /* `nfixups` uint16 body offsets of compression pointers, in
 				  * ascending order, from the answer (2-aligned) */
 	/* DNAME synthesis (RFC 6672 §3.3), when dname_split is not 0: the query name's labels in
@@ -261,6 +263,11 @@ extern const struct zb_zoneset zb_zoneset;
 static inline const struct zb_answer *zb_answer_at(const struct zb_zoneset *zs, uint32_t off)
 {
 	return (const struct zb_answer *)(zs->data + off);
+}
+
+static inline const uint8_t *zb_answer_body(const struct zb_answer *answer)
+{
+	return (const uint8_t *)answer + answer->body_off;
 }
 
 /* What an offset written at `from` points to (zonedata.h: offsets in a region count from

@@ -6,7 +6,7 @@ serves."""
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import dns.message
@@ -14,7 +14,7 @@ import dns.name
 
 NODE = struct.Struct("<IIIIHBB")  # runtime/zonedata.h: struct zb_node
 TYPE_ENTRY = struct.Struct("<HHI")  # struct zb_type_entry
-ANSWER = struct.Struct("<10sHHHHHIIHBBiI")  # struct zb_answer
+ANSWER = struct.Struct("<10sHHHHHiIHBBiI")  # struct zb_answer
 GROUP = struct.Struct("<IHH")  # struct zb_group
 DEFAULT_QTYPE = 65280  # the question the default answer is decoded under
 MISS_ANSWER = 0  # enum zb_miss_kind
@@ -27,6 +27,10 @@ class Answer:
     base_len: int
     fixups: tuple[int, ...]
     dname_split: int
+    # Where its record and its body are in the data: the body right after the record, or
+    # inside another answer's (compiler/core/layout/sharing.c). Not what it serves.
+    at: int = field(default=0, compare=False)
+    body_at: int = field(default=0, compare=False)
 
     def message(self, qname: dns.name.Name, qtype: int):
         """The response to qname (below the name the answer was made for, or that name), as
@@ -73,7 +77,36 @@ class Blob:
         fixups = struct.unpack_from(f"<{nfixups}H", self.data, offset + fixups_off)
         body_at = offset + body_off
         return Answer(header, self.data[body_at:body_at + body_len], base_len, fixups,
-                      dname_split)
+                      dname_split, offset, body_at)
+
+    def region_answers(self, group: int) -> list[Answer]:
+        """Every answer the nodes of a group's region use (with DO set too), each once."""
+        nodes_off, nslots, _ = GROUP.unpack_from(self.data,
+                                                 self.layout.groups_off + GROUP.size * group)
+        found: dict[int, Answer] = {}
+        seen: set[int] = set()
+
+        def visit(at: int) -> None:
+            if at in seen:
+                return
+            seen.add(at)
+            _, first, default, miss, ntypes, _, miss_kind = self._node(at)
+            if default == 0:
+                return  # an empty slot
+            places = [at + default]
+            for k in range(ntypes):
+                entry = at + first + TYPE_ENTRY.size * k
+                places.append(entry + TYPE_ENTRY.unpack_from(self.data, entry)[2])
+            if miss_kind != MISS_ANSWER:
+                visit(at + miss)
+            elif miss:
+                places.append(at + miss)
+            for place in places:
+                found.setdefault(place, self._answer(place))
+
+        for slot in range(nslots * (1 + self.layout.signed_nodes)):
+            visit(nodes_off + NODE.size * slot)
+        return list(found.values())
 
     def _typed(self, at: int) -> dict:
         """The answers of the node at `at`: {qtype, 'default': Answer}."""

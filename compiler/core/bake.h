@@ -44,6 +44,7 @@
  *     bodies.c    the distinct bodies
  *     denialdata.c  the chains as the responder copies them, and what finds their entries
  *     phash.c     the perfect hash (hash.h is the responder's own)
+ *     sharing.c   answers whose octets another answer of their region holds
  *     layout.c    the blob
  *   compile.c   the stages in order, for a zone set whose zones are listed
  *   main.c      the manifest in, zonedata.bin and the layout's numbers out
@@ -652,6 +653,27 @@ struct phash {
  * stays in a core's caches (a million names: 4,000 groups, 32 KiB). */
 #define PHASH_KEYS_PER_GROUP 256
 void build_phash(struct phash *ph, const uint8_t *keys, const uint32_t *key_off, uint32_t n);
+
+/* ---- sharing.c ---- */
+
+/* What a layout thread keeps from region to region to find the answers whose octets
+ * another holds: runs of records by the hash of their octets, the bodies longest first. */
+struct spot {
+	uint64_t key;
+	uint32_t k;            /* the body's index in the region; NONE: a free slot */
+	uint16_t off, len;
+};
+struct sharing {
+	struct spot *spots;
+	size_t cap;
+	VEC(uint32_t) used;    /* the slots taken, to free them for the next region */
+	VEC(uint64_t) order;
+};
+/* For the `n` bodies `ids` of a region: host[k], the index among them of the body whose
+ * octets from host_off[k] on are ids[k]'s (that one keeps its own), or NONE. */
+void share_bodies(struct sharing *s, const uint32_t *ids, size_t n, uint32_t *host,
+		  uint32_t *host_off);
+void sharing_free(struct sharing *s);
 
 /* ---- layout.c ---- */
 

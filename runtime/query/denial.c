@@ -205,7 +205,7 @@ unsigned zb_find_denials(const struct zb_zoneset *zs, const struct zb_question *
 	const struct zb_denial *entry = nsec3_entry(zs, chain, encloser->hashed ? encloser->hash
 										 : hash);
 	const uint8_t *owner = entry_owner(entry);
-	const uint8_t *body = (const uint8_t *)zb_from(answer, answer->body_off);
+	const uint8_t *body = zb_answer_body(answer);
 	*apex_len = chain->apex_len;
 	if (use->also)
 		found[n++] = (const struct zb_denial *)(zs->data + use->also);

@@ -163,7 +163,7 @@ static inline void zb_fetch_entries(const struct zb_node *node,
 	__builtin_prefetch(zb_types(node + twin));
 }
 
-/* The last stage: the answer over UDP (ANY gets one RRset) when the name has a node; else
+/* The answer's stage: the answer over UDP (ANY gets one RRset) when the name has a node; else
  * NULL, and zb_lookup_below goes on from the closest encloser. */
 static inline const struct zb_answer *zb_fetch_answer(const struct zb_question *q,
 						      const struct zb_node *node, uint32_t twin)
@@ -172,7 +172,8 @@ static inline const struct zb_answer *zb_fetch_answer(const struct zb_question *
 	    !zb_same_name(zb_node_name(node), q->lower, q->name_len))
 		return NULL;
 	const struct zb_answer *answer = zb_answer_for_type(node + twin, zb_lookup_key(q, 0));
-	/* The answer's record, then its body right after it (zonedata.h). */
+	/* The answer's record, then its body right after it (zonedata.h); a body that another
+	 * answer's holds comes in at the batch's next stage (respond.c: look_up). */
 	__builtin_prefetch(answer);
 	__builtin_prefetch((const uint8_t *)answer + 64);
 	return answer;

@@ -146,7 +146,7 @@ static __attribute__((noinline)) size_t
 copy_synthesis(const struct zb_answer *answer,
 	       const uint8_t *query, const struct zb_question *q, uint8_t *body, size_t body_len)
 {
-	const uint8_t *src = (const uint8_t *)zb_from(answer, answer->body_off);
+	const uint8_t *src = zb_answer_body(answer);
 	size_t split = answer->dname_split, insert = q->name_len - answer->dname_owner_len;
 	memcpy(body, src, split);
 	memcpy(body + split, query + ZB_HEADER_LEN, insert);
@@ -167,7 +167,7 @@ static size_t copy_body(const struct zb_answer *answer,
 {
 	if (__builtin_expect(answer->dname_split != 0, 0))
 		return copy_synthesis(answer, query, q, body, body_len);
-	copy_short(body, (const uint8_t *)zb_from(answer, answer->body_off), body_len);
+	copy_short(body, zb_answer_body(answer), body_len);
 	unsigned delta = q->name_len - answer->base_len;
 	if (delta)
 		shift_pointers(answer, body, body_len, delta, 0, 0);
@@ -216,7 +216,7 @@ static inline size_t copy_answer(const uint8_t *query,
 	size_t body_len = answer->body_len;
 	if (q->end + body_len + insert <= room) {
 		if (!insert && q->name_len == answer->base_len) { /* an exact match: a plain copy */
-			copy_short(out + q->end, (const uint8_t *)zb_from(answer, answer->body_off), body_len);
+			copy_short(out + q->end, zb_answer_body(answer), body_len);
 			return q->end + body_len;
 		}
 		return q->end + copy_body(answer, query, q, out + q->end, body_len);
@@ -570,8 +570,9 @@ size_t zb_respond(const struct zb_zoneset *zs, const uint8_t *query, size_t len,
 /* Look the answers of `n` queries read up (verdicts ZB_VERDICT_LOOKUP and
  * ZB_VERDICT_LOOKUP_SIGNED) in stages over all of them, so that their cache misses overlap,
  * and bring the answers into the caches: read_query prefetched each pilot; here each node,
- * then its name and type entries, then the answer. A stage's loop over the batch gives the
- * prefetches of the one before it time to come in. */
+ * then its name and type entries, then the answer, then its body where another answer's
+ * holds it (zonedata.h). A stage's loop over the batch gives the prefetches of the one
+ * before it time to come in. */
 static inline void look_up(const struct zb_zoneset *zs, struct zb_query *const *queries,
 			   unsigned n)
 {
@@ -584,6 +585,9 @@ static inline void look_up(const struct zb_zoneset *zs, struct zb_query *const *
 		r->answer = zb_fetch_answer(&r->q, r->node, r->twin);
 		r->missed = r->answer == NULL;
 	}
+	for (unsigned i = 0; i < n; i++)
+		if (queries[i]->answer)
+			__builtin_prefetch(zb_answer_body(queries[i]->answer));
 }
 
 /* A batch's query read in full: its header is not a plain query's, or its name was

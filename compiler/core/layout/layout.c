@@ -73,15 +73,17 @@ static void pad_to(struct out *o, uint64_t to)
 		o->at = to;
 }
 
-/* The answer record, its body, its fixups, and when it has one, its denial's place. */
-static size_t fixups_end(const struct body *b)
+/* The answer record, its body unless another answer's holds it (`hosted`, sharing.c), its
+ * fixups, and when it has one, its denial's place. */
+static size_t fixups_end(const struct body *b, int hosted)
 {
-	return sizeof(struct zb_answer) + b->data_len + b->data_len % 2 + 2u * b->nfixups;
+	size_t octets = hosted ? 0 : b->data_len + b->data_len % 2;
+	return sizeof(struct zb_answer) + octets + 2u * b->nfixups;
 }
 
-static size_t answer_size(const struct body *b)
+static size_t answer_size(const struct body *b, int hosted)
 {
-	size_t n = fixups_end(b);
+	size_t n = fixups_end(b, hosted);
 	return b->dynamic_proof ? align(n, 4) + sizeof(struct zb_answer_denial) : n;
 }
 
@@ -178,6 +180,10 @@ struct region {
 	VEC(uint32_t) missing;         /* the keys that have a node of answers below */
 	VEC(uint32_t) bodies;          /* in the order written */
 	struct placed placed;          /* each of `bodies`: its offset in the region */
+	/* Each of `bodies`: the index among them of the one that holds its octets, from
+	 * host_off on, or NONE (sharing.c). */
+	VEC(uint32_t) host, host_off;
+	struct sharing sharing;
 	uint32_t nodes_at, types_at, answers_at, names_at, size;
 };
 
@@ -260,6 +266,34 @@ static void prefetch_body(const struct region *r, size_t k)
 	}
 }
 
+/* Per group, while planned and not yet written: what sharing.c found for its answers, in
+ * r->bodies' order, each's host then its offset in it, so that the writing takes the
+ * planning's finding rather than reading every body's octets again. */
+static uint32_t **shared_of;
+
+static void share_region(struct region *r, uint32_t g)
+{
+	r->host.n = r->host_off.n = 0;
+	RESERVE(r->host, r->bodies.n);
+	RESERVE(r->host_off, r->bodies.n);
+	uint32_t *saved = shared_of[g];
+	if (saved) {  /* the writing: the planning found these */
+		for (size_t k = 0; k < r->bodies.n; k++) {
+			r->host.v[k] = saved[2 * k];
+			r->host_off.v[k] = saved[2 * k + 1];
+		}
+		free(saved);
+		shared_of[g] = NULL;
+		return;
+	}
+	share_bodies(&r->sharing, r->bodies.v, r->bodies.n, r->host.v, r->host_off.v);
+	saved = shared_of[g] = xmalloc(2 * (r->bodies.n ? r->bodies.n : 1) * sizeof *saved);
+	for (size_t k = 0; k < r->bodies.n; k++) {
+		saved[2 * k] = r->host.v[k];
+		saved[2 * k + 1] = r->host_off.v[k];
+	}
+}
+
 static void plan_region(struct region *r, uint32_t g)
 {
 	const struct phash_group *pg = &hash->groups[g];
@@ -315,13 +349,14 @@ static void plan_region(struct region *r, uint32_t g)
 		use_types(r, p->types, p->ntypes);
 		use_body(r, p->miss_body);
 	}
+	share_region(r, g);
 	r->answers_at = at;
 	for (size_t k = 0; k < r->bodies.n; k++) {
 		if (k + AHEAD < r->bodies.n)
 			__builtin_prefetch(&bodies.list.v[r->bodies.v[k + AHEAD]]);
 		at = align(at, 4);
 		*placed_at(&r->placed, r->bodies.v[k]) = at;
-		at += answer_size(&bodies.list.v[r->bodies.v[k]]);
+		at += answer_size(&bodies.list.v[r->bodies.v[k]], r->host.v[k] != NONE);
 	}
 	at = align(at, NAME_ALIGN);
 	r->names_at = at;
@@ -343,21 +378,26 @@ static void region_free(struct region *r)
 	free(r->bodies.v);
 	free(r->placed.id);
 	free(r->placed.at);
+	free(r->host.v);
+	free(r->host_off.v);
+	sharing_free(&r->sharing);
 }
 
-/* An answer at region offset `at` (the region starting at file offset `base`); its overflow
- * answer, if it has one, at `overflow_at`. */
+/* An answer at region offset `at` (the region starting at file offset `base`), its body at
+ * region offset `body_at`: right after its record, or in another answer's body, written
+ * already or to be (sharing.c); its overflow answer, if it has one, at `overflow_at`. */
 static void put_answer(struct out *o, uint64_t base, uint32_t id, uint32_t at,
-		       uint32_t overflow_at)
+		       uint32_t body_at, uint32_t overflow_at)
 {
 	const struct body *b = &bodies.list.v[id];
-	uint32_t fixups_at = align(at + sizeof(struct zb_answer) + b->data_len, 2);
-	uint32_t denial_at = align(at + fixups_end(b), 4);
+	int hosted = body_at != at + sizeof(struct zb_answer);
+	uint32_t fixups_at = align(at + sizeof(struct zb_answer) + (hosted ? 0 : b->data_len), 2);
+	uint32_t denial_at = align(at + fixups_end(b, hosted), 4);
 	pad_to(o, base + at);
 	struct zb_answer a = {
 		.body_len = b->data_len, .base_len = b->base_len, .nfixups = b->nfixups,
 		.trunc_len = b->trunc_len, .trunc_arcount = b->trunc_arcount,
-		.body_off = sizeof(struct zb_answer), .fixups_off = fixups_at - at,
+		.body_off = (int32_t)(body_at - at), .fixups_off = fixups_at - at,
 		.dname_split = b->dname_split, .dname_owner_len = b->dname_owner_len,
 		.dname_max_prefix = b->dname_max_prefix,
 		.overflow = b->overflow == NONE ? 0 : (int32_t)(overflow_at - at),
@@ -365,7 +405,8 @@ static void put_answer(struct out *o, uint64_t base, uint32_t id, uint32_t at,
 	};
 	memcpy(a.header, b->header, 10);
 	put(o, &a, sizeof a);
-	put(o, body_data(b), b->data_len);
+	if (!hosted)
+		put(o, body_data(b), b->data_len);
 	pad_to(o, base + fixups_at);
 	put(o, body_data(b) + b->data_len, 2u * b->nfixups);
 	if (b->dynamic_proof) {
@@ -426,7 +467,11 @@ static void write_region(struct out *o, uint32_t g, const struct region *r, cons
 	for (size_t k = 0; k < r->bodies.n; k++) {
 		prefetch_body(r, k);
 		uint32_t id = r->bodies.v[k], overflow = bodies.list.v[id].overflow;
-		put_answer(o, base, id, *placed_at(&r->placed, id),
+		uint32_t at = *placed_at(&r->placed, id), body_at = at + sizeof(struct zb_answer);
+		if (r->host.v[k] != NONE)
+			body_at = *placed_at(&r->placed, r->bodies.v[r->host.v[k]]) +
+				  sizeof(struct zb_answer) + r->host_off.v[k];
+		put_answer(o, base, id, at, body_at,
 			   overflow == NONE ? 0 : *placed_at(&r->placed, overflow));
 	}
 	pad_to(o, base + r->names_at);
@@ -511,13 +556,14 @@ void plan_layout(const struct phash *ph, const uint32_t *key_off, struct chaos *
 		if (at > UINT32_MAX)
 			unsupported("the data passes 4 GiB");
 		chaos[c].offset = at;
-		at += answer_size(&bodies.list.v[chaos[c].body]);
+		at += answer_size(&bodies.list.v[chaos[c].body], 0);
 	}
 	chaos_answers = chaos;
 	nchaos_answers = nchaos;
 	groups_off = align(at, ALIGN);
 	regions_off = align(groups_off + sizeof(struct zb_group) * ph->ngroups, REGION_ALIGN);
 	region_at = xmalloc(ph->ngroups * sizeof *region_at);
+	shared_of = xcalloc(ph->ngroups ? ph->ngroups : 1, sizeof *shared_of);
 	node_of_name = xmalloc((names.n ? names.n : 1) * sizeof *node_of_name);
 	for (uint32_t i = 0; i < nodes.n; i++)
 		node_of_name[nodes.v[i]] = i;
@@ -564,7 +610,8 @@ void write_layout(const char *path, const struct phash *ph, const uint8_t *keys)
 	pad_to(o, denial_off);
 	put(o, denial_region.v, denial_region.n);
 	for (size_t c = 0; c < nchaos_answers; c++)
-		put_answer(o, 0, chaos_answers[c].body, chaos_answers[c].offset, 0);
+		put_answer(o, 0, chaos_answers[c].body, chaos_answers[c].offset,
+			   chaos_answers[c].offset + sizeof(struct zb_answer), 0);
 	pad_to(o, groups_off);
 	for (uint32_t g = 0; g < ph->ngroups; g++) {
 		struct zb_group e = {.nodes_off = region_at[g] + region_nodes_at(&ph->groups[g]),
@@ -588,8 +635,10 @@ void write_layout(const char *path, const struct phash *ph, const uint8_t *keys)
 	if (munmap(map, total) != 0 || close(fd) != 0)
 		fail("cannot write %s", path);
 	free(region_at);
+	free(shared_of);
 	free(node_of_name);
 	free(overflows);
 	region_at = node_of_name = NULL;
+	shared_of = NULL;
 	overflows = NULL;
 }
