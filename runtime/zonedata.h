@@ -84,14 +84,21 @@ struct zb_answer {
 	uint8_t dname_max_prefix;
 	int32_t overflow;        /* offset from the answer, either way */
 	/* With DNSSEC, an answer for a query name that has no node (NXDOMAIN, a wildcard's)
-	 * also proves that the name does not exist, which depends on the name: offset from
-	 * the answer of a struct zb_answer_denial saying where that proof goes, or 0. */
+	 * also proves that the name does not exist, which depends on the name; and an answer
+	 * with NSEC3 entries of its zone names them rather than holding them: offset from the
+	 * answer of a struct zb_answer_denial saying where those go and which, or 0. */
 	uint32_t denial;
 };
 
 struct zb_answer_denial {
 	uint16_t at;             /* body offset: the end of the authority section */
-	uint16_t reserved;
+	/* NSEC3 entries of the zone's chain (`chain`) that go in too, named by `nkeys` keys of
+	 * 20 octets after this struct: each the entry covering it, its own hash plus one. An
+	 * entry is stored once, in the chain, not in every answer that holds it. */
+	uint8_t nkeys;
+	/* 1: the query name's own denial goes in too, found by the name (runtime/query/
+	 * denial.c); 0: the answer's keyed entries only (a NODATA, a referral without DS). */
+	uint8_t by_name;
 	/* The chain entries the body holds already, 0: none. NSEC: the entry's index + 1.
 	 * NSEC3: the body offset + 1 of its owner's first label, written there whole (a hash
 	 * names one entry): a reference that no other entry's coming or going moves. */
@@ -99,7 +106,12 @@ struct zb_answer_denial {
 	/* NSEC3: an entry to add with the name's, its offset in data, or 0 (the closest
 	 * encloser's, for a query for a wildcard's own name). */
 	uint32_t also;
+	uint32_t chain;          /* with nkeys: the struct zb_chain, in data */
 };
+
+/* The most entries an answer adds: its keys, and the query name's own and `also`. */
+#define ZB_MAX_KEYS 6
+#define ZB_MAX_DENIALS (ZB_MAX_KEYS + 2)
 
 /*
  * DNSSEC denial of existence (RFC 4035 §3.1.3, RFC 5155 §7.2) for names that have no node.
@@ -207,6 +219,7 @@ _Static_assert(sizeof(struct zb_chain) == 284, "zb_chain layout");
 _Static_assert(sizeof(struct zb_chain_page) == 16, "zb_chain_page layout");
 _Static_assert(sizeof(struct zb_page_buckets) == 8, "zb_page_buckets layout");
 _Static_assert(sizeof(struct zb_children) == 16, "zb_children layout");
+_Static_assert(sizeof(struct zb_answer_denial) == 20, "zb_answer_denial layout");
 
 /* A zone of the set, the serial of the SOA it was built from, and for a signed zone the
  * earliest expiration of its signatures: what re-signing (zonebake follow, re-sign) and a

@@ -450,6 +450,9 @@ struct entry {
 typedef VEC(struct entry) entries_t;
 
 #define MAX_PROVED 4
+/* NSEC3 entries a response names by hash (runtime/zonedata.h, struct zb_answer_denial). */
+#define MAX_KEYS 6
+#define KEY_LEN 20
 
 struct response {
 	int rcode, aa;
@@ -461,6 +464,11 @@ struct response {
 	size_t nproved;
 	int dynamic_proof;
 	uint32_t proof_also;  /* an NSEC3 entry's RRset + 1 the responder adds with it, or 0 */
+	/* The NSEC3 entries of the question's zone (key_zone) in the authority section, the
+	 * first MAX_KEYS: named by their hashes, the responder adds them from the chain, where
+	 * each is stored once, instead of a copy in every answer (proofs.c). */
+	uint8_t keys[MAX_KEYS][KEY_LEN];
+	uint32_t nkeys, key_zone;
 	/* A CNAME the responder completes for a name below a DNAME (RFC 6672 §3.3): the query
 	 * name's labels in front of the DNAME owner, then its target. It follows the answer
 	 * section's first `dname_position` RRsets, the last of them the DNAME (dname_rrset). */
@@ -483,6 +491,8 @@ struct response {
 /* An RRset in a section, and with DNSSEC its signatures after it, at `ttl` (NONE: their own). */
 void add_signed(struct response *r, entries_t *section, name_t owner, uint32_t rrset,
 		uint32_t ttl);
+/* An RRset and its signatures after it, with DNSSEC or without: ANY's (RRSIG is a type). */
+void add_with_signatures(entries_t *section, name_t owner, uint32_t rrset);
 
 /* ---- proofs.c ---- */
 
@@ -525,15 +535,24 @@ struct body {
 	uint8_t dname_owner_len, dname_max_prefix;
 	/* A denial of the query name the responder adds (proofs.c): where, the chain entries
 	 * the body holds already (0: none; NSEC, index + 1; NSEC3, the body offset + 1 of the
-	 * owner's first label), and an NSEC3 one it adds besides (its RRset + 1, or 0). */
-	uint8_t dynamic_proof;
+	 * owner's first label), and an NSEC3 one it adds besides (its RRset + 1, or 0). And
+	 * `proof_keys` NSEC3 entries it adds by their hashes, there too (response.keys). */
+	uint8_t dynamic_proof : 1, proof_keys : 7;
 	uint8_t arena;     /* of the table that made it (merging does not copy): arenas[arena] */
 	uint16_t proof_at;
 	uint32_t proof_skip[2];
 	uint32_t proof_also;
 	uint32_t overflow; /* the body for a name too long (YXDOMAIN), or NONE */
-	uint32_t data;     /* offset in the arena: data_len octets, then nfixups uint16 */
+	/* Offset in the arena: data_len octets, then nfixups uint16, then with proof_keys the
+	 * zone (a uint32) and the keys (KEY_LEN octets each): the body's trailer. */
+	uint32_t data;
 };  /* 48 octets, no padding: a million signed names make 8 million */
+
+/* The octets after a body's data in its arena: its fixups, then the keys' zone and keys. */
+static inline size_t body_trailer(const struct body *b)
+{
+	return 2u * b->nfixups + (b->proof_keys ? 4u + (size_t)KEY_LEN * b->proof_keys : 0);
+}
 
 #define MAX_ARENAS 32
 #define NO_ARENA 0xFF  /* a body staged, not yet interned */
@@ -631,6 +650,7 @@ extern uint32_t *denial_of_node;  /* per node: its DO twin's denial, in the regi
 void build_denial_region(void);   /* while the records are there */
 void denial_relocate(uint32_t base);
 uint32_t denial_entry_at(uint32_t rrset);  /* an NSEC3 RRset's entry in the region */
+uint32_t denial_chain_at(uint32_t zone);   /* a zone's struct zb_chain in the region */
 
 /* ---- phash.c ---- */
 

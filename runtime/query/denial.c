@@ -178,17 +178,44 @@ denied_name(const struct zb_zoneset *zs, const struct zb_question *q,
 	return table;
 }
 
+/* The entries an answer names by their keys (zonedata.h, struct zb_answer_denial), into
+ * `found`; returns how many. */
+static unsigned keyed_entries(const struct zb_zoneset *zs, const struct zb_answer_denial *use,
+			      const struct zb_denial **found)
+{
+	const struct zb_chain *chain = (const struct zb_chain *)(zs->data + use->chain);
+	const uint8_t *key = (const uint8_t *)(use + 1);
+	for (unsigned k = 0; k < use->nkeys; k++)
+		found[k] = nsec3_entry(zs, chain, key + ZB_SHA1_LEN * k);
+	return use->nkeys;
+}
+
+static int among(const struct zb_denial *entry, const struct zb_denial *const *found,
+		 unsigned n)
+{
+	for (unsigned k = 0; k < n; k++)
+		if (found[k] == entry)
+			return 1;
+	return 0;
+}
+
 unsigned zb_find_denials(const struct zb_zoneset *zs, const struct zb_question *q,
 			 const struct zb_encloser *encloser, const struct zb_answer *answer,
-			 const struct zb_denial *found[2], unsigned *apex_len)
+			 const struct zb_denial *found[ZB_MAX_DENIALS], unsigned *apex_len)
 {
 	const struct zb_answer_denial *use =
 		(const struct zb_answer_denial *)zb_from(answer, answer->denial);
+	unsigned n = 0;
+	if (use->nkeys) {
+		n = keyed_entries(zs, use, found);
+		*apex_len = ((const struct zb_chain *)(zs->data + use->chain))->apex_len;
+	}
+	if (!encloser->node || !use->by_name)
+		return n;  /* nothing about the name itself: it has a node, or the answer says */
 	uint8_t image[64 + 256];
 	const uint8_t *next;
 	size_t next_len;
 	const uint8_t *table = denied_name(zs, q, encloser, image, &next, &next_len);
-	unsigned n = 0;
 	if (table[0] == ZB_DENIAL_NSEC) {
 		const struct zb_children *children = (const struct zb_children *)table;
 		const struct zb_chain *chain = (const struct zb_chain *)(zs->data + children->chain);
@@ -207,12 +234,13 @@ unsigned zb_find_denials(const struct zb_zoneset *zs, const struct zb_question *
 	const uint8_t *owner = entry_owner(entry);
 	const uint8_t *body = zb_answer_body(answer);
 	*apex_len = chain->apex_len;
-	if (use->also)
-		found[n++] = (const struct zb_denial *)(zs->data + use->also);
+	const struct zb_denial *also = NULL;
+	if (use->also && !among(also = (const struct zb_denial *)(zs->data + use->also), found, n))
+		found[n++] = also;
 	for (unsigned k = 0; k < 2; k++)
 		if (use->skip[k] && same_label(owner, body + use->skip[k] - 1))
 			return n;
-	if (!use->also || !same_label(owner, entry_owner(found[0])))
+	if (!among(entry, found, n) && (!also || !same_label(owner, entry_owner(also))))
 		found[n++] = entry;
 	return n;
 }

@@ -11,17 +11,18 @@
 #include "zonedata.h"
 
 /*
- * The chain entries that deny the query name below `encloser` (a DO twin with a denial, a
- * suffix of the name), into `found`; returns how many (0 to 2). In an NSEC zone the NSEC
- * covering the name, found among the encloser's children by the label under it; in an
- * NSEC3 zone the NSEC3 covering the hash of the next closer name (taken here unless
- * encloser->hashed). Left out when `answer` holds it already (its struct zb_answer_denial
- * says which); the answer's `also` entry comes first. `*apex_len` is the zone's apex's wire length: the entries' owner names point
- * to it in the question.
+ * The chain entries an answer adds to its authority section, into `found`; returns how
+ * many. First the NSEC3 entries it names by their keys (its struct zb_answer_denial); then,
+ * for a query name with no node (encloser->node: a DO twin with a denial, a suffix of the
+ * name), those that deny the name: in an NSEC zone the NSEC covering it, found among the
+ * encloser's children by the label under it; in an NSEC3 zone the answer's `also` entry and
+ * the NSEC3 covering the hash of the next closer name (taken here unless
+ * encloser->hashed), each left out when the answer holds or names it already. `*apex_len`
+ * is the zone's apex's wire length: the entries' owner names point to it in the question.
  */
 unsigned zb_find_denials(const struct zb_zoneset *zs, const struct zb_question *q,
 			 const struct zb_encloser *encloser, const struct zb_answer *answer,
-			 const struct zb_denial *found[2], unsigned *apex_len);
+			 const struct zb_denial *found[ZB_MAX_DENIALS], unsigned *apex_len);
 
 /* The one-block NSEC3 hashes a batch has yet to take, `lanes` at a time. */
 struct zb_pending_hashes {

@@ -232,16 +232,17 @@ static inline size_t copy_answer(const uint8_t *query,
 	return q->end;
 }
 
-/* copy_answer with the query name's denial (RFC 4035 §3.1.3, RFC 5155 §7.2), unless the
- * answer holds it already: the denial is required (RFC 4035 §3.1.1), so only the
- * optional additional records may go to make room, and without them TC. Out of line: the
- * answers without DNSSEC never come here. */
+/* copy_answer with the chain entries the answer names (its NSEC3 proofs, stored once in the
+ * chain) and the query name's denial (RFC 4035 §3.1.3, RFC 5155 §7.2), unless the answer
+ * holds it already: the denial is required (RFC 4035 §3.1.1), so only the optional
+ * additional records may go to make room, and without them TC. Out of line: the answers
+ * without DNSSEC never come here. */
 static __attribute__((noinline)) size_t
 respond_denied(const struct zb_zoneset *zs, const uint8_t *query, const struct zb_question *q,
 	       const struct zb_answer *answer, const struct zb_encloser *encloser, uint8_t *out,
 	       size_t room)
 {
-	const struct zb_denial *denial[2];
+	const struct zb_denial *denial[ZB_MAX_DENIALS];
 	unsigned apex_len;
 	unsigned n = zb_find_denials(zs, q, encloser, answer, denial, &apex_len);
 	size_t denied = 0, insert = answer->dname_split ? q->name_len - answer->dname_owner_len : 0;
@@ -318,7 +319,7 @@ respond_with(const struct zb_zoneset *zs, const uint8_t *query, const struct zb_
 
 	size_t room = size_limit(zs, edns, transport) - opt;
 	size_t end;
-	if (encloser && encloser->node && answer->denial)
+	if (encloser && answer->denial)
 		end = respond_denied(zs, query, q, answer, encloser, out, room);
 	else
 		end = copy_answer(query, q, answer, out, room, insert);
@@ -349,6 +350,17 @@ respond_signed(const struct zb_zoneset *zs, const uint8_t *query, const struct z
 		answer = zb_lookup_signed(zs, &r->q, tcp, &found);
 	}
 	return respond_with(zs, query, &r->q, &r->edns, transport, answer, encloser, out, facts);
+}
+
+/* DO set, a name the batch's stages found whose answer names NSEC3 entries to add
+ * (zonedata.h, struct zb_answer_denial): a NODATA, a referral without DS. */
+static __attribute__((noinline)) size_t
+respond_keyed(const struct zb_zoneset *zs, const uint8_t *query, const struct zb_query *r,
+	      enum zb_transport transport, const struct zb_answer *answer, uint8_t *out,
+	      struct zb_query_facts *facts)
+{
+	const struct zb_encloser found = { 0 }; /* a name with a node has none */
+	return respond_with(zs, query, &r->q, &r->edns, transport, answer, &found, out, facts);
 }
 
 /* The options a query's OPT record asked for. A COOKIE option is ignored without cookies
@@ -533,8 +545,9 @@ write_response(const struct zb_zoneset *zs, const uint8_t *query, const struct z
 {
 	const struct zb_answer *answer = r->answer;
 
-	/* Most queries are a name the batch's stages found: straight to the copy (with DO set
-	 * too, a name that has a node has no denial to add). */
+	/* Most queries are a name the batch's stages found: straight to the copy (with DO set,
+	 * a name that has a node has no denial of its own to add, but maybe entries its answer
+	 * names). */
 	if (__builtin_expect(!answer, 0)) {
 		switch (r->verdict) {
 		case ZB_VERDICT_LOOKUP: /* not found by the stages, or not looked up by them */
@@ -553,6 +566,8 @@ write_response(const struct zb_zoneset *zs, const uint8_t *query, const struct z
 		default:
 			return 0;
 		}
+	} else if (__builtin_expect(r->twin && answer->denial, 0)) {
+		return respond_keyed(zs, query, r, transport, answer, out, facts);
 	}
 	return respond_with(zs, query, &r->q, &r->edns, transport, answer, NULL, out, facts);
 }

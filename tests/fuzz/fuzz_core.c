@@ -161,10 +161,15 @@ static void check_answer(const struct zb_zoneset *zs, uint64_t off, int depth)
 	    a->trunc_len > a->body_len || (a->dname_split && a->dname_split > a->body_len) ||
 	    (a->denial && !INSIDE(zs, off + a->denial, sizeof(struct zb_answer_denial))))
 		abort();
-	if (a->denial) {  /* the entries it names: its own owner labels, an NSEC3 entry */
+	if (a->denial) {  /* the entries it names: its own owner labels, NSEC3 entries */
 		const struct zb_answer_denial *d =
 			(const struct zb_answer_denial *)(zs->data + off + a->denial);
-		if ((d->also && !INSIDE(zs, d->also, sizeof(struct zb_denial))) || d->at > a->body_len)
+		if ((d->also && !INSIDE(zs, d->also, sizeof(struct zb_denial))) || d->at > a->body_len ||
+		    d->nkeys > ZB_MAX_KEYS ||
+		    !INSIDE(zs, off + a->denial + sizeof *d, 20u * d->nkeys) ||
+		    (d->nkeys && (!INSIDE(zs, d->chain, sizeof(struct zb_chain)) ||
+				  ((const struct zb_chain *)(zs->data + d->chain))->kind !=
+					  ZB_DENIAL_NSEC3)))
 			abort();
 	}
 	if (a->dname_split && depth == 0)

@@ -19,8 +19,9 @@ machine:
   iterations) against Knot's `kzonesign` signing the same file with the same keys and policy
   (both on every core, both deterministic at a fixed time), peak memory of each, a
   rebuild after one changed record against the full build, the built server's exec to first
-  answer (cold and warm), and the signed zone written out (`--write-signed`, a rebuild)
-  against kzonesign's writing of its own;
+  answer (cold and warm), the signed zone written out (`--write-signed`, a rebuild)
+  against kzonesign's writing of its own, and the signed server's memory: where its data
+  goes (breakdown.py) and its RSS once serving against Knot's serving that written zone;
 - the set of 10,000 zones with one broken: `zonebake build --keep-going` with every zone good
   (it keeps each zone's last good copy) and with one zone broken (compiled from its copy),
   against the plain build;
@@ -59,6 +60,7 @@ import dns.rcode
 
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent), str(HERE.parent / "differential")]
+from breakdown import breakdown  # noqa: E402
 from compare import differences, normalize, show  # noqa: E402
 from gen import (CHANGE_KINDS, ORIGIN, change_zone, write_handkept,  # noqa: E402
                  write_zone, write_zoneset)
@@ -162,6 +164,28 @@ def exec_times(binary: Path, probe: str, cold: bool = False,
         rss = peak_rss_mib(process.pid)
         stop(process)
     return times, rss
+
+
+def settled_rss_mib(binary: Path, probe: str, settle: float = 60) -> int:
+    """The built server's resident MiB once it serves and its data has moved to huge pages
+    (runtime/ops/hugepages.c): its RSS polled until it holds still for a second, SETTLE
+    seconds at most."""
+    port = free_port()
+    _, process = first_answer([str(binary), "--listen", f"127.0.0.1:{port}", "--threads", "1",
+                               *AS_ROOT], port, probe)
+    try:
+        last, since, deadline = -1, time.monotonic(), time.monotonic() + settle
+        while time.monotonic() < deadline:
+            status = Path(f"/proc/{process.pid}/status").read_text()
+            rss = int(re.search(r"^VmRSS:\s+(\d+)", status, re.M).group(1)) // 1024
+            if rss != last:
+                last, since = rss, time.monotonic()
+            elif time.monotonic() - since >= 1:
+                break
+            time.sleep(0.1)
+        return last
+    finally:
+        stop(process)
 
 
 def sample_questions(names: int, count: int = 2000) -> list[tuple[str, str]]:
@@ -437,6 +461,7 @@ def measure_signing(zone: Path, workdir: Path, zonebake: str) -> None:
     print(f"--write-signed (a rebuild): the signed zone ({written.stat().st_size / 2**20:.1f} "
           f"MiB) written in {writing.group(1) + ' s' if writing else '(not said)'}; the "
           f"rebuild {with_it:.1f} s against {again:.1f} s without", flush=True)
+    signed_server_memory(outdir, written, workdir)
     written.unlink()
 
     kdir = workdir / "kzonesign"
@@ -448,6 +473,21 @@ def measure_signing(zone: Path, workdir: Path, zonebake: str) -> None:
     print(f"build / kzonesign: time {full / knot:.2f}, memory {rss / knot_rss:.2f}; "
           f"rebuild / build: {again / full:.2f}", flush=True)
     del os.environ["SOURCE_DATE_EPOCH"]
+
+
+def signed_server_memory(outdir: Path, signed: Path, workdir: Path) -> None:
+    """Where the signed server's data goes (breakdown.py), the server's RSS once it serves,
+    against Knot's serving the same signed file (issue 41)."""
+    print("where the signed server's data goes:", flush=True)
+    octets = breakdown(outdir)
+    total = sum(octets.values())
+    for kind, size in octets.most_common():
+        print(f"  {kind:34} {size / 2**20:8.1f} MiB {100 * size / total:5.1f}%")
+    ours = settled_rss_mib(outdir / "zonebake-server", ORIGIN)
+    _, knot = knot_load(workdir / "knot-serving", [(ORIGIN, signed)], ORIGIN)
+    print(f"signed server: data {total / 2**20:.1f} MiB, RSS serving {ours} MiB; Knot serving "
+          f"the same signed file: peak RSS {knot} MiB; zonebake / Knot {ours / knot:.2f}",
+          flush=True)
 
 
 # Issue 40's targets for the loop of changing a zone and shipping the change.

@@ -108,13 +108,14 @@ static uint64_t hash_of(const struct body *b, const uint8_t *data, const uint16_
 	uint32_t fields[12] = {b->base_len, b->data_len, b->nfixups, b->trunc_len,
 			       b->trunc_arcount, b->dname_split,
 			       b->dname_owner_len << 8 | b->dname_max_prefix, b->overflow,
-			       b->dynamic_proof << 16 | b->proof_at, b->proof_skip[0],
+			       (uint32_t)b->proof_keys << 24 | b->dynamic_proof << 16 | b->proof_at,
+			       b->proof_skip[0],
 			       b->proof_skip[1], b->proof_also};
 	uint64_t h = 0xCBF29CE484222325ull;
 	h = mix(h, b->header, 10);
 	h = mix(h, (const uint8_t *)fields, sizeof fields);
 	h = mix(h, data, b->data_len);
-	return mix(h, (const uint8_t *)fixups, 2u * b->nfixups);
+	return mix(h, (const uint8_t *)fixups, body_trailer(b));
 }
 
 /* A body's octets, where they are while its table is being written: the arena's buffer or
@@ -129,7 +130,7 @@ static int same_octets(const uint8_t *octets, const struct body *b, const uint8_
 		       const uint16_t *fixups)
 {
 	return memcmp(octets, data, b->data_len) == 0 &&
-	       memcmp(octets + b->data_len, fixups, 2u * b->nfixups) == 0;
+	       memcmp(octets + b->data_len, fixups, body_trailer(b)) == 0;
 }
 
 /* `b`'s id in the table, added if it is new: with a copy of its data and fixups, or when it
@@ -148,24 +149,25 @@ static uint32_t intern(struct body_table *t, struct body b, uint64_t h, const ui
 		    o->trunc_arcount == b.trunc_arcount && o->dname_split == b.dname_split &&
 		    o->dname_owner_len == b.dname_owner_len &&
 		    o->dname_max_prefix == b.dname_max_prefix && o->overflow == b.overflow &&
-		    o->dynamic_proof == b.dynamic_proof && o->proof_at == b.proof_at &&
+		    o->dynamic_proof == b.dynamic_proof && o->proof_keys == b.proof_keys &&
+		    o->proof_at == b.proof_at &&
 		    o->proof_skip[0] == b.proof_skip[0] && o->proof_skip[1] == b.proof_skip[1] &&
 		    o->proof_also == b.proof_also &&
 		    same_octets(arena_bytes(t, o), &b, data, fixups))
 			return id;
 	}
 	if (b.arena == NO_ARENA) {  /* new here, not merged from another table */
-		if (t->arena.n + b.data_len + 2u * b.nfixups > UINT32_MAX)
+		if (t->arena.n + b.data_len + body_trailer(&b) > UINT32_MAX)
 			unsupported("the answers pass 4 GiB");
 		b.arena = t->arena_index;
 		b.data = t->arena.n;
 		if (t->spilled) {
-			spill_room(t->spilled, &t->arena, b.data_len + 2u * b.nfixups);
+			spill_room(t->spilled, &t->arena, b.data_len + body_trailer(&b));
 			spill_put(t->spilled, &t->arena, data, b.data_len);
-			spill_put(t->spilled, &t->arena, fixups, 2u * b.nfixups);
+			spill_put(t->spilled, &t->arena, fixups, body_trailer(&b));
 		} else {
 			bytes_put(&t->arena, data, b.data_len);
-			bytes_put(&t->arena, fixups, 2u * b.nfixups);
+			bytes_put(&t->arena, fixups, body_trailer(&b));
 		}
 		if (t->spilled && t->arena.n - t->let_go > 2 * KEPT_MAPPED) {
 			/* From the start: pages a match read back are let go again. */
@@ -201,7 +203,7 @@ uint32_t stage_body(struct body_table *t, const struct body *fields, const uint8
 	uint64_t h = b.overflow == NONE ? hash_of(&b, data, fixups) : 0;
 	__builtin_prefetch(&t->slots[first_slot(t, h)]);
 	bytes_put(&t->staged_bytes, data, b.data_len);
-	bytes_put(&t->staged_bytes, fixups, 2u * b.nfixups);
+	bytes_put(&t->staged_bytes, fixups, body_trailer(&b));
 	PUSH(t->staged, b);
 	PUSH(t->staged_hashes, h);
 	return t->staged.n - 1;

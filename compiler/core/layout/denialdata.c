@@ -16,6 +16,7 @@
 bytes_t denial_region;
 uint32_t *denial_of_node;     /* per node: offset in the region, or NONE */
 static VEC(uint32_t) relocs;  /* where the region holds offsets of its own */
+static uint32_t *chain_at;     /* per zone: its struct zb_chain in the region, or NONE */
 /* Each NSEC3 entry's RRset and offset, by RRset: an answer's `also` (layout.c). */
 struct entry_at {
 	uint32_t rrset, at;
@@ -288,7 +289,7 @@ void build_denial_region(void)
 	if (!denial_region.v)
 		reserve_spilled(&denial_region);
 	denial_of_node = xmalloc((nodes.n ? nodes.n : 1) * sizeof *denial_of_node);
-	uint32_t *chain_at = xmalloc((zones.n ? zones.n : 1) * sizeof *chain_at);
+	chain_at = xmalloc((zones.n ? zones.n : 1) * sizeof *chain_at);
 	bytes_put(&denial_region, "zbdenial", 8);  /* offset 0 stays "none" */
 	for (uint32_t zone = 0; zone < zones.n; zone++)
 		chain_at[zone] = chain_kind(zone) ? put_chain(zone) : NONE;
@@ -304,7 +305,6 @@ void build_denial_region(void)
 	}
 	free(gaps.v);
 	free(gaps.labels.v);
-	free(chain_at);
 	put_images();
 	if (nsec3_entries.n)  /* none: v is NULL, which qsort may not take */
 		qsort(nsec3_entries.v, nsec3_entries.n, sizeof *nsec3_entries.v, by_rrset);
@@ -320,6 +320,13 @@ uint32_t denial_entry_at(uint32_t rrset)
 	if (!found)
 		fail("internal error: an answer adds an NSEC3 RRset the chain lacks");
 	return found ? found->at : 0;
+}
+
+uint32_t denial_chain_at(uint32_t zone)
+{
+	if (!chain_at || zone >= zones.n || chain_at[zone] == NONE)
+		fail("internal error: an answer names NSEC3 entries of a zone without a chain");
+	return chain_at[zone];
 }
 
 /* The region placed at `base` in the blob: its offsets made absolute. */
@@ -341,6 +348,8 @@ void denial_region_reset(void)
 	bytes_release(&denial_region);
 	free(denial_of_node);
 	denial_of_node = NULL;
+	free(chain_at);
+	chain_at = NULL;
 	VEC_FREE(relocs);
 	VEC_FREE(nsec3_entries);
 }

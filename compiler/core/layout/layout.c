@@ -23,6 +23,8 @@
 #include "bake.h"
 #include "zonedata.h"
 
+_Static_assert(MAX_KEYS == ZB_MAX_KEYS, "the keys an answer names: as many as the responder takes");
+
 #define ALIGN 8
 /* Each name starts a block of 16 octets and is zero-padded to a whole block: the responder
  * compares names a block at a time (runtime/query/lookup.h), with aligned loads, so a region
@@ -73,6 +75,11 @@ static void pad_to(struct out *o, uint64_t to)
 		o->at = to;
 }
 
+static int has_denial(const struct body *b)
+{
+	return b->dynamic_proof || b->proof_keys;
+}
+
 /* The answer record, its body unless another answer's holds it (`hosted`, sharing.c), its
  * fixups, and when it has one, its denial's place. */
 static size_t fixups_end(const struct body *b, int hosted)
@@ -84,7 +91,8 @@ static size_t fixups_end(const struct body *b, int hosted)
 static size_t answer_size(const struct body *b, int hosted)
 {
 	size_t n = fixups_end(b, hosted);
-	return b->dynamic_proof ? align(n, 4) + sizeof(struct zb_answer_denial) : n;
+	return has_denial(b) ? align(n, 4) + sizeof(struct zb_answer_denial) +
+		(size_t)KEY_LEN * b->proof_keys : n;
 }
 
 static uint64_t denial_off, chaos_off, groups_off, regions_off, total;
@@ -401,7 +409,7 @@ static void put_answer(struct out *o, uint64_t base, uint32_t id, uint32_t at,
 		.dname_split = b->dname_split, .dname_owner_len = b->dname_owner_len,
 		.dname_max_prefix = b->dname_max_prefix,
 		.overflow = b->overflow == NONE ? 0 : (int32_t)(overflow_at - at),
-		.denial = b->dynamic_proof ? denial_at - at : 0,
+		.denial = has_denial(b) ? denial_at - at : 0,
 	};
 	memcpy(a.header, b->header, 10);
 	put(o, &a, sizeof a);
@@ -409,13 +417,20 @@ static void put_answer(struct out *o, uint64_t base, uint32_t id, uint32_t at,
 		put(o, body_data(b), b->data_len);
 	pad_to(o, base + fixups_at);
 	put(o, body_data(b) + b->data_len, 2u * b->nfixups);
-	if (b->dynamic_proof) {
-		struct zb_answer_denial d = {.at = b->proof_at,
+	if (has_denial(b)) {
+		const uint8_t *trailer = body_data(b) + b->data_len + 2u * b->nfixups;
+		uint32_t zone;
+		memcpy(&zone, trailer, 4);
+		struct zb_answer_denial d = {.at = b->proof_at, .nkeys = b->proof_keys,
+					     .by_name = b->dynamic_proof,
 					     .skip = {b->proof_skip[0], b->proof_skip[1]},
 					     .also = b->proof_also ? denial_base +
-						     denial_entry_at(b->proof_also - 1) : 0};
+						     denial_entry_at(b->proof_also - 1) : 0,
+					     .chain = b->proof_keys ? denial_base +
+						     denial_chain_at(zone) : 0};
 		pad_to(o, base + denial_at);
 		put(o, &d, sizeof d);
+		put(o, trailer + 4, (size_t)KEY_LEN * b->proof_keys);
 	}
 }
 

@@ -21,8 +21,12 @@
 
 /* A body shorter than this keeps its own octets: a few to save. */
 #define MIN_SHARED 16
-/* Runs of at most this many records are looked up in a host: answers are a few RRsets. */
-#define MAX_RECORDS 8
+/* The runs of a host looked in: its starts, of up to MAX_PREFIX records (the answer to a
+ * type is the start of the answer to ANY over TCP at the name, the answer without DO the
+ * start of the one with it), and elsewhere runs of up to MAX_RUN records (a few RRsets
+ * with their signatures). */
+#define MAX_PREFIX 64
+#define MAX_RUN 8
 #define MULTIPLIER 0x9E3779B97F4A7C15ull  /* odd: a run's hash is a difference of two */
 
 /* The end of the record starting at `at` in a body of `len` octets (RFC 1035 §4.1.3): its
@@ -144,17 +148,16 @@ static void add_spot(struct sharing *s, struct spot p)
 	put_spot(s, p);
 }
 
-/* Every run of whole records of body `k` (its octets `d`), up to MAX_RECORDS long, as a
- * place to find another body's octets. */
+/* Body `k`'s runs of whole records (its octets `d`), as places to find another body's. */
 static void add_runs(struct sharing *s, uint32_t k, const uint8_t *d, size_t len)
 {
-	uint32_t starts[MAX_RECORDS * 2 + 1];
-	uint64_t h[MAX_RECORDS * 2 + 1];
+	uint32_t starts[MAX_PREFIX + 1];
+	uint64_t h[MAX_PREFIX + 1];
 	size_t n = record_starts(d, len, starts, sizeof starts / sizeof *starts);
 	prefix_hashes(d, starts, n, h);
 	for (size_t a = 0; a + 1 < n; a++) {
 		uint64_t scale = 1;  /* MULTIPLIER^(b - a) */
-		for (size_t b = a + 1; b < n && b - a <= MAX_RECORDS; b++) {
+		for (size_t b = a + 1; b < n && (a == 0 || b - a <= MAX_RUN); b++) {
 			uint32_t run = starts[b] - starts[a];
 			scale *= MULTIPLIER;
 			if (run >= MIN_SHARED)
@@ -171,8 +174,8 @@ static uint32_t find_host(const struct sharing *s, const uint32_t *ids, uint32_t
 {
 	const struct body *b = &bodies.list.v[ids[k]];
 	const uint8_t *octets = body_data(b);
-	uint32_t starts[MAX_RECORDS + 1];
-	uint64_t h[MAX_RECORDS + 1];
+	uint32_t starts[MAX_PREFIX + 1];
+	uint64_t h[MAX_PREFIX + 1];
 	size_t n = record_starts(octets, b->data_len, starts, sizeof starts / sizeof *starts);
 	if (n < 2 || starts[n - 1] != b->data_len)
 		return NONE;  /* longer than a run looked up, or not whole records */

@@ -36,7 +36,8 @@ struct wire {
 	int frozen;            /* no new pointer targets: past a DNAME split they would move */
 	size_t dname_split;    /* message offset of the split, 0 when none */
 	size_t dname_target;   /* message offset of the last DNAME target written */
-	VEC(uint16_t) pointers;
+	VEC(uint16_t) pointers;  /* the fixups, then the body's keys (body_trailer) */
+	size_t keyed_words;      /* of `pointers`, the keys' */
 	size_t oversize;       /* the length of the last message serialize refused */
 	/* In an answer whose denial the responder completes: where the NSEC3 RRsets' owners
 	 * start, their first label written whole (runtime/zonedata.h, zb_answer_denial.skip). */
@@ -258,6 +259,7 @@ static void start_body(struct wire *w, name_t base)
 	w->dname_split = 0;
 	w->out.n = 0;
 	w->pointers.n = 0;
+	w->keyed_words = 0;
 	size_t offset = HEADER_LEN;  /* every suffix of the question is a target */
 	for (name_t s = base; s != ROOT; s = N(s)->parent) {
 		table_add(w, s, offset);
@@ -276,6 +278,18 @@ static void set_header(struct body *b, int rcode, int aa, uint32_t an, uint32_t 
 	}
 }
 
+/* The keys' zone and the keys after the fixups (struct body's trailer). */
+static void put_keys(struct wire *w, const struct response *r)
+{
+	size_t words = 2 + KEY_LEN / 2 * (size_t)r->nkeys;
+	RESERVE(w->pointers, words);
+	uint16_t *at = w->pointers.v + w->pointers.n;
+	memcpy(at, &r->key_zone, 4);
+	memcpy(at + 2, r->keys, KEY_LEN * (size_t)r->nkeys);
+	w->pointers.n += words;
+	w->keyed_words = words;
+}
+
 /* Stages what is written (see serialize), or refuses it when it is too long. */
 static uint32_t stage_written(struct wire *w, struct body_table *t, struct body *b)
 {
@@ -284,7 +298,7 @@ static uint32_t stage_written(struct wire *w, struct body_table *t, struct body 
 		return NONE;
 	}
 	b->data_len = w->out.n;
-	b->nfixups = w->pointers.n;
+	b->nfixups = w->pointers.n - w->keyed_words;
 	return stage_body(t, b, w->out.v, w->pointers.v);
 }
 
@@ -329,14 +343,16 @@ uint32_t serialize(struct wire *w, struct body_table *t, const struct response *
 	w->nnsec3 = 0;
 	uint32_t ns = write_section(w, &r->authority);
 	w->mark_nsec3 = 0;
-	if (r->dynamic_proof) {
-		/* The responder puts the query name's denial here: nothing after may be pointed to,
-		 * it would move. */
-		b.dynamic_proof = 1;
+	if (r->dynamic_proof || r->nkeys) {
+		/* The responder puts the query name's denial and the keyed entries here: nothing
+		 * after may be pointed to, it would move. */
+		b.dynamic_proof = r->dynamic_proof;
+		b.proof_keys = r->nkeys;
 		b.proof_at = w->out.n;
-		for (size_t i = 0; i < 2 && i < r->nproved; i++)  /* NSEC3, or else NSEC */
-			b.proof_skip[i] = w->nnsec3 ? w->nsec3_at[i] + 1 : r->proved[i] + 1;
-		b.proof_also = r->proof_also;
+		for (size_t i = 0; r->dynamic_proof && i < 2 && i < r->nproved; i++)
+			b.proof_skip[i] = w->nnsec3 ? (i < w->nnsec3 ? w->nsec3_at[i] + 1 : 0)
+				: r->nkeys ? 0 : r->proved[i] + 1;  /* NSEC3, NSEC3 keyed, NSEC */
+		b.proof_also = r->dynamic_proof ? r->proof_also : 0;
 		w->frozen = 1;
 	}
 	uint32_t ar = write_section(w, &r->additional);
@@ -344,5 +360,7 @@ uint32_t serialize(struct wire *w, struct body_table *t, const struct response *
 	b.trunc_arcount = ar;
 	uint32_t optional = write_section(w, &r->optional);
 	set_header(&b, r->rcode, r->aa, an, ns, ar + optional);
+	if (r->nkeys)
+		put_keys(w, r);
 	return stage_written(w, t, &b);
 }

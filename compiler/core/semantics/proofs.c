@@ -5,14 +5,52 @@
  * itself, when the query name has no node (a name that does not exist, a wildcard's match),
  * is left to the responder, which finds it by the name (runtime/query/denial.c): the response
  * says so (`dynamic_proof`) and which chain entries it holds already, not to repeat them.
+ * An NSEC3 entry of the question's own zone is not written at all: the response names it
+ * by its hash (`keys`) and the responder copies it from the chain, where it is stored once
+ * (a name's entry would otherwise be in its NODATA, in the NXDOMAIN below it, in its
+ * aliases' answers, each with its signatures).
  */
 #include "bake.h"
 
 #define HASH_LEN 20
 
-/* A chain entry's RRset and signatures in the authority section, once. */
+/* What the responder finds an NSEC3 entry by: the chain's entry covering a hash is the
+ * last below it (runtime/query/denial.c), so its own hash plus one (the last hash of all
+ * wraps to zero, which the last entry covers). */
+static void entry_key(const uint8_t hash[HASH_LEN], uint8_t key[KEY_LEN])
+{
+	unsigned carry = 1;
+	for (int i = HASH_LEN - 1; i >= 0; i--) {
+		unsigned sum = hash[i] + carry;
+		key[i] = (uint8_t)sum;
+		carry = sum >> 8;
+	}
+}
+
+static int keyed(const struct response *r, const uint8_t key[KEY_LEN])
+{
+	for (uint32_t k = 0; k < r->nkeys; k++)
+		if (memcmp(r->keys[k], key, KEY_LEN) == 0)
+			return 1;
+	return 0;
+}
+
+/* A chain entry's RRset and signatures in the authority section, once: an NSEC3 entry of
+ * the question's zone by its key, while there is room for one. */
 static void add_chain(struct response *r, uint32_t zone, uint32_t index)
 {
+	if (chain_kind(zone) == T_NSEC3 && zone == r->key_zone) {
+		uint8_t key[KEY_LEN];
+		entry_key(chain_hash(zone, index), key);
+		if (keyed(r, key))
+			return;
+		if (r->nkeys < MAX_KEYS) {
+			memcpy(r->keys[r->nkeys++], key, KEY_LEN);
+			if (r->nproved < MAX_PROVED)
+				r->proved[r->nproved++] = index;
+			return;
+		}
+	}
 	for (size_t i = 0; i < r->nproved; i++)
 		if (r->proved[i] == index)
 			return;

@@ -240,6 +240,15 @@ static uint32_t next_rrset(uint32_t first, uint32_t after, int sigs)
 	return best;
 }
 
+/* Whether an RRSIG RRset of a name's signs one of its RRsets (rrset.sigs). */
+static int signs_here(uint32_t first, uint32_t sigs)
+{
+	for (uint32_t s = first; s != NONE; s = rrsets.v[s].next)
+		if (rrsets.v[s].sigs == sigs)
+			return 1;
+	return 0;
+}
+
 /* The one RRset ANY over UDP gets at a name (RFC 8482 §4.1): the lowest type, as Knot picks
  * it, never the signatures themselves while there is something they sign. */
 uint32_t any_rrset(uint32_t first)
@@ -270,10 +279,15 @@ static name_t answer_from(struct response *r, uint32_t zone, name_t at, name_t o
 	*nodata = 0;
 	uint32_t first = in_zone(zone, at) ? first_rrset(zone, at) : NONE;
 	if (qtype == T_ANY && first != NONE && every_rrset) {
-		/* Every RRset, by type; with DNSSEC the signatures follow each. */
-		for (uint32_t set = next_rrset(first, NONE, !r->dnssec); set != NONE;
-		     set = next_rrset(first, set, !r->dnssec)) {
-			add_rrset(r, &r->answer, owner, set);
+		/* Every RRset by type, the signatures too (RRSIG is a type at the name, with DO
+		 * clear as with DO set), each RRset's behind it: the same records in the same
+		 * order either way, so that the answer without DO is the start of the answer
+		 * with it, and both hold the answers to the types (layout/sharing.c). */
+		for (uint32_t set = next_rrset(first, NONE, 1); set != NONE;
+		     set = next_rrset(first, set, 1)) {
+			if (rrsets.v[set].type == T_RRSIG && signs_here(first, set))
+				continue;  /* behind the RRset it signs */
+			add_with_signatures(&r->answer, owner, set);
 			if (!minimal)
 				add_target_addresses(r, zone, set);
 		}
@@ -346,6 +360,7 @@ static void reset(struct response *r)
 	r->nproved = 0;
 	r->dynamic_proof = 0;
 	r->proof_also = 0;
+	r->nkeys = 0;
 }
 
 /* The name a proof is about: `name`, or for the query name (NONE) rewritten by a DNAME,
@@ -370,6 +385,7 @@ void resolve(struct response *r, uint32_t zone, name_t start, name_t encloser, u
 	size_t nseen = 0;
 	name_t name = start, owner = start == NONE ? OWNER_QNAME : start;
 	reset(r);
+	r->key_zone = zone;  /* its entries' owners end in its apex, a suffix of any question */
 	if (start != NONE)
 		seen[nseen++] = start;
 	for (int hop = 0; hop < MAX_CHAIN; hop++) {

@@ -17,3 +17,14 @@ void add_signed(struct response *r, entries_t *section, name_t owner, uint32_t r
 		PUSH(*section, s);
 	}
 }
+
+void add_with_signatures(entries_t *section, name_t owner, uint32_t rrset)
+{
+	struct entry e = {owner, rrset, rrsets.v[rrset].ttl};
+	PUSH(*section, e);
+	uint32_t sigs = rrsets.v[rrset].sigs;
+	if (sigs != NONE) {
+		struct entry s = {owner, sigs, rrsets.v[sigs].ttl};
+		PUSH(*section, s);
+	}
+}

@@ -15,7 +15,7 @@ from blob import ANSWER, Blob
 from buildsigned import ZONE, build, signed_set
 
 MIN_SHARED = 16  # sharing.c: a shorter body keeps its own octets
-MAX_RECORDS = 8  # sharing.c: the longest run of a host's records looked in
+MAX_PREFIX, MAX_RUN = 64, 8  # sharing.c: the runs of a host's records looked in
 
 
 def record_starts(body: bytes) -> list[int]:
@@ -54,7 +54,8 @@ def stored_once(blob: Blob) -> tuple[int, int]:
                     continue
                 starts = record_starts(other.body)
                 for i, start in enumerate(starts):
-                    ends = starts[i + 1:i + 1 + MAX_RECORDS]
+                    ends = starts[1:1 + MAX_PREFIX] if i == 0 else \
+                        starts[i + 1:i + 1 + MAX_RUN]
                     assert not (start + len(answer.body) in ends and
                                 other.body[start:start + len(answer.body)] == answer.body), \
                         f"{len(answer.body)} octets stored twice in group {group}"
