@@ -166,26 +166,20 @@ def exec_times(binary: Path, probe: str, cold: bool = False,
     return times, rss
 
 
-def settled_rss_mib(binary: Path, probe: str, settle: float = 60) -> int:
-    """The built server's resident MiB once it serves and its data has moved to huge pages
-    (runtime/ops/hugepages.c): its RSS polled until it holds still for a second, SETTLE
-    seconds at most."""
-    port = free_port()
-    _, process = first_answer([str(binary), "--listen", f"127.0.0.1:{port}", "--threads", "1",
-                               *AS_ROOT], port, probe)
-    try:
-        last, since, deadline = -1, time.monotonic(), time.monotonic() + settle
-        while time.monotonic() < deadline:
-            status = Path(f"/proc/{process.pid}/status").read_text()
-            rss = int(re.search(r"^VmRSS:\s+(\d+)", status, re.M).group(1)) // 1024
-            if rss != last:
-                last, since = rss, time.monotonic()
-            elif time.monotonic() - since >= 1:
-                break
-            time.sleep(0.1)
-        return last
-    finally:
-        stop(process)
+def settled_rss_mib(process: subprocess.Popen, settle: float = 60) -> int:
+    """A server's resident MiB once it serves and holds still: its RSS polled until it has
+    not changed for a second (zonebake's data moving to huge pages behind its first answers,
+    runtime/ops/hugepages.c), SETTLE seconds at most."""
+    last, since, deadline = -1, time.monotonic(), time.monotonic() + settle
+    while time.monotonic() < deadline:
+        status = Path(f"/proc/{process.pid}/status").read_text()
+        rss = int(re.search(r"^VmRSS:\s+(\d+)", status, re.M).group(1)) // 1024
+        if rss != last:
+            last, since = rss, time.monotonic()
+        elif time.monotonic() - since >= 1:
+            break
+        time.sleep(0.1)
+    return last
 
 
 def sample_questions(names: int, count: int = 2000) -> list[tuple[str, str]]:
@@ -476,18 +470,34 @@ def measure_signing(zone: Path, workdir: Path, zonebake: str) -> None:
 
 
 def signed_server_memory(outdir: Path, signed: Path, workdir: Path) -> None:
-    """Where the signed server's data goes (breakdown.py), the server's RSS once it serves,
-    against Knot's serving the same signed file (issue 41)."""
+    """Where the signed server's data goes (breakdown.py), and the server's RSS once it
+    serves against Knot's serving the same signed file (issue 41): settled, and Knot's peak
+    (its load) besides."""
     print("where the signed server's data goes:", flush=True)
     octets = breakdown(outdir)
     total = sum(octets.values())
     for kind, size in octets.most_common():
         print(f"  {kind:34} {size / 2**20:8.1f} MiB {100 * size / total:5.1f}%")
-    ours = settled_rss_mib(outdir / "zonebake-server", ORIGIN)
-    _, knot = knot_load(workdir / "knot-serving", [(ORIGIN, signed)], ORIGIN)
-    print(f"signed server: data {total / 2**20:.1f} MiB, RSS serving {ours} MiB; Knot serving "
-          f"the same signed file: peak RSS {knot} MiB; zonebake / Knot {ours / knot:.2f}",
-          flush=True)
+    port = free_port()
+    _, ours = first_answer([str(outdir / "zonebake-server"), "--listen", f"127.0.0.1:{port}",
+                            "--threads", "1", *AS_ROOT], port, ORIGIN)
+    try:
+        rss = settled_rss_mib(ours)
+    finally:
+        stop(ours)
+    kdir = workdir / "knot-serving"
+    kdir.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["rm", "-rf", str(kdir / "db")], check=True)
+    port = free_port()
+    (kdir / "knot.conf").write_text(knot_config(kdir, port, [(ORIGIN, signed)]))
+    _, knot = first_answer(["knotd", "-c", str(kdir / "knot.conf")], port, ORIGIN, limit=3600)
+    try:
+        knot_rss, knot_peak = settled_rss_mib(knot), peak_rss_mib(knot.pid)
+    finally:
+        stop(knot)
+    print(f"signed server: data {total / 2**20:.1f} MiB, RSS serving {rss} MiB; Knot serving "
+          f"the same signed file: RSS {knot_rss} MiB (peak {knot_peak} MiB); zonebake / Knot "
+          f"{rss / knot_rss:.2f} (of its peak {rss / knot_peak:.2f})", flush=True)
 
 
 # Issue 40's targets for the loop of changing a zone and shipping the change.
