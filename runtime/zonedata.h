@@ -92,9 +92,9 @@ struct zb_answer {
 
 struct zb_answer_denial {
 	uint16_t at;             /* body offset: the end of the authority section */
-	/* NSEC3 entries of the zone's chain (`chain`) that go in too, named by `nkeys` keys of
-	 * 20 octets after this struct: each the entry covering it, its own hash plus one. An
-	 * entry is stored once, in the chain, not in every answer that holds it. */
+	/* NSEC3 entries of the zone's chain (`chain`) that go in too, named by `nkeys` struct
+	 * zb_entry_key after this struct. An entry is stored once, in the chain, not in every
+	 * answer that holds it. */
 	uint8_t nkeys;
 	/* 1: the query name's own denial goes in too, found by the name (runtime/query/
 	 * denial.c); 0: the answer's keyed entries only (a NODATA, a referral without DS). */
@@ -107,6 +107,14 @@ struct zb_answer_denial {
 	 * encloser's, for a query for a wildcard's own name). */
 	uint32_t also;
 	uint32_t chain;          /* with nkeys: the struct zb_chain, in data */
+};
+
+/* An NSEC3 entry as an answer names it: by its page, the first 8 octets of the page's first
+ * hash (the compiler makes sure no two pages share them), and its place in the page. Only a
+ * hash coming or going in that page moves it. */
+struct zb_entry_key {
+	uint8_t page[8];
+	uint32_t index;
 };
 
 /* The most entries an answer adds: its keys, and the query name's own and `also`. */
@@ -220,6 +228,7 @@ _Static_assert(sizeof(struct zb_chain_page) == 16, "zb_chain_page layout");
 _Static_assert(sizeof(struct zb_page_buckets) == 8, "zb_page_buckets layout");
 _Static_assert(sizeof(struct zb_children) == 16, "zb_children layout");
 _Static_assert(sizeof(struct zb_answer_denial) == 20, "zb_answer_denial layout");
+_Static_assert(sizeof(struct zb_entry_key) == 12, "zb_entry_key layout");
 
 /* A zone of the set, the serial of the SOA it was built from, and for a signed zone the
  * earliest expiration of its signatures: what re-signing (zonebake follow, re-sign) and a

@@ -374,6 +374,10 @@ uint16_t chain_kind(uint32_t zone);  /* T_NSEC, T_NSEC3, or 0 when unsigned */
 size_t chain_length(uint32_t zone);
 uint32_t chain_rrset(uint32_t zone, uint32_t index);
 const uint8_t *chain_hash(uint32_t zone, uint32_t index);
+/* NSEC3: the first entry of an entry's page (runtime/zonedata.h: a page starts at each hash
+ * nsec3_starts_page says), or NONE when pages cannot be named by their first hashes. */
+uint32_t chain_page_start(uint32_t zone, uint32_t index);
+int nsec3_starts_page(const uint8_t *hash);
 void chain_parameters(uint32_t zone, uint16_t *iterations, const uint8_t **salt,
 		      uint8_t *salt_len);
 int canonical_cmp(const uint8_t *a, const uint8_t *b);  /* lowercased wire names */
@@ -452,7 +456,7 @@ typedef VEC(struct entry) entries_t;
 #define MAX_PROVED 4
 /* NSEC3 entries a response names by hash (runtime/zonedata.h, struct zb_answer_denial). */
 #define MAX_KEYS 6
-#define KEY_LEN 20
+#define KEY_LEN 12  /* struct zb_entry_key */
 
 struct response {
 	int rcode, aa;

@@ -178,16 +178,45 @@ denied_name(const struct zb_zoneset *zs, const struct zb_question *q,
 	return table;
 }
 
+/* The entry a key names (zonedata.h, struct zb_entry_key): its page among those the
+ * directory slot of the page's first octets lists (one or two), then its place; NULL where
+ * no page has them (the compiler names none such). */
+static const struct zb_denial *keyed_entry(const struct zb_zoneset *zs,
+					   const struct zb_chain *chain,
+					   const struct zb_entry_key *key)
+{
+	const struct zb_chain_page *pages =
+		(const struct zb_chain_page *)(zs->data + chain->pages_off);
+	uint64_t word = first_octets(key->page);
+	uint32_t slot[2];
+	memcpy(slot, zs->data + chain->dir_off +
+	       4 * (chain->dir_bits ? word >> (64 - chain->dir_bits) : 0), sizeof slot);
+	for (uint32_t p = slot[0]; p < slot[1]; p++) {
+		if (first_octets(pages[p].first) != word)
+			continue;
+		if (key->index >= pages[p].count)
+			return NULL;
+		const uint8_t *start = zs->data + pages[p].off;
+		uint32_t entry;
+		memcpy(&entry, page_hashes(start) + (size_t)pages[p].count * ZB_SHA1_LEN +
+		       4 * (size_t)key->index, 4);
+		return (const struct zb_denial *)(start + entry);
+	}
+	return NULL;
+}
+
 /* The entries an answer names by their keys (zonedata.h, struct zb_answer_denial), into
  * `found`; returns how many. */
 static unsigned keyed_entries(const struct zb_zoneset *zs, const struct zb_answer_denial *use,
 			      const struct zb_denial **found)
 {
 	const struct zb_chain *chain = (const struct zb_chain *)(zs->data + use->chain);
-	const uint8_t *key = (const uint8_t *)(use + 1);
+	const struct zb_entry_key *key = (const struct zb_entry_key *)(use + 1);
+	unsigned n = 0;
 	for (unsigned k = 0; k < use->nkeys; k++)
-		found[k] = nsec3_entry(zs, chain, key + ZB_SHA1_LEN * k);
-	return use->nkeys;
+		if ((found[n] = keyed_entry(zs, chain, &key[k])) != NULL)
+			n++;
+	return n;
 }
 
 static int among(const struct zb_denial *entry, const struct zb_denial *const *found,

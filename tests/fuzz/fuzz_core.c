@@ -166,7 +166,8 @@ static void check_answer(const struct zb_zoneset *zs, uint64_t off, int depth)
 			(const struct zb_answer_denial *)(zs->data + off + a->denial);
 		if ((d->also && !INSIDE(zs, d->also, sizeof(struct zb_denial))) || d->at > a->body_len ||
 		    d->nkeys > ZB_MAX_KEYS ||
-		    !INSIDE(zs, off + a->denial + sizeof *d, 20u * d->nkeys) ||
+		    !INSIDE(zs, off + a->denial + sizeof *d,
+			    sizeof(struct zb_entry_key) * d->nkeys) ||
 		    (d->nkeys && (!INSIDE(zs, d->chain, sizeof(struct zb_chain)) ||
 				  ((const struct zb_chain *)(zs->data + d->chain))->kind !=
 					  ZB_DENIAL_NSEC3)))

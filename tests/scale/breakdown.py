@@ -35,14 +35,14 @@ def numbers(zonedata_c: Path) -> dict[str, int]:
     return found
 
 
-DENIAL = 20  # struct zb_answer_denial, then its keys of 20 octets each
+DENIAL = 20  # struct zb_answer_denial, then its keys (struct zb_entry_key, 12 octets)
 
 
 def answer_size(data: bytes, at: int) -> int:
     fields = ANSWER.unpack_from(data, at)
     fixups_off, nfixups, denial = fields[7], fields[3], fields[12]
     end = fixups_off + 2 * nfixups
-    return max(end, denial + DENIAL + 20 * data[at + denial + 2] if denial else 0)
+    return max(end, denial + DENIAL + 12 * data[at + denial + 2] if denial else 0)
 
 
 def breakdown(outdir: Path) -> Counter:

@@ -114,13 +114,6 @@ static uint32_t put_entry(uint32_t set)
 	return at;
 }
 
-/* Whether a page of an NSEC3 chain starts at this hash (runtime/zonedata.h): a property of
- * the hash alone, so that the other pages keep their entries whatever comes or goes. */
-static int starts_page(const uint8_t *hash)
-{
-	return hash[19] < ZB_NSEC3_PAGE_CUT;
-}
-
 /* A page's own directory (runtime/zonedata.h, struct zb_page_buckets): about a bucket an
  * entry over the span of its hashes, from those alone. */
 static void put_page_buckets(uint32_t zone, uint32_t first, uint32_t count)
@@ -148,7 +141,7 @@ static void put_pages(uint32_t zone, uint32_t at)
 	size_t n = chain_length(zone);
 	VEC(uint32_t) firsts = {0};  /* each page's first entry, then n */
 	for (size_t i = 0; i < n; i++)
-		if (i == 0 || starts_page(chain_hash(zone, i)))
+		if (i == 0 || nsec3_starts_page(chain_hash(zone, i)))
 			PUSH(firsts, i);
 	uint32_t npages = firsts.n;
 	PUSH(firsts, n);

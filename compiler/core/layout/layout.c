@@ -24,6 +24,7 @@
 #include "zonedata.h"
 
 _Static_assert(MAX_KEYS == ZB_MAX_KEYS, "the keys an answer names: as many as the responder takes");
+_Static_assert(KEY_LEN == sizeof(struct zb_entry_key), "an answer's key: the responder's");
 
 #define ALIGN 8
 /* Each name starts a block of 16 octets and is zero-padded to a whole block: the responder

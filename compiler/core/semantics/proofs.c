@@ -14,17 +14,18 @@
 
 #define HASH_LEN 20
 
-/* What the responder finds an NSEC3 entry by: the chain's entry covering a hash is the
- * last below it (runtime/query/denial.c), so its own hash plus one (the last hash of all
- * wraps to zero, which the last entry covers). */
-static void entry_key(const uint8_t hash[HASH_LEN], uint8_t key[KEY_LEN])
+/* What the responder finds an NSEC3 entry by (runtime/zonedata.h, struct zb_entry_key):
+ * its page, named by its first hash's first 8 octets, and its place there. 0 where pages
+ * cannot be named so. */
+static int entry_key(uint32_t zone, uint32_t index, uint8_t key[KEY_LEN])
 {
-	unsigned carry = 1;
-	for (int i = HASH_LEN - 1; i >= 0; i--) {
-		unsigned sum = hash[i] + carry;
-		key[i] = (uint8_t)sum;
-		carry = sum >> 8;
-	}
+	uint32_t first = chain_page_start(zone, index);
+	if (first == NONE)
+		return 0;
+	uint32_t in_page = index - first;
+	memcpy(key, chain_hash(zone, first), 8);
+	memcpy(key + 8, &in_page, 4);
+	return 1;
 }
 
 static int keyed(const struct response *r, const uint8_t key[KEY_LEN])
@@ -39,9 +40,8 @@ static int keyed(const struct response *r, const uint8_t key[KEY_LEN])
  * the question's zone by its key, while there is room for one. */
 static void add_chain(struct response *r, uint32_t zone, uint32_t index)
 {
-	if (chain_kind(zone) == T_NSEC3 && zone == r->key_zone) {
-		uint8_t key[KEY_LEN];
-		entry_key(chain_hash(zone, index), key);
+	uint8_t key[KEY_LEN];
+	if (chain_kind(zone) == T_NSEC3 && zone == r->key_zone && entry_key(zone, index, key)) {
 		if (keyed(r, key))
 			return;
 		if (r->nkeys < MAX_KEYS) {
