@@ -469,8 +469,8 @@ struct response {
 	int dynamic_proof;
 	uint32_t proof_also;  /* an NSEC3 entry's RRset + 1 the responder adds with it, or 0 */
 	/* The NSEC3 entries of the question's zone (key_zone) in the authority section, the
-	 * first MAX_KEYS: named by their hashes, the responder adds them from the chain, where
-	 * each is stored once, instead of a copy in every answer (proofs.c). */
+	 * first MAX_KEYS: named by their page and place, the responder adds them from the
+	 * chain, where each is stored once, instead of a copy in every answer (proofs.c). */
 	uint8_t keys[MAX_KEYS][KEY_LEN];
 	uint32_t nkeys, key_zone;
 	/* A CNAME the responder completes for a name below a DNAME (RFC 6672 §3.3): the query
@@ -540,7 +540,7 @@ struct body {
 	/* A denial of the query name the responder adds (proofs.c): where, the chain entries
 	 * the body holds already (0: none; NSEC, index + 1; NSEC3, the body offset + 1 of the
 	 * owner's first label), and an NSEC3 one it adds besides (its RRset + 1, or 0). And
-	 * `proof_keys` NSEC3 entries it adds by their hashes, there too (response.keys). */
+	 * `proof_keys` NSEC3 entries it adds by their page and place, there too (response.keys). */
 	uint8_t dynamic_proof : 1, proof_keys : 7;
 	uint8_t arena;     /* of the table that made it (merging does not copy): arenas[arena] */
 	uint16_t proof_at;

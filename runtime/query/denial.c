@@ -77,6 +77,24 @@ static inline const uint8_t *page_hashes(const uint8_t *start)
 	return start + sizeof *dir + 4 * ((size_t)dir->nbuckets + 1);
 }
 
+/* The pages the chain's directory lists for a hash's first octets as a number (one or
+ * two): [slot[0], slot[1]) of its page table. */
+static inline void directory_slot(const struct zb_zoneset *zs, const struct zb_chain *chain,
+				  uint64_t key, uint32_t slot[2])
+{
+	memcpy(slot, zs->data + chain->dir_off +
+	       4 * (chain->dir_bits ? key >> (64 - chain->dir_bits) : 0), 2 * sizeof *slot);
+}
+
+/* A page's entry by its place: after the page's hashes, the offsets of its entries. */
+static inline const struct zb_denial *page_entry(const uint8_t *start, uint32_t count,
+						 uint32_t index)
+{
+	uint32_t entry;
+	memcpy(&entry, page_hashes(start) + (size_t)count * ZB_SHA1_LEN + 4 * (size_t)index, 4);
+	return (const struct zb_denial *)(start + entry);
+}
+
 /* The NSEC3 covering a hash: the last hash below it, or around the ring the last of all
  * (RFC 5155 §3.1.7). The directory slot of its leading bits gives the pages to look at (one
  * or two), the page table which page, a search in the page which entry. */
@@ -88,8 +106,7 @@ static const struct zb_denial *nsec3_entry(const struct zb_zoneset *zs,
 		(const struct zb_chain_page *)(zs->data + chain->pages_off);
 	uint64_t key = first_octets(hash);
 	uint32_t slot[2];
-	memcpy(slot, zs->data + chain->dir_off +
-	       4 * (chain->dir_bits ? key >> (64 - chain->dir_bits) : 0), sizeof slot);
+	directory_slot(zs, chain, key, slot);
 	/* Pages up to slot[0] start below the slot's range; count those of the slot's that
 	 * start below the hash too. */
 	uint32_t below = slot[0];
@@ -124,9 +141,7 @@ static const struct zb_denial *nsec3_entry(const struct zb_zoneset *zs,
 				hi = mid;
 		}
 	}
-	uint32_t entry;
-	memcpy(&entry, hashes + (size_t)page->count * ZB_SHA1_LEN + 4 * (size_t)(lo - 1), 4);
-	return (const struct zb_denial *)(start + entry);
+	return page_entry(start, page->count, lo - 1);
 }
 
 static const struct zb_denial *nsec_entry(const struct zb_zoneset *zs,
@@ -189,19 +204,12 @@ static const struct zb_denial *keyed_entry(const struct zb_zoneset *zs,
 		(const struct zb_chain_page *)(zs->data + chain->pages_off);
 	uint64_t word = first_octets(key->page);
 	uint32_t slot[2];
-	memcpy(slot, zs->data + chain->dir_off +
-	       4 * (chain->dir_bits ? word >> (64 - chain->dir_bits) : 0), sizeof slot);
-	for (uint32_t p = slot[0]; p < slot[1]; p++) {
-		if (first_octets(pages[p].first) != word)
-			continue;
-		if (key->index >= pages[p].count)
-			return NULL;
-		const uint8_t *start = zs->data + pages[p].off;
-		uint32_t entry;
-		memcpy(&entry, page_hashes(start) + (size_t)pages[p].count * ZB_SHA1_LEN +
-		       4 * (size_t)key->index, 4);
-		return (const struct zb_denial *)(start + entry);
-	}
+	directory_slot(zs, chain, word, slot);
+	for (uint32_t p = slot[0]; p < slot[1]; p++)
+		if (first_octets(pages[p].first) == word)
+			return key->index < pages[p].count
+				? page_entry(zs->data + pages[p].off, pages[p].count, key->index)
+				: NULL;
 	return NULL;
 }
 

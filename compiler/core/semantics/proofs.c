@@ -6,7 +6,7 @@
  * is left to the responder, which finds it by the name (runtime/query/denial.c): the response
  * says so (`dynamic_proof`) and which chain entries it holds already, not to repeat them.
  * An NSEC3 entry of the question's own zone is not written at all: the response names it
- * by its hash (`keys`) and the responder copies it from the chain, where it is stored once
+ * by its page and place (`keys`) and the responder copies it from the chain, stored once
  * (a name's entry would otherwise be in its NODATA, in the NXDOMAIN below it, in its
  * aliases' answers, each with its signatures).
  */

@@ -6,25 +6,26 @@
  */
 #include "bake.h"
 
-void add_signed(struct response *r, entries_t *section, name_t owner, uint32_t rrset,
-		uint32_t ttl)
+/* An RRset at `ttl` (NONE: its own), and when `signed_too` its signatures behind it. */
+static void add_entries(entries_t *section, name_t owner, uint32_t rrset, uint32_t ttl,
+			int signed_too)
 {
 	struct entry e = {owner, rrset, ttl == NONE ? rrsets.v[rrset].ttl : ttl};
 	PUSH(*section, e);
 	uint32_t sigs = rrsets.v[rrset].sigs;
-	if (r->dnssec && sigs != NONE) {
+	if (signed_too && sigs != NONE) {
 		struct entry s = {owner, sigs, ttl == NONE ? rrsets.v[sigs].ttl : ttl};
 		PUSH(*section, s);
 	}
 }
 
+void add_signed(struct response *r, entries_t *section, name_t owner, uint32_t rrset,
+		uint32_t ttl)
+{
+	add_entries(section, owner, rrset, ttl, r->dnssec);
+}
+
 void add_with_signatures(entries_t *section, name_t owner, uint32_t rrset)
 {
-	struct entry e = {owner, rrset, rrsets.v[rrset].ttl};
-	PUSH(*section, e);
-	uint32_t sigs = rrsets.v[rrset].sigs;
-	if (sigs != NONE) {
-		struct entry s = {owner, sigs, rrsets.v[sigs].ttl};
-		PUSH(*section, s);
-	}
+	add_entries(section, owner, rrset, NONE, 1);
 }
