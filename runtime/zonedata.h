@@ -78,7 +78,11 @@ struct zb_answer {
 	/* DNAME synthesis (RFC 6672 §3.3), when dname_split is not 0: the query name's labels in
 	 * front of the DNAME owner (dname_owner_len octets) go at body offset dname_split,
 	 * completing the target of the synthesized CNAME; if there are more than
-	 * dname_max_prefix octets of them the name would pass 255, and `overflow` answers. */
+	 * dname_max_prefix octets of them the name would pass 255, and `overflow` answers.
+	 * With dname_owner_len 0 (no owner is that short) the answer is an alias's instead: its
+	 * body, dname_split octets, is a CNAME RRset (and its signatures) to a name of the zone,
+	 * and the target's own answer to the question's type follows it, found at run time
+	 * (struct zb_answer_alias, at `overflow`). */
 	uint16_t dname_split;
 	uint8_t dname_owner_len;
 	uint8_t dname_max_prefix;
@@ -107,6 +111,25 @@ struct zb_answer_denial {
 	 * encloser's, for a query for a wildcard's own name). */
 	uint32_t also;
 	uint32_t chain;          /* with nkeys: the struct zb_chain, in data */
+};
+
+/*
+ * An alias's answer (RFC 1034 §4.3.2 step 3a: the CNAME, then the lookup goes on at its
+ * target) composed by the responder: the CNAME part the answer holds, then the answer the
+ * target's node has for the question's type, as that node's own question would get it; its
+ * compression pointers moved (those to its question's name point at the CNAME's target,
+ * written whole `target_at` octets into the body; those into its body, behind the CNAME
+ * part) and its counts added to the answer's. The compiler composes only where that is the
+ * response the zone gives (compiler/core/semantics/aliases.c): the target in the zone, with
+ * no CNAME of its own, its answer without a denial the responder completes. The target's
+ * records are stored once, at the target, not again behind every name that aliases it.
+ */
+struct zb_answer_alias {
+	uint32_t group;          /* the target's group of the perfect hash */
+	uint32_t node;           /* its node (the DO twin, for an answer with DNSSEC), octets
+				  * from the group's nodes_off */
+	uint16_t target_at;      /* body offset of the CNAME's target */
+	uint16_t reserved;
 };
 
 /* An NSEC3 entry as an answer names it: by its page, the first 8 octets of the page's first
@@ -229,6 +252,7 @@ _Static_assert(sizeof(struct zb_page_buckets) == 8, "zb_page_buckets layout");
 _Static_assert(sizeof(struct zb_children) == 16, "zb_children layout");
 _Static_assert(sizeof(struct zb_answer_denial) == 20, "zb_answer_denial layout");
 _Static_assert(sizeof(struct zb_entry_key) == 12, "zb_entry_key layout");
+_Static_assert(sizeof(struct zb_answer_alias) == 12, "zb_answer_alias layout");
 
 /* A zone of the set, the serial of the SOA it was built from, and for a signed zone the
  * earliest expiration of its signatures: what re-signing (zonebake follow, re-sign) and a

@@ -8,6 +8,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 import dns.message
 import dns.name
@@ -15,6 +16,7 @@ import dns.name
 NODE = struct.Struct("<IIIIHBB")  # runtime/zonedata.h: struct zb_node
 TYPE_ENTRY = struct.Struct("<HHI")  # struct zb_type_entry
 ANSWER = struct.Struct("<10sHHHHHiIHBBiI")  # struct zb_answer
+ALIAS = struct.Struct("<IIHH")  # struct zb_answer_alias
 GROUP = struct.Struct("<IHH")  # struct zb_group
 DEFAULT_QTYPE = 65280  # the question the default answer is decoded under
 MISS_ANSWER = 0  # enum zb_miss_kind
@@ -31,10 +33,20 @@ class Answer:
     # inside another answer's (compiler/core/layout/sharing.c). Not what it serves.
     at: int = field(default=0, compare=False)
     body_at: int = field(default=0, compare=False)
+    # An alias's (runtime/zonedata.h, struct zb_answer_alias): its target's answer to a
+    # type, and where in the body the CNAME's target is written; None otherwise.
+    target: Callable[[int], Answer] | None = field(default=None, compare=False)
+    target_at: int = 0
+
+    @property
+    def is_alias(self) -> bool:
+        return self.target is not None
 
     def message(self, qname: dns.name.Name, qtype: int):
         """The response to qname (below the name the answer was made for, or that name), as
         the responder assembles it; a DNAME synthesis is left as it is (None)."""
+        if self.is_alias:
+            return self.composed(qname, qtype)
         if self.dname_split:
             return None
         body = bytearray(self.body)
@@ -44,6 +56,25 @@ class Answer:
             struct.pack_into("!H", body, at, pointer + delta)
         question = qname.to_wire() + struct.pack("!HH", qtype, 1)
         return dns.message.from_wire(b"\0\0" + self.header + question + bytes(body))
+
+    def composed(self, qname: dns.name.Name, qtype: int):
+        """An alias's response: the CNAME part, then its target's answer to the type with
+        its pointers moved, as runtime/query/respond.c composes it."""
+        target = self.target(qtype)
+        question = qname.to_wire() + struct.pack("!HH", qtype, 1)
+        start = 12 + len(question)
+        own_start = 12 + target.base_len + 4
+        tail = bytearray(target.body)
+        for at in target.fixups:
+            (pointer,) = struct.unpack_from("!H", tail, at)
+            to = pointer & 0x3FFF
+            to = (start + self.target_at + to - 12 if to < own_start
+                  else start + len(self.body) + to - own_start)
+            struct.pack_into("!H", tail, at, 0xC000 | to)
+        counts = [a + b for a, b in zip(struct.unpack("!4H", self.header[2:]),
+                                         struct.unpack("!4H", target.header[2:]))]
+        header = self.header[:2] + struct.pack("!4H", 1, *counts[1:])
+        return dns.message.from_wire(b"\0\0" + header + question + self.body + bytes(tail))
 
 
 class Blob:
@@ -72,12 +103,18 @@ class Blob:
         return NODE.unpack_from(self.data, at)
 
     def _answer(self, offset: int) -> Answer:
-        (header, body_len, base_len, nfixups, _, _, body_off, fixups_off, dname_split, _, _,
-         _, _) = ANSWER.unpack_from(self.data, offset)
+        (header, body_len, base_len, nfixups, _, _, body_off, fixups_off, dname_split,
+         owner_len, _, overflow, _) = ANSWER.unpack_from(self.data, offset)
         fixups = struct.unpack_from(f"<{nfixups}H", self.data, offset + fixups_off)
         body_at = offset + body_off
+        target, target_at = None, 0
+        if dname_split and not owner_len:  # an alias's
+            group, node, target_at, _ = ALIAS.unpack_from(self.data, offset + overflow)
+            nodes_off = GROUP.unpack_from(self.data, self.layout.groups_off + GROUP.size * group)[0]
+            typed = self._typed(nodes_off + node)
+            target = lambda qtype: typed.get(qtype, typed["default"])  # noqa: E731
         return Answer(header, self.data[body_at:body_at + body_len], base_len, fixups,
-                      dname_split, offset, body_at)
+                      dname_split, offset, body_at, target, target_at)
 
     def region_answers(self, group: int) -> list[Answer]:
         """Every answer the nodes of a group's region use (with DO set too), each once."""

@@ -514,6 +514,7 @@ name_t miss_image(name_t node);
 enum node_kind { NODE_DATA, NODE_DELEGATED, NODE_BELOW_DNAME };
 enum node_kind node_location(name_t name, name_t *at);
 uint32_t redirect(name_t name);
+int under_cut(name_t name);  /* below a cut of its zone: no node of its own */
 uint32_t any_rrset(uint32_t first);  /* of a name's RRsets, the one ANY over UDP gets */
 
 /* ---- dname.c ---- */
@@ -534,7 +535,8 @@ const struct dname_image *dname_image(name_t name);
 struct body {
 	uint8_t header[10];
 	uint16_t base_len, data_len, nfixups, trunc_len, trunc_arcount;
-	/* DNAME synthesis (runtime/zonedata.h, struct zb_answer); dname_split 0: none. */
+	/* DNAME synthesis (runtime/zonedata.h, struct zb_answer); dname_split 0: none. With
+	 * dname_owner_len 0, an alias's CNAME part, dname_split its length (aliases.c). */
 	uint16_t dname_split;
 	uint8_t dname_owner_len, dname_max_prefix;
 	/* A denial of the query name the responder adds (proofs.c): where, the chain entries
@@ -544,8 +546,17 @@ struct body {
 	uint8_t dynamic_proof : 1, proof_keys : 7;
 	uint8_t arena;     /* of the table that made it (merging does not copy): arenas[arena] */
 	uint16_t proof_at;
-	uint32_t proof_skip[2];
-	uint32_t proof_also;
+	union {  /* an alias's body has no denial: the fields are its target's */
+		struct {
+			uint32_t proof_skip[2];
+			uint32_t proof_also;
+		};
+		struct {
+			name_t alias_target;   /* the CNAME's target, a node of the zone */
+			uint32_t alias_at;     /* body offset of the CNAME's target */
+			uint32_t alias_run;    /* 1: the target's answers with DNSSEC */
+		};
+	};
 	uint32_t overflow; /* the body for a name too long (YXDOMAIN), or NONE */
 	/* Offset in the arena: data_len octets, then nfixups uint16, then with proof_keys the
 	 * zone (a uint32) and the keys (KEY_LEN octets each): the body's trailer. */
@@ -622,6 +633,26 @@ void wire_free(struct wire *w);
 uint32_t serialize(struct wire *w, struct body_table *t, const struct response *r,
 		   name_t base);  /* stages the body (see stage_body); NONE: over 65535 octets */
 size_t wire_oversize(const struct wire *w);
+/* The length of the body serialize would make (no DNAME in `r`). */
+size_t serialized_length(struct wire *w, const struct response *r, name_t base);
+/* Stages an alias's CNAME part, the first `n` RRsets of r->answer, with `behind` octets of
+ * its target's body to follow it (aliases.c); NONE when its target is not written whole or
+ * the pointers behind could pass 14 bits. */
+uint32_t serialize_alias(struct wire *w, struct body_table *t, const struct response *r,
+			 size_t n, name_t base, name_t target, size_t behind);
+
+/* ---- aliases.c ---- */
+
+/* The body of the answer `r` (resolve's for `name`, a node not a wildcard, and qtype) as an
+ * alias's composed one, staged, when it is one; NONE otherwise. `scratch` is the caller's
+ * second response. */
+uint32_t compose_alias(struct wire *w, struct body_table *t, const struct response *r,
+		       struct response *scratch, uint32_t zone, name_t name, uint16_t qtype,
+		       int minimal);
+static inline int body_is_alias(const struct body *b)
+{
+	return b->dname_split && !b->dname_owner_len;
+}
 
 /* ---- answers.c ---- */
 

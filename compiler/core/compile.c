@@ -118,9 +118,7 @@ int compile_set(const struct compile_options *o, struct chaos *chaos, size_t nch
 	/* No nodes below a cut: the cut's referral answers for every name there. */
 	size_t kept = 0;
 	for (size_t i = 0; i < nodes.n; i++) {
-		const struct name *n = N(nodes.v[i]);
-		uint32_t above = n->flags & NAME_ORIGIN ? NONE : redirect(n->parent);
-		if (above == NONE || !(N(above)->flags & NAME_CUT))
+		if (!under_cut(nodes.v[i]))
 			nodes.v[kept++] = nodes.v[i];
 	}
 	nodes.n = kept;

@@ -232,6 +232,62 @@ static inline size_t copy_answer(const uint8_t *query,
 	return q->end;
 }
 
+/* An alias's composed response after the question (zonedata.h, struct zb_answer_alias):
+ * the CNAME part, then the first `len` octets of the target's body behind it, each of their
+ * compression pointers moved; the target's answer was made behind a question for its own
+ * name, which the CNAME's target, written whole, now stands for. */
+static void copy_alias(const struct zb_answer *answer, const struct zb_answer *target,
+		       unsigned target_at, uint8_t *body, size_t body_start, size_t len)
+{
+	size_t split = answer->dname_split;
+	memcpy(body, zb_answer_body(answer), split);
+	uint8_t *tail = body + split;
+	memcpy(tail, zb_answer_body(target), len);
+	const uint16_t *fixup = (const uint16_t *)zb_from(target, target->fixups_off);
+	unsigned own_start = ZB_HEADER_LEN + target->base_len + 4; /* its body, where it was made */
+	for (unsigned i = 0; i < target->nfixups && fixup[i] < len; i++) { /* fixups ascend */
+		uint8_t *at = tail + fixup[i];
+		unsigned to = zb_get16(at) & 0x3FFF;
+		to = to < own_start ? (unsigned)body_start + target_at + (to - ZB_HEADER_LEN)
+				    : (unsigned)(body_start + split) + (to - own_start);
+		zb_put16(at, (uint16_t)(0xC000 | to));
+	}
+}
+
+/* copy_answer for an alias: as many of the composed records as fit in `room`; the optional
+ * additional records are the target's. */
+static size_t copy_alias_answer(const struct zb_question *q, const struct zb_answer *answer,
+				const struct zb_answer *target, uint8_t *out, size_t room)
+{
+	const struct zb_answer_alias *alias =
+		(const struct zb_answer_alias *)((const uint8_t *)answer + answer->overflow);
+	size_t split = answer->dname_split, len = target->body_len;
+	if (q->end + split + len > room) {
+		len = target->trunc_len;
+		zb_put16(out + 10, target->trunc_arcount); /* the CNAME part has none */
+	}
+	if (q->end + split + len > room) {
+		out[2] |= ZB_FLAG_TC >> 8;
+		memset(out + 6, 0, 6);
+		return q->end;
+	}
+	copy_alias(answer, target, alias->target_at, out + q->end, q->end, len);
+	return q->end + split + len;
+}
+
+/* The answer an alias's target has for the question (zonedata.h). */
+static const struct zb_answer *alias_target(const struct zb_zoneset *zs,
+					    const struct zb_question *q,
+					    enum zb_transport transport,
+					    const struct zb_answer *answer)
+{
+	const struct zb_answer_alias *alias =
+		(const struct zb_answer_alias *)((const uint8_t *)answer + answer->overflow);
+	const struct zb_node *node = (const struct zb_node *)(zs->data +
+		zs->groups[alias->group].nodes_off + alias->node);
+	return zb_answer_for_type(node, zb_lookup_key(q, transport == ZB_TCP));
+}
+
 /* copy_answer with the chain entries the answer names (its NSEC3 proofs, stored once in the
  * chain) and the query name's denial (RFC 4035 §3.1.3, RFC 5155 §7.2), unless the answer
  * holds it already: the denial is required (RFC 4035 §3.1.1), so only the optional
@@ -275,20 +331,29 @@ static size_t size_limit(const struct zb_zoneset *zs, const struct zb_edns *edns
 	return edns->udp_size < zs->udp_size ? edns->udp_size : zs->udp_size;
 }
 
+static size_t respond_alias(const struct zb_zoneset *zs, const uint8_t *query,
+			    const struct zb_question *q, const struct zb_edns *edns,
+			    enum zb_transport transport, const struct zb_answer *answer,
+			    uint8_t *out, struct zb_query_facts *facts);
+
 /* The response to a question whose answer is found (NULL: in no zone served): the header,
  * the question, the records that fit, the OPT. `encloser` is NULL but with DNSSEC, where the
- * query name's denial may go in: written once, inlined into both callers, so that the plain
- * one has nothing to test for it. */
+ * query name's denial may go in; `target` NULL but for an alias's answer (respond_alias).
+ * Written once, inlined into each caller, so that the plain one has nothing to test for
+ * either. */
 static inline __attribute__((always_inline)) size_t
-respond_with(const struct zb_zoneset *zs, const uint8_t *query, const struct zb_question *q,
-	     const struct zb_edns *edns, enum zb_transport transport,
-	     const struct zb_answer *answer, const struct zb_encloser *encloser, uint8_t *out,
-	     struct zb_query_facts *facts)
+respond_composed(const struct zb_zoneset *zs, const uint8_t *query,
+		 const struct zb_question *q, const struct zb_edns *edns,
+		 enum zb_transport transport, const struct zb_answer *answer,
+		 const struct zb_answer *target, const struct zb_encloser *encloser,
+		 uint8_t *out, struct zb_query_facts *facts)
 {
 	if (!answer)
 		return error_response(zs, query, q, edns, ZB_RCODE_REFUSED, out, facts);
 	size_t insert = 0;
-	if (answer->dname_split) {
+	if (!target && answer->dname_split) {
+		if (!answer->dname_owner_len)
+			return respond_alias(zs, query, q, edns, transport, answer, out, facts);
 		insert = q->name_len - answer->dname_owner_len;
 		if (insert > answer->dname_max_prefix) {
 			/* YXDOMAIN (RFC 6672 §2.2): an answer before or after this one */
@@ -311,6 +376,10 @@ respond_with(const struct zb_zoneset *zs, const uint8_t *query, const struct zb_
 	}
 	memcpy(out + 2, &counts, 8);
 	memcpy(out + 10, answer->header + 8, 2);
+	if (target) /* the CNAME part's counts, and the target's records' */
+		for (unsigned at = 6; at <= 10; at += 2)
+			zb_put16(out + at, (uint16_t)(zb_get16(out + at) +
+						      zb_get16(target->header + at - 2)));
 	size_t opt = edns->opt_len;
 	*facts = (struct zb_query_facts){
 		.stat_key = zb_stat_key(1, q->qtype, answer->header[1] & 0xf),
@@ -319,7 +388,9 @@ respond_with(const struct zb_zoneset *zs, const uint8_t *query, const struct zb_
 
 	size_t room = size_limit(zs, edns, transport) - opt;
 	size_t end;
-	if (encloser && answer->denial)
+	if (target)
+		end = copy_alias_answer(q, answer, target, out, room);
+	else if (encloser && answer->denial)
 		end = respond_denied(zs, query, q, answer, encloser, out, room);
 	else
 		end = copy_answer(query, q, answer, out, room, insert);
@@ -328,6 +399,27 @@ respond_with(const struct zb_zoneset *zs, const uint8_t *query, const struct zb_
 		end += write_opt(zs, edns, 0, out + end);
 	}
 	return end;
+}
+
+static inline __attribute__((always_inline)) size_t
+respond_with(const struct zb_zoneset *zs, const uint8_t *query, const struct zb_question *q,
+	     const struct zb_edns *edns, enum zb_transport transport,
+	     const struct zb_answer *answer, const struct zb_encloser *encloser, uint8_t *out,
+	     struct zb_query_facts *facts)
+{
+	return respond_composed(zs, query, q, edns, transport, answer, NULL, encloser, out,
+				facts);
+}
+
+/* An alias's answer: the CNAME part and its target's answer (zonedata.h). Out of line: most
+ * answers are not. */
+static __attribute__((noinline)) size_t
+respond_alias(const struct zb_zoneset *zs, const uint8_t *query, const struct zb_question *q,
+	      const struct zb_edns *edns, enum zb_transport transport,
+	      const struct zb_answer *answer, uint8_t *out, struct zb_query_facts *facts)
+{
+	const struct zb_answer *target = alias_target(zs, q, transport, answer);
+	return respond_composed(zs, query, q, edns, transport, answer, target, NULL, out, facts);
 }
 
 /* DO set: the answers with DNSSEC (RFC 4035 §3.1), where the zone set has them (a set

@@ -149,6 +149,80 @@ static void check_message(const uint8_t *m, size_t len, const uint8_t *query, si
 
 #define INSIDE(zs, off, len) ((uint64_t)(off) + (uint64_t)(len) <= (zs)->data_len)
 
+static void check_answer(const struct zb_zoneset *zs, uint64_t off, int depth);
+
+static int is_alias(const struct zb_answer *a)
+{
+	return a->dname_split && !a->dname_owner_len;
+}
+
+/* An alias's answer (zonedata.h, struct zb_answer_alias): its CNAME part and its target's
+ * node in a group. */
+static const struct zb_node *check_alias(const struct zb_zoneset *zs, uint64_t off,
+					 const struct zb_answer *a, uint64_t *node_off)
+{
+	const struct zb_answer_alias *alias =
+		(const struct zb_answer_alias *)(zs->data + off + a->overflow);
+	if (!INSIDE(zs, off + a->overflow, sizeof *alias) || alias->group >= zs->ngroups ||
+	    a->body_len != a->dname_split || alias->target_at >= a->body_len ||
+	    alias->node % sizeof(struct zb_node) ||
+	    alias->node >= (uint64_t)zs->groups[alias->group].nslots * zs->node_size)
+		abort();
+	*node_off = zs->groups[alias->group].nodes_off + (uint64_t)alias->node;
+	const struct zb_node *n = (const struct zb_node *)(zs->data + *node_off);
+	if (!INSIDE(zs, *node_off, sizeof *n) || n->default_answer == 0 ||
+	    !INSIDE(zs, *node_off + n->types_off, 8u * n->ntypes))
+		abort();
+	return n;
+}
+
+/* What an alias's target answers where the alias's answer is composed with it: none that
+ * the responder completes (an alias's, a DNAME synthesis's, one with a denial), and its
+ * pointers in reach behind the CNAME part. */
+static void check_composed(const struct zb_zoneset *zs, const struct zb_answer *a,
+			   uint64_t target_off)
+{
+	check_answer(zs, target_off, 1);
+	const struct zb_answer *target = (const struct zb_answer *)(zs->data + target_off);
+	if (target->dname_split || target->denial ||
+	    ZB_HEADER_LEN + 255 + 4 + a->body_len + target->body_len > 0x3FFF)
+		abort();
+}
+
+static int has_type(const struct zb_zoneset *zs, uint64_t node_off, uint16_t qtype)
+{
+	const struct zb_node *n = (const struct zb_node *)(zs->data + node_off);
+	for (uint32_t t = 0; t < n->ntypes; t++)
+		if (((const struct zb_type_entry *)(zs->data + node_off + n->types_off))[t].qtype ==
+		    qtype)
+			return 1;
+	return 0;
+}
+
+/* An answer of the node at `node_off`, for `qtype` (-1: its default, for every type it does
+ * not list), and when it is an alias's, each target's answer it is composed with. */
+static void check_node_answer(const struct zb_zoneset *zs, uint64_t node_off, uint64_t off,
+			      int qtype)
+{
+	check_answer(zs, off, 0);
+	const struct zb_answer *a = (const struct zb_answer *)(zs->data + off);
+	if (!is_alias(a))
+		return;
+	uint64_t to;
+	const struct zb_node *n = check_alias(zs, off, a, &to);
+	const struct zb_type_entry *types =
+		(const struct zb_type_entry *)(zs->data + to + n->types_off);
+	uint64_t answer = to + n->default_answer;
+	for (uint32_t t = 0; t < n->ntypes; t++) {
+		uint64_t at = to + n->types_off + 8u * t + types[t].answer;
+		if (qtype == types[t].qtype)
+			answer = at;
+		else if (qtype < 0 && !has_type(zs, node_off, types[t].qtype))
+			check_composed(zs, a, at);
+	}
+	check_composed(zs, a, answer);
+}
+
 /* An answer's record, its body, fixups, overflow answer and denial, inside the blob. Its
  * offsets count from the answer (zonedata.h). */
 static void check_answer(const struct zb_zoneset *zs, uint64_t off, int depth)
@@ -173,7 +247,7 @@ static void check_answer(const struct zb_zoneset *zs, uint64_t off, int depth)
 					  ZB_DENIAL_NSEC3)))
 			abort();
 	}
-	if (a->dname_split && depth == 0)
+	if (a->dname_split && a->dname_owner_len && depth == 0)
 		check_answer(zs, off + (int64_t)a->overflow, 1);
 }
 
@@ -189,10 +263,11 @@ static void check_node(const struct zb_zoneset *zs, uint64_t off, int twin, int 
 	if ((!twin && !INSIDE(zs, off + n->name_off, n->name_len)) ||
 	    !INSIDE(zs, off + n->types_off, 8u * n->ntypes))
 		abort();
-	check_answer(zs, off + n->default_answer, 0);
+	check_node_answer(zs, off, off + n->default_answer, -1);
 	for (uint32_t t = 0; t < n->ntypes; t++) {
 		uint64_t e = off + n->types_off + 8u * t;
-		check_answer(zs, e + ((const struct zb_type_entry *)(zs->data + e))->answer, 0);
+		const struct zb_type_entry *entry = (const struct zb_type_entry *)(zs->data + e);
+		check_node_answer(zs, off, e + entry->answer, entry->qtype);
 	}
 	if (depth == 1 || (n->miss_kind == ZB_MISS_ANSWER && n->miss == 0 && n->name_len == 0))
 		;  /* a node of answers by type (layout.c): no miss of its own */

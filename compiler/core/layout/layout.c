@@ -92,6 +92,8 @@ static size_t fixups_end(const struct body *b, int hosted)
 static size_t answer_size(const struct body *b, int hosted)
 {
 	size_t n = fixups_end(b, hosted);
+	if (body_is_alias(b))
+		return align(n, 4) + sizeof(struct zb_answer_alias);
 	return has_denial(b) ? align(n, 4) + sizeof(struct zb_answer_denial) +
 		(size_t)KEY_LEN * b->proof_keys : n;
 }
@@ -201,6 +203,8 @@ static const struct phash *hash;
 static const uint32_t *name_off_of;  /* key_off */
 static uint32_t denial_base;
 static uint32_t *node_of_name;    /* a wildcard is known by its name (node_answers) */
+/* Per key, its group and slot of the perfect hash: where an alias finds its target. */
+static uint32_t *group_of_key, *slot_of_key;
 
 /* The bodies that have an overflow answer (a DNAME's), a bit each: few do, and reading each
  * body's record to find out was a cache miss per answer. */
@@ -412,12 +416,24 @@ static void put_answer(struct out *o, uint64_t base, uint32_t id, uint32_t at,
 		.overflow = b->overflow == NONE ? 0 : (int32_t)(overflow_at - at),
 		.denial = has_denial(b) ? denial_at - at : 0,
 	};
+	if (body_is_alias(b))
+		a.overflow = (int32_t)(denial_at - at);  /* its struct zb_answer_alias */
 	memcpy(a.header, b->header, 10);
 	put(o, &a, sizeof a);
 	if (!hosted)
 		put(o, body_data(b), b->data_len);
 	pad_to(o, base + fixups_at);
 	put(o, body_data(b) + b->data_len, 2u * b->nfixups);
+	if (body_is_alias(b)) {
+		uint32_t key = node_of_name[b->alias_target];
+		if (key == NONE)
+			fail("an alias's target %s has no node", name_text(b->alias_target));
+		struct zb_answer_alias alias = {
+			.group = group_of_key[key], .target_at = b->alias_at,
+			.node = (slot_of_key[key] * runs + b->alias_run) * sizeof(struct zb_node)};
+		pad_to(o, base + denial_at);
+		put(o, &alias, sizeof alias);
+	}
 	if (has_denial(b)) {
 		const uint8_t *trailer = body_data(b) + b->data_len + 2u * b->nfixups;
 		uint32_t zone;
@@ -581,8 +597,19 @@ void plan_layout(const struct phash *ph, const uint32_t *key_off, struct chaos *
 	region_at = xmalloc(ph->ngroups * sizeof *region_at);
 	shared_of = xcalloc(ph->ngroups ? ph->ngroups : 1, sizeof *shared_of);
 	node_of_name = xmalloc((names.n ? names.n : 1) * sizeof *node_of_name);
+	memset(node_of_name, 0xFF, (names.n ? names.n : 1) * sizeof *node_of_name);
 	for (uint32_t i = 0; i < nodes.n; i++)
 		node_of_name[nodes.v[i]] = i;
+	group_of_key = xmalloc((nodes.n ? nodes.n : 1) * sizeof *group_of_key);
+	slot_of_key = xmalloc((nodes.n ? nodes.n : 1) * sizeof *slot_of_key);
+	for (uint32_t g = 0; g < ph->ngroups; g++)
+		for (uint32_t s = 0; s < ph->groups[g].nslots; s++) {
+			uint32_t i = ph->slots[ph->groups[g].first_slot + s];
+			if (i != NONE) {
+				group_of_key[i] = g;
+				slot_of_key[i] = s;
+			}
+		}
 	overflows = xcalloc(bodies.list.n / 64 + 1, sizeof *overflows);
 	for (size_t k = 0; k < bodies.list.n; k++)
 		if (bodies.list.v[k].overflow != NONE)
@@ -653,8 +680,10 @@ void write_layout(const char *path, const struct phash *ph, const uint8_t *keys)
 	free(region_at);
 	free(shared_of);
 	free(node_of_name);
+	free(group_of_key);
+	free(slot_of_key);
 	free(overflows);
-	region_at = node_of_name = NULL;
+	region_at = node_of_name = group_of_key = slot_of_key = NULL;
 	shared_of = NULL;
 	overflows = NULL;
 }

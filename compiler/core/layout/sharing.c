@@ -58,8 +58,9 @@ static size_t record_end(const uint8_t *d, size_t len, size_t at)
 
 static int shareable(const struct body *b)
 {
-	/* A DNAME synthesis's body is finished at query time from the split on: it keeps its own. */
-	return b->data_len >= MIN_SHARED && b->dname_split == 0;
+	/* A DNAME synthesis's body is finished at query time from the split on: it keeps its
+	 * own. An alias's CNAME part is copied whole, as any body. */
+	return b->data_len >= MIN_SHARED && (b->dname_split == 0 || body_is_alias(b));
 }
 
 /* A record's octets hashed eight at a time (the last word zero-filled). */

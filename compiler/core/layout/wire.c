@@ -36,6 +36,7 @@ struct wire {
 	int frozen;            /* no new pointer targets: past a DNAME split they would move */
 	size_t dname_split;    /* message offset of the split, 0 when none */
 	size_t dname_target;   /* message offset of the last DNAME target written */
+	size_t cname_target;   /* message offset of the last CNAME target written */
 	VEC(uint16_t) pointers;  /* the fixups, then the body's keys (body_trailer) */
 	size_t keyed_words;      /* of `pointers`, the keys' */
 	size_t oversize;       /* the length of the last message serialize refused */
@@ -156,8 +157,11 @@ static void write_rdata(struct wire *w, uint16_t type, const struct rdata *rd)
 {
 	const uint8_t *raw = rdata_raw.v + rd->raw;
 	switch (type) {
-	case T_NS:
 	case T_CNAME:
+		w->cname_target = tell(w);
+		write_name(w, rd->name, 0);
+		return;
+	case T_NS:
 	case T_PTR:
 		write_name(w, rd->name, 0);
 		return;
@@ -314,6 +318,36 @@ static uint32_t serialize_overflow(struct wire *w, struct body_table *t,
 	return stage_written(w, t, &b);
 }
 
+/* The answer section from its `first` RRset on and the sections after it, into the body
+ * started; the denial's place and the counts into `b`. */
+static void write_rest(struct wire *w, const struct response *r, size_t first, uint32_t an,
+		       struct body *b)
+{
+	if (r->answer.n > first)  /* r->answer.v may be NULL: no pointer arithmetic on it */
+		an += write_entries(w, r->answer.v + first, r->answer.n - first);
+	w->mark_nsec3 = r->dynamic_proof;
+	w->nnsec3 = 0;
+	uint32_t ns = write_section(w, &r->authority);
+	w->mark_nsec3 = 0;
+	if (r->dynamic_proof || r->nkeys) {
+		/* The responder puts the query name's denial and the keyed entries here: nothing
+		 * after may be pointed to, it would move. */
+		b->dynamic_proof = r->dynamic_proof;
+		b->proof_keys = r->nkeys;
+		b->proof_at = w->out.n;
+		for (size_t i = 0; r->dynamic_proof && i < 2 && i < r->nproved; i++)
+			b->proof_skip[i] = w->nnsec3 ? (i < w->nnsec3 ? w->nsec3_at[i] + 1 : 0)
+				: r->nkeys ? 0 : r->proved[i] + 1;  /* NSEC3, NSEC3 keyed, NSEC */
+		b->proof_also = r->dynamic_proof ? r->proof_also : 0;
+		w->frozen = 1;
+	}
+	uint32_t ar = write_section(w, &r->additional);
+	b->trunc_len = w->out.n;
+	b->trunc_arcount = ar;
+	uint32_t optional = write_section(w, &r->optional);
+	set_header(b, r->rcode, r->aa, an, ns, ar + optional);
+}
+
 /* The body of a response whose question is for `base`: stages it, and returns its index
  * among the staged, or NONE when it does not fit a DNS message (wire_oversize says how long
  * it would be). A DNAME synthesis stages its overflow answer first. */
@@ -337,30 +371,39 @@ uint32_t serialize(struct wire *w, struct body_table *t, const struct response *
 		b.dname_owner_len = N(dname->owner)->wire_len;
 		b.dname_max_prefix = MAX_NAME - N(rdatas.v[dname->first].name)->wire_len;
 	}
-	if (r->answer.n > first)  /* r->answer.v may be NULL: no pointer arithmetic on it */
-		an += write_entries(w, r->answer.v + first, r->answer.n - first);
-	w->mark_nsec3 = r->dynamic_proof;
-	w->nnsec3 = 0;
-	uint32_t ns = write_section(w, &r->authority);
-	w->mark_nsec3 = 0;
-	if (r->dynamic_proof || r->nkeys) {
-		/* The responder puts the query name's denial and the keyed entries here: nothing
-		 * after may be pointed to, it would move. */
-		b.dynamic_proof = r->dynamic_proof;
-		b.proof_keys = r->nkeys;
-		b.proof_at = w->out.n;
-		for (size_t i = 0; r->dynamic_proof && i < 2 && i < r->nproved; i++)
-			b.proof_skip[i] = w->nnsec3 ? (i < w->nnsec3 ? w->nsec3_at[i] + 1 : 0)
-				: r->nkeys ? 0 : r->proved[i] + 1;  /* NSEC3, NSEC3 keyed, NSEC */
-		b.proof_also = r->dynamic_proof ? r->proof_also : 0;
-		w->frozen = 1;
-	}
-	uint32_t ar = write_section(w, &r->additional);
-	b.trunc_len = w->out.n;
-	b.trunc_arcount = ar;
-	uint32_t optional = write_section(w, &r->optional);
-	set_header(&b, r->rcode, r->aa, an, ns, ar + optional);
+	write_rest(w, r, first, an, &b);
 	if (r->nkeys)
 		put_keys(w, r);
+	return stage_written(w, t, &b);
+}
+
+size_t serialized_length(struct wire *w, const struct response *r, name_t base)
+{
+	struct body b = {0};
+	start_body(w, base);
+	write_rest(w, r, 0, 0, &b);
+	return w->out.n;
+}
+
+uint32_t serialize_alias(struct wire *w, struct body_table *t, const struct response *r,
+			 size_t n, name_t base, name_t target, size_t behind)
+{
+	start_body(w, base);
+	w->cname_target = 0;
+	uint32_t an = write_entries(w, r->answer.v, n);
+	size_t at = w->cname_target - w->body_start;
+	uint32_t len = N(target)->wire_len;
+	if (!w->cname_target || at + len > w->out.n ||
+	    (w->out.v[at - 2] << 8 | w->out.v[at - 1]) != len)
+		return NONE;  /* the target ends in a pointer: nothing stands for its question */
+	if (HEADER_LEN + MAX_NAME + QUESTION_TAIL + w->out.n + behind > MAX_POINTER)
+		return NONE;  /* the target's pointers, moved behind it, could pass 14 bits */
+	struct body b = {.base_len = N(base)->wire_len, .overflow = NONE, .trunc_len = w->out.n,
+			 .dname_split = w->out.n};
+	b.alias_target = target;
+	b.alias_at = at;
+	b.alias_run = r->dnssec;
+	set_header(&b, r->rcode, r->aa, an, 0, 0);
+	w->pointers.n = 0;  /* an alias's answer is a name's own: never shifted */
 	return stage_written(w, t, &b);
 }

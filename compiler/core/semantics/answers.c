@@ -35,6 +35,7 @@ struct worker {
 	struct body_table *bodies;
 	struct wire *wire;
 	struct response response;
+	struct response target;  /* an alias's target's (aliases.c) */
 	types_t qtypes, miss_qtypes;
 	VEC(uint32_t) staged, ids, miss_staged;
 	VEC(struct typed_body) typed;  /* node_answers.types index this, until merged */
@@ -47,8 +48,15 @@ static uint32_t answer(struct worker *w, uint32_t zone, name_t name, name_t base
 		       uint16_t qtype)
 {
 	int every_rrset = qtype == QTYPE_ANY_OVER_TCP;
-	resolve(&w->response, zone, name_is_wildcard(name) ? NONE : name, base,
-		every_rrset ? T_ANY : qtype, w->minimal, every_rrset);
+	name_t start = name_is_wildcard(name) ? NONE : name;
+	resolve(&w->response, zone, start, base, every_rrset ? T_ANY : qtype, w->minimal,
+		every_rrset);
+	if (start != NONE && !every_rrset) {
+		uint32_t alias = compose_alias(w->wire, w->bodies, &w->response, &w->target, zone,
+					       name, qtype, w->minimal);
+		if (alias != NONE)
+			return alias;
+	}
 	return serialize(w->wire, w->bodies, &w->response, base);
 }
 
@@ -377,6 +385,10 @@ void merge_answers(void)
 		free(w->response.authority.v);
 		free(w->response.additional.v);
 		free(w->response.optional.v);
+		free(w->target.answer.v);
+		free(w->target.authority.v);
+		free(w->target.additional.v);
+		free(w->target.optional.v);
 		merge(w);
 		if (k > 0)
 			body_table_free(w->bodies);  /* its arena stays: merged bodies point there */

@@ -26,6 +26,14 @@ uint32_t redirect(name_t name)
 	return n->redirect == ROOT ? NONE : n->redirect;
 }
 
+/* Whether a name of a zone lies below one of its cuts: it has no node then, the cut's
+ * referral answers for it. */
+int under_cut(name_t name)
+{
+	uint32_t above = N(name)->flags & NAME_ORIGIN ? NONE : redirect(N(name)->parent);
+	return above != NONE && (N(above)->flags & NAME_CUT);
+}
+
 /* redirect() for a zone: the memo holds each name's own zone's; a parent zone's view of a
  * name in its child's namespace is walked (views.c). */
 static uint32_t redirect_in(uint32_t zone, name_t name)

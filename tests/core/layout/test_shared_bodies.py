@@ -47,7 +47,7 @@ def stored_once(blob: Blob) -> tuple[int, int]:
                             if b.body_at <= answer.body_at < b.body_at + len(b.body))
                 assert answer.body_at - host.body_at in record_starts(host.body)
         for answer in bodies:
-            if len(answer.body) < MIN_SHARED or answer.dname_split:
+            if len(answer.body) < MIN_SHARED or (answer.dname_split and not answer.is_alias):
                 continue
             for other in bodies:
                 if other is answer or len(other.body) < len(answer.body):
