@@ -19,7 +19,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent)]
-from blob import ANSWER, GROUP, NODE, TYPE_ENTRY  # noqa: E402
+from blob import ALIAS, ANSWER, GROUP, NODE, TYPE_ENTRY  # noqa: E402
 
 ANY_OVER_TCP = 0  # runtime/zonedata.h: ZB_KEY_ANY_OVER_TCP
 MISS_NODE = 1
@@ -42,6 +42,8 @@ def answer_size(data: bytes, at: int) -> int:
     fields = ANSWER.unpack_from(data, at)
     fixups_off, nfixups, denial = fields[7], fields[3], fields[12]
     end = fixups_off + 2 * nfixups
+    if fields[8] and not fields[9]:  # an alias's: its struct zb_answer_alias after
+        return max(end, fields[11] + ALIAS.size)
     return max(end, denial + DENIAL + 12 * data[at + denial + 2] if denial else 0)
 
 
