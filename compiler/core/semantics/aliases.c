@@ -49,9 +49,10 @@ uint32_t compose_alias(struct wire *w, struct body_table *t, const struct respon
 	size_t part = 1 + (r->answer.n > 1 && r->answer.v[1].rrset == cname->sigs &&
 			   r->answer.v[1].owner == name);
 	name_t target = rdatas.v[cname->first].name;
-	/* A node of the zone (an empty non-terminal is one too), whose answers are its own. */
+	/* A node of the zone (an empty non-terminal is one too), whose answers are its own: not
+	 * a wildcard's, which are made for any name it matches (their owners are the question). */
 	if (target == name || N(target)->zone != zone || !(N(target)->flags & NAME_EXISTS) ||
-	    under_cut(target) || rrset_at(target, T_CNAME) != NONE)
+	    under_cut(target) || name_is_wildcard(target) || rrset_at(target, T_CNAME) != NONE)
 		return NONE;
 	scratch->dnssec = r->dnssec;
 	resolve(scratch, zone, target, target, qtype, minimal, 0);

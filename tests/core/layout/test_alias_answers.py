@@ -36,6 +36,8 @@ to-apex CNAME @
 fat TXT "{fat}"
 fat TXT "{fat}2"
 big CNAME fat
+*.wild TXT "any"
+literal CNAME *.wild
 """.format(fat="x" * 250)
 
 
@@ -102,6 +104,16 @@ def test_additional_records_and_nodata_follow_the_target(plain):
     assert nodata.rcode() == 0 and len(nodata.answer) == 1
     assert nodata.authority[0].rdtype == dns.rdatatype.SOA
     assert nodata.authority[0].name == dns.name.from_text("example.com.")
+
+
+def test_an_alias_to_a_wildcard_s_own_name_is_stored_whole(plain):
+    """The wildcard's answers are made for any name it matches, owned by the question:
+    behind an alias they would be owned by the alias."""
+    answers = plain.blob.answers(dns.name.from_text("literal.example.com."))
+    assert not any(a.is_alias for k, a in answers.items() if k != "miss")
+    response = plain.server.query("literal.example.com.", "TXT")
+    assert [r.name.to_text() for r in response.answer] == ["literal.example.com.",
+                                                           "*.wild.example.com."]
 
 
 def test_a_composed_answer_too_long_for_udp_is_truncated(plain):
