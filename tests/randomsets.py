@@ -34,6 +34,11 @@ def _zone_text(rng: random.Random, origins: list[str], origin: str) -> str:
               for _ in range(rng.randint(4, 14))} - {"ns1"}
     if rng.random() < 0.5:
         owners.add(rng.choice(["*", "*.sub", "*.deep"]))
+    # An alias to a wildcard's own name (RFC 4592 §2.2.1: it matches the wildcard's node),
+    # without a draw from `rng`, so that the sets are otherwise as they were.
+    wildcards = sorted(o for o in owners if o.startswith("*"))
+    if wildcards:
+        lines.append(f"to-star CNAME {wildcards[0]}")
     for owner in sorted(owners):
         role = rng.random()
         if role < 0.25:
