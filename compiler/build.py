@@ -27,15 +27,20 @@ class Built:
     broken: list[Diagnostic] = field(default_factory=list)
 
 
+# Beside the data: what the next build over this one needs to copy the regions a change
+# does not reach (the core's layout/reuse.c).
+STATE_FILE = "zonedata.state"
+
+
 def _bake(config: ZoneSetConfig, data_file: Path, progress: Progress, lenient: bool,
           cache: bool = True, on_plan: Callable[[core.Baked], None] = lambda _: None,
           write_signed: dict[int, Path] | None = None, last_good: dict[int, Path] | None = None,
-          keep: dict[int, Path] | None = None) -> core.Baked:
+          keep: dict[int, Path] | None = None, state: core.State | None = None) -> core.Baked:
     with progress.stage("core", "records read by dnspython"):
         return core.bake(config, data_file, cache, progress.detail, on_plan, lenient,
                          on_record=progress.tick, on_along=progress.along,
                          write_signed=write_signed,
-                         last_good=last_good, keep=keep)
+                         last_good=last_good, keep=keep, state=state)
 
 
 def _drop_cached(path: Path) -> None:
@@ -76,7 +81,8 @@ def _refresh(config: ZoneSetConfig, progress: Progress, only, staging: Path | No
 def build(config: ZoneSetConfig, outdir: Path, lenient: bool = False,
           progress: Progress | None = None, write_signed: Path | None = None,
           keep_going: bool = False, fetched: transfer.Refreshed | None = None) -> Built:
-    """Compile the zone set into OUTDIR/zonedata.{bin,c} and OUTDIR/zonebake-server; with
+    """Compile the zone set into OUTDIR/zonedata.{bin,c,state} and OUTDIR/zonebake-server,
+    over the earlier build there (the core's layout/reuse.c); with
     `write_signed`, the zones the build signs as zone files there too (signing.py); with
     `keep_going`, without its broken zones or with their last good copies (keepgoing.py).
     Zones with a primary are first transferred when it has a newer serial (transfer.py),
@@ -90,6 +96,8 @@ def build(config: ZoneSetConfig, outdir: Path, lenient: bool = False,
     outdir.mkdir(parents=True, exist_ok=True)  # the core writes its data there
     data_file = outdir / emit.DATA_FILE
     temporary = emit.temporary_for(data_file)
+    state_file = outdir / STATE_FILE
+    state = core.State(emit.temporary_for(state_file), state_file, data_file)
     # The responder's own objects do not depend on the zones: on a first build they compile
     # meanwhile, mostly on the core the single-threaded stages leave idle.
     # The core gives the layout's numbers before it writes the data: the server is compiled
@@ -104,7 +112,8 @@ def build(config: ZoneSetConfig, outdir: Path, lenient: bool = False,
                          on_plan=lambda baked: early.start(
                              emit.render(current, baked.layout, baked.max_labels)),
                          write_signed=signing.signed_files(current, write_signed)
-                         if write_signed else None, last_good=last_good, keep=keep)
+                         if write_signed else None, last_good=last_good, keep=keep,
+                         state=state)
 
         broken: list[Diagnostic] = []
         broken_zones: set[str] = set()
@@ -118,8 +127,12 @@ def build(config: ZoneSetConfig, outdir: Path, lenient: bool = False,
             old = replacing.replace(temporary, data_file)
             if old is not None:
                 meanwhile.submit(os.close, old)
+            # After the data it describes: a state left over from a build cut off between
+            # the two renames does not match the data, and the next build builds in full.
+            os.replace(state.out, state_file)
             early.data_written()
         except BaseException as exc:
+            state.out.unlink(missing_ok=True)
             if isinstance(exc, CompileError):  # why a zone is compiled from its last file
                 exc.diagnostics[:0] = fetched.warnings
             early.abandon()

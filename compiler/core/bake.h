@@ -31,6 +31,7 @@
  *     proofs.c    with DO set, the denial proofs of a response (RFC 4035 §3.1.3, RFC 5155 §7.2)
  *     resolve.c   the response to each question (RFC 1034 §4.3.2)
  *     answers.c   every node's bodies, and with DO set, its twin's
+ *     changes.c   what a change since an earlier build reaches
  *   dnssec/     signatures and denial chains: checked, or made at build time
  *     canonical.c what a signature signs (RFC 4034 §3.1.8.1)
  *     signatures.c  a signed zone's signatures, checked before anything ships
@@ -46,6 +47,7 @@
  *     phash.c     the perfect hash (hash.h is the responder's own)
  *     sharing.c   answers whose octets another answer of their region holds
  *     layout.c    the blob
+ *     reuse.c     an earlier build's regions the change does not reach, copied
  *   compile.c   the stages in order, for a zone set whose zones are listed
  *   main.c      the manifest in, zonedata.bin and the layout's numbers out
  * Each file includes this header as "bake.h" and the responder's as runtime/ names them
@@ -654,6 +656,31 @@ static inline int body_is_alias(const struct body *b)
 	return b->dname_split && !b->dname_owner_len;
 }
 
+/* ---- changes.c ---- */
+
+uint64_t mix64(uint64_t x);
+uint64_t hash_octets(const void *data, size_t n, uint64_t seed);
+uint64_t key_hash(const uint8_t *key, size_t len);  /* a lowercased wire-format name's */
+
+/* A name's state, for the next build over this one (layout/reuse.c writes them). */
+enum { STATE_CUT = 1, STATE_DNAME = 2, STATE_ORIGIN = 4, STATE_WILDCARD = 8, STATE_EXISTS = 16 };
+struct name_state {
+	uint64_t key, parent;  /* key_hash of its key, and of its parent's (0: the root) */
+	uint64_t digest;       /* of its records in every zone, in file order, and its spelling */
+	uint32_t flags;        /* STATE_* */
+	name_t name;           /* this build's */
+};
+extern VEC(struct name_state) name_states;  /* by key */
+/* This build's, every name of a zone: 0 when two keys hash alike. */
+int compute_name_states(void);
+/* Per name, whether a change since the earlier build (its states OLD, by key) reaches its
+ * answers; NULL when the change calls for a full build. */
+uint8_t *changes_reach(const struct name_state *old, size_t nold, size_t *count);
+/* The owners whose records name a name (after changes_reach). */
+void names_named_by(name_t id, const uint32_t **first, const uint32_t **end);
+void changes_reset(void);
+void reuse_reset(void);
+
 /* ---- answers.c ---- */
 
 struct node_answers {
@@ -675,7 +702,9 @@ extern VEC(struct node_answers) node_answers;  /* parallel to `nodes` */
 extern VEC(struct node_answers) signed_answers;
 extern VEC(struct typed_body) typed;
 
-void build_answers(int minimal);  /* each thread's bodies in a table of its own */
+/* Each thread's bodies in a table of its own; only the nodes MAKE marks when not NULL (the
+ * others' answers are left empty: reuse.c copies their regions). */
+void build_answers(int minimal, const uint8_t *make);
 void merge_answers(void);         /* ...all in one table, renumbered */
 
 /* ---- denialdata.c ---- */
@@ -748,6 +777,27 @@ struct layout_info {
 void plan_layout(const struct phash *ph, const uint32_t *key_off, struct chaos *chaos,
 		 size_t nchaos, struct layout_info *info);
 void write_layout(const char *path, const struct phash *ph, const uint8_t *keys);
+
+/* ---- reuse.c ---- */
+
+/* The manifest's `state NEW OLD_STATE OLD_BLOB`: where this build's state goes, and the
+ * earlier build's (empty: none). */
+void reuse_files(const char *state_out, const char *state_in, const char *blob_in);
+int reuse_wanted(void);
+void reuse_decides(const void *data, size_t len);  /* what but the records decides the output */
+/* After the checks: this build's name states; *possible when an earlier build can be built
+ * over. 0 when no state is wanted. */
+int reuse_prepare(int *possible);
+void reuse_group_digests(const struct phash *ph, const uint8_t *keys, const uint32_t *key_off);
+/* The nodes whose answers to make (NULL: all), once the perfect hash is made. */
+uint8_t *reuse_plan(const struct phash *ph, const uint8_t *keys, const uint32_t *key_off,
+		    size_t *reached_names, uint32_t *groups_reused);
+/* A group's region from the earlier blob: its size, its octets and answers; NONE: lay out. */
+uint32_t reused_region(uint32_t g, const uint8_t **octets, uint32_t *nanswers);
+/* ...and where it lies in the earlier blob's file, to copy it from there: 0 when it can't. */
+int reused_file(uint32_t g, int *fd, int64_t *at);
+void reuse_layout(const uint32_t *at, const uint32_t *size, const uint32_t *nanswers);
+void write_state(const char *blob_path, uint32_t groups_off, uint64_t seed);
 
 /* ---- compile.c ---- */
 

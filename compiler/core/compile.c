@@ -66,6 +66,28 @@ static void *hash_names(void *arg)
 	return NULL;
 }
 
+/* Over an earlier build (layout/reuse.c): the perfect hash first, then the answers of the
+ * groups a change reaches only. */
+static int compile_over_earlier(const struct compile_options *o, struct chaos *chaos,
+				size_t nchaos, struct compiled *c)
+{
+	hash_names(c);
+	phase("perfect hash", nodes.n, "names");
+	size_t reached;
+	uint32_t reused;
+	uint8_t *make = reuse_plan(&c->ph, c->keys.v, c->key_off, &reached, &reused);
+	phase("changes", reached, "names");  /* what the change reaches */
+	phase_took("regions reused", 0, reused, "groups");
+	build_answers(o->minimal, make);
+	free(make);
+	print_diagnostics();
+	if (diagnostics_errors() > 0)
+		return EXIT_ERRORS;
+	merge_answers();
+	plan_layout(&c->ph, c->key_off, chaos, nchaos, &c->info);
+	return 0;
+}
+
 int compile_set(const struct compile_options *o, struct chaos *chaos, size_t nchaos,
 		struct compiled *c)
 {
@@ -140,18 +162,25 @@ int compile_set(const struct compile_options *o, struct chaos *chaos, size_t nch
 		return EXIT_ERRORS;
 	}
 
-	build_answers(o->minimal);
+	int over_earlier;
+	memset(c, 0, sizeof *c);
+	if (reuse_prepare(&over_earlier))
+		phase("states", name_states.n, "names");
+	if (over_earlier)
+		return compile_over_earlier(o, chaos, nchaos, c);
+	build_answers(o->minimal, NULL);
 	print_diagnostics();  /* the warnings, and any answer too large for a message */
 	if (diagnostics_errors() > 0)
 		return EXIT_ERRORS;
 	/* The perfect hash needs only the names: it is made beside the merge, which has one
 	 * thread, so that both cores work. */
 	struct beside hasher;
-	memset(c, 0, sizeof *c);
 	start_beside(&hasher, hash_names, c);
 	merge_answers();
 	join_beside(&hasher);
 	phase("perfect hash", nodes.n, "names");
+	if (reuse_wanted())
+		reuse_group_digests(&c->ph, c->keys.v, c->key_off);
 	plan_layout(&c->ph, c->key_off, chaos, nchaos, &c->info);
 	return 0;
 }
@@ -178,6 +207,8 @@ void core_reset(void)
 	bodies_reset();
 	signatures_reset();
 	signer_reset();
+	changes_reset();
+	reuse_reset();
 	spill_reset();
 	diagnostics_reset();
 	reading_zone = NONE;

@@ -19,6 +19,9 @@
  * sign|publish DNSKEY_RDATA_HEX` per key (compiler/dnssec/signing.py), and `write-signed PATH`
  * when its records, signed, are to be written out (records.c). `keep-records PATH`: where a
  * zone's records go when it has no error, as its last good copy (compiler/keepgoing.py).
+ * `state` then three lines: where this build's state goes, and the earlier build's state and
+ * blob to build over (layout/reuse.c; empty: none); `core-id ID`: the core's own digest
+ * (program.py), which a state holds.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -141,6 +144,7 @@ int main(int argc, char **argv)
 	while (!feof(f) && (line = next_line(f)) != NULL) {
 		if (strncmp(line, "minimal ", 8) == 0) {
 			options.minimal = atoi(line + 8);
+			reuse_decides(line, strlen(line));
 		} else if (strncmp(line, "lenient ", 8) == 0) {
 			options.lenient = atoi(line + 8);
 		} else if (strncmp(line, "now ", 4) == 0) {
@@ -168,6 +172,7 @@ int main(int argc, char **argv)
 		} else if (strcmp(line, "zone") == 0) {
 			char *origin = next_line(f), *path = next_line(f), *display = next_line(f);
 			add_zone(origin, path, display);
+			reuse_decides(origin, strlen(origin) + 1);
 		} else if (strncmp(line, "records ", 8) == 0 && zones.n > 0) {
 			zones.v[zones.n - 1].records = strdup(line + 8);
 		} else if (strncmp(line, "keep-records ", 13) == 0 && zones.n > 0) {
@@ -175,6 +180,12 @@ int main(int argc, char **argv)
 		} else if (strcmp(line, "chaos") == 0) {
 			RESERVE(chaos, 1);
 			read_chaos(f, &chaos.v[chaos.n++]);
+			reuse_decides("chaos", 5);
+		} else if (strcmp(line, "state") == 0) {
+			char *out = next_line(f), *state = next_line(f), *blob = next_line(f);
+			reuse_files(out, state, blob);
+		} else if (strncmp(line, "core-id ", 8) == 0) {
+			reuse_decides(line, strlen(line));
 		} else if (strcmp(line, "end") == 0) {
 			free(line);
 			break;

@@ -85,6 +85,27 @@ def _manifest(config: ZoneSetConfig, lenient: bool, zones: list[int],
     return "\n".join(lines + ["end", ""])
 
 
+@dataclasses.dataclass(frozen=True)
+class State:
+    """A build's state (layout/reuse.c): where this build writes its own, and the earlier
+    build's state and data, which the core copies the regions a change does not reach from
+    when they match (each may be missing: a full build)."""
+    out: Path
+    earlier: Path
+    earlier_data: Path
+
+
+def _with_state(manifest: str, program: Path, state: State | None) -> str:
+    if state is None:
+        return manifest
+    paths = [str(state.out), *(str(path) if path.is_file() else ""
+                               for path in (state.earlier, state.earlier_data))]
+    if any("\n" in path for path in paths):
+        raise Unsupported("an output directory with a newline in its path")
+    lines = ["state", *paths, f"core-id {program.name}", "end", ""]
+    return manifest.removesuffix("end\n") + "\n".join(lines)
+
+
 # The CH-class names the server answers about itself with a TXT (RFC 4892; NSD and Knot answer
 # them the same way): the identity's and the version's, each only when it is configured.
 IDENTITY_NAMES = (b"\x02id\x06server\x00", b"\x08hostname\x04bind\x00")
@@ -140,7 +161,7 @@ def bake(config: ZoneSetConfig, data_file: Path, cache: bool = True,
          on_record: Callable[[], None] = lambda: None,
          write_signed: dict[int, Path] | None = None,
          last_good: dict[int, Path] | None = None, keep: dict[int, Path] | None = None,
-         on_along: Along = lambda *_: None) -> Baked:
+         on_along: Along = lambda *_: None, state: State | None = None) -> Baked:
     """Write the set's blob to data_file; raise CompileError when the zones have errors (with
     every diagnostic), Unsupported when the core cannot compile the set. `cache`: keep the
     core's executable in the cache if it has to be compiled. `on_phase` hears of each of the
@@ -157,7 +178,8 @@ def bake(config: ZoneSetConfig, data_file: Path, cache: bool = True,
     zones the build signs as zone files, by their number in the set (signing.py).
     `last_good`: zones to compile from their last good copy's records instead of their files;
     `keep`: where to keep the records of zones without errors, as their last good copy
-    (keepgoing.py)."""
+    (keepgoing.py). `state`: where the build's state goes, and the earlier build's to build
+    over (State; the core's layout/reuse.c)."""
     records: dict[int, Path] = dict(last_good or {})
     keep = keep or {}
     unreadable: dict[int, list[Diagnostic]] = {}
@@ -182,7 +204,8 @@ def bake(config: ZoneSetConfig, data_file: Path, cache: bool = True,
                 _prepare_signed(signer.write_signed.values())
                 try:
                     if not unreadable:
-                        baked = _run_once(program, manifest, config, data_file, on_phase,
+                        baked = _run_once(program, _with_state(manifest, program, state),
+                                          config, data_file, on_phase,
                                           on_plan, (verify, cache), signer, on_along)
                         for path in keep.values():
                             _keep(_partial(path), path)

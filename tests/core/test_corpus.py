@@ -32,7 +32,7 @@ from zonebake.read.zonefile import parse_zone
 
 
 NATIVE = ZONES / "native"
-OUTPUTS = ("zonedata.bin", "zonedata.c")
+OUTPUTS = ("zonedata.bin", "zonedata.c", "zonedata.state")
 EXIT_USAGE = 2
 
 

@@ -13,6 +13,7 @@
  * moves the regions after it without changing an octet of them, and only the table's
  * offsets change. The struct layouts are runtime/zonedata.h's own.
  */
+#define _GNU_SOURCE  /* copy_file_range */
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -55,6 +56,7 @@ struct out {
 	uint64_t size;
 	const char *path;
 	int in_memory;    /* `map` is anonymous memory, not the file's pages */
+	int fd;
 };
 
 static void put(struct out *o, const void *p, size_t n)
@@ -100,6 +102,7 @@ static size_t answer_size(const struct body *b, int hosted)
 
 static uint64_t denial_off, chaos_off, groups_off, regions_off, total;
 static uint32_t *region_at;       /* per group: file offset of its region (below 4 GiB: checked) */
+static uint32_t *region_size, *region_answers;  /* ...its size, the answers it holds */
 static struct chaos *chaos_answers;
 static size_t nchaos_answers;
 
@@ -519,6 +522,29 @@ static void write_region(struct out *o, uint32_t g, const struct region *r, cons
 		     (unsigned long long)(o->at - base), r->size);
 }
 
+/* An earlier build's region into the file: by the kernel, page cache to page cache, where
+ * it can (no page of either file faulted in here); through the mapping where not. */
+static void copy_reused(struct out *o, uint32_t g, const uint8_t *octets, uint32_t size)
+{
+	int from;
+	int64_t earlier;
+	if (!o->in_memory && reused_file(g, &from, &earlier)) {
+		loff_t at = earlier, to = o->at;
+		size_t left = size;
+		while (left) {
+			ssize_t n = copy_file_range(from, &at, o->fd, &to, left, 0);
+			if (n <= 0)
+				break;
+			left -= n;
+		}
+		if (!left) {
+			o->at += size;
+			return;
+		}
+	}
+	put(o, octets, size);
+}
+
 /* ---- the whole ---- */
 
 /* Regions are planned, then written, by two threads at once, each taking the next few
@@ -548,11 +574,22 @@ static void *run_pass(void *arg)
 		if (o)
 			o->at = region_at[g];
 		for (; g < end; g++) {
-			plan_region(&r, g);
+			const uint8_t *octets;
+			uint32_t answers, size = reused_region(g, &octets, &answers);
+			if (size != NONE && o) {  /* an earlier build's, the same octets */
+				pad_to(o, region_at[g]);
+				copy_reused(o, g, octets, size);
+				continue;
+			}
+			if (size == NONE) {
+				plan_region(&r, g);
+				size = r.size;
+				answers = r.bodies.n;
+			}
 			if (o)
 				write_region(o, g, &r, pass->keys);
 			else
-				region_at[g] = r.size;
+				region_at[g] = region_size[g] = size, region_answers[g] = answers;
 		}
 		/* Written: out of the resident set (the page cache has them). The pages these
 		 * regions share with their neighbours' stay, which the other thread may write. */
@@ -594,7 +631,9 @@ void plan_layout(const struct phash *ph, const uint32_t *key_off, struct chaos *
 	nchaos_answers = nchaos;
 	groups_off = align(at, ALIGN);
 	regions_off = align(groups_off + sizeof(struct zb_group) * ph->ngroups, REGION_ALIGN);
-	region_at = xmalloc(ph->ngroups * sizeof *region_at);
+	region_at = xmalloc((ph->ngroups ? ph->ngroups : 1) * sizeof *region_at);
+	region_size = xmalloc((ph->ngroups ? ph->ngroups : 1) * sizeof *region_size);
+	region_answers = xmalloc((ph->ngroups ? ph->ngroups : 1) * sizeof *region_answers);
 	shared_of = xcalloc(ph->ngroups ? ph->ngroups : 1, sizeof *shared_of);
 	node_of_name = xmalloc((names.n ? names.n : 1) * sizeof *node_of_name);
 	memset(node_of_name, 0xFF, (names.n ? names.n : 1) * sizeof *node_of_name);
@@ -617,8 +656,10 @@ void plan_layout(const struct phash *ph, const uint32_t *key_off, struct chaos *
 	struct pass planning = {0};
 	run_passes(&planning);
 	at = regions_off;
+	uint32_t answers = nchaos;
 	for (uint32_t g = 0; g < ph->ngroups; g++) {
 		uint32_t size = region_at[g];
+		answers += region_answers[g];
 		if (at + size > UINT32_MAX)
 			unsupported("the data passes 4 GiB");
 		region_at[g] = at;
@@ -630,7 +671,8 @@ void plan_layout(const struct phash *ph, const uint32_t *key_off, struct chaos *
 	info->ngroups = ph->ngroups;
 	info->group_mask = ph->group_mask;
 	info->nslots = ph->nslots;
-	info->nanswers = bodies.list.n;
+	info->nanswers = answers;  /* each distinct one once per region, as they are stored */
+	reuse_layout(region_at, region_size, region_answers);
 	info->signed_nodes = runs - 1;
 }
 
@@ -648,7 +690,8 @@ void write_layout(const char *path, const struct phash *ph, const uint8_t *keys)
 		map = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (map == MAP_FAILED)
 		fail("out of memory (%llu octets, to lay out %s)", (unsigned long long)total, path);
-	struct out out = {.map = map, .size = total, .path = path, .in_memory = in_memory};
+	struct out out = {.map = map, .size = total, .path = path, .in_memory = in_memory,
+			  .fd = fd};
 	struct out *o = &out;
 	pad_to(o, denial_off);
 	put(o, denial_region.v, denial_region.n);
@@ -677,13 +720,16 @@ void write_layout(const char *path, const struct phash *ph, const uint8_t *keys)
 	}
 	if (munmap(map, total) != 0 || close(fd) != 0)
 		fail("cannot write %s", path);
+	write_state(path, groups_off, ph->seed);
 	free(region_at);
+	free(region_size);
+	free(region_answers);
 	free(shared_of);
 	free(node_of_name);
 	free(group_of_key);
 	free(slot_of_key);
 	free(overflows);
-	region_at = node_of_name = group_of_key = slot_of_key = NULL;
+	region_at = region_size = region_answers = node_of_name = group_of_key = slot_of_key = NULL;
 	shared_of = NULL;
 	overflows = NULL;
 }

@@ -256,10 +256,22 @@ static int answers_signed(name_t name)
 	return chain_kind(N(name)->zone) || (parent != NONE && chain_kind(parent));
 }
 
+/* The nodes whose answers to make (build_answers' `make`), or NULL: all. */
+static const uint8_t *making;
+
+static const struct node_answers unmade = {.default_body = NONE, .miss_body = NONE,
+					   .miss_wildcard = NONE};
+
 static void *work(void *arg)
 {
 	struct worker *w = arg;
 	for (size_t i = w->begin; i < w->end; i++) {
+		if (making && !making[i]) {
+			node_answers.v[i] = unmade;
+			if (signed_answers.n)
+				signed_answers.v[i] = unmade;
+			continue;
+		}
 		w->response.dnssec = 0;
 		answer_node(w, i, &node_answers.v[i]);
 		if (signed_answers.n == 0)
@@ -305,6 +317,8 @@ static void merge(struct worker *w)
 	for (size_t i = w->begin; i < w->end; i++)
 		for (int dnssec = 0; dnssec <= (signed_answers.n > 0); dnssec++) {
 			struct node_answers *na = dnssec ? &signed_answers.v[i] : &node_answers.v[i];
+			if (na->default_body == NONE)
+				continue;  /* not made */
 			na->types += offset;
 			na->miss_types += offset;
 			na->default_body = map[na->default_body];
@@ -318,8 +332,9 @@ static void merge(struct worker *w)
 static struct worker *workers;
 static size_t nworkers;
 
-void build_answers(int minimal)
+void build_answers(int minimal, const uint8_t *make)
 {
+	making = make;
 	/* The memo of cuts is written on first use: fill it now, before threads read it. The
 	 * root too: a served root zone's answers reach it through its children's names. */
 	for (name_t id = ROOT; id < names.n; id++)
@@ -363,7 +378,11 @@ void build_answers(int minimal)
 				 "would be %zu octets; a DNS message holds at most 65535",
 				 name_text(base), workers[k].oversized.v[o].length);
 		}
-	phase("answers", nodes.n, "names");
+	size_t made = nodes.n;
+	for (size_t i = 0; make && i < nodes.n; i++)
+		made -= !make[i];
+	making = NULL;
+	phase("answers", made, "names");
 	if (any_signed)
 		build_denial_region();
 	release_records();

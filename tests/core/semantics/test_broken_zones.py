@@ -53,11 +53,14 @@ def test_a_failed_build_leaves_the_previous_binary_alone(tmp_path):
                         str(tmp_path))
     assert good.returncode == 0, good.stderr
     before = (tmp_path / "zonebake-server").read_bytes()
+    state = (tmp_path / "zonedata.state").read_bytes()
     bad = run_zonebake("build", "--zone", f"example.={ZONES / 'broken' / 'no-soa.zone'}",
                        "-o", str(tmp_path))
     assert bad.returncode == 1
     assert (tmp_path / "zonebake-server").read_bytes() == before
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["zonebake-server", "zonedata.bin", "zonedata.c"]
+    assert (tmp_path / "zonedata.state").read_bytes() == state  # the next build's, as it was
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "zonebake-server", "zonedata.bin", "zonedata.c", "zonedata.state"]
 
 
 @pytest.mark.parametrize("args,message", [

@@ -1,0 +1,319 @@
+/*
+ * reuse.c - a build over an earlier build of the same set: the regions (layout.c) of the
+ * groups a change does not reach are copied from the earlier zonedata.bin, and only the
+ * others' answers are made and laid out. A region reads the same wherever it lies, so the
+ * copy is the octets a full build writes there; the output is a full build's, byte for byte.
+ *
+ * What the earlier build was is in its state file (zonedata.state, written by every build
+ * beside the data): a digest of everything but the records that decides the output (the
+ * manifest's lines, the core's identity, each zone's types), the perfect hash's seed, per
+ * group the digest of its keys, where its region lay, its size and how many answers it
+ * holds, and per name its state (changes.c). A group is reused when the seed and the digest
+ * are the same, its keys are the same (so are its slots: phash.c places a group from its
+ * keys alone), no name of it is reached by a change (changes.c), and no alias of it names a
+ * target in a group whose slots moved (struct zb_answer_alias names the target's node).
+ * Anything else builds in full: a signed zone (its chain orders every name), a DNAME or an
+ * apex changed, a state or a blob that do not match.
+ */
+#define _GNU_SOURCE  /* loff_t */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bake.h"
+#include "zonedata.h"
+
+#define STATE_MAGIC "zbstate1"
+
+struct state_head {
+	char magic[8];
+	uint64_t global, seed, blob_size, table_digest;
+	uint32_t ngroups, groups_off;
+	uint64_t nnames;
+};
+
+struct state_group {
+	uint64_t keys;        /* the digest of its keys */
+	uint32_t at, size;    /* its region in the blob */
+	uint32_t nanswers;    /* the answers its region holds */
+	uint32_t spare;
+};
+
+static const char *new_state, *old_state, *old_blob;
+static uint64_t global = 0x7a6f6e6562616b65ull;  /* reuse_reset sets it again */
+
+/* The earlier build, mapped: its state and its blob. */
+static struct {
+	const struct state_head *head;
+	const struct state_group *groups;
+	const struct name_state *names;  /* theirs have no `name` */
+	size_t state_len, blob_len;
+	const uint8_t *blob;
+	int blob_fd;
+} before = {.blob_fd = -1};
+
+/* This build's: per group, the digest of its keys, whether it is reused; the layout's. */
+static uint64_t *group_keys;
+static uint8_t *reused;
+static uint32_t ngroups;
+static const uint32_t *layout_at, *layout_size, *layout_answers;
+
+void reuse_files(const char *state_out, const char *state_in, const char *blob_in)
+{
+	new_state = state_out;
+	old_state = *state_in ? state_in : NULL;
+	old_blob = *blob_in ? blob_in : NULL;
+}
+
+int reuse_wanted(void)
+{
+	return new_state != NULL;
+}
+
+void reuse_decides(const void *data, size_t len)
+{
+	global = mix64(global ^ hash_octets(data, len, global));
+}
+
+static const void *map_file(const char *path, size_t *len, int *keep_fd)
+{
+	int fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return NULL;
+	struct stat st;
+	void *map = MAP_FAILED;
+	if (fstat(fd, &st) == 0 && st.st_size > 0)
+		map = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (keep_fd && map != MAP_FAILED)
+		*keep_fd = fd;
+	else
+		close(fd);
+	if (map == MAP_FAILED)
+		return NULL;
+	*len = st.st_size;
+	return map;
+}
+
+static uint64_t table_digest(const uint8_t *blob, uint32_t groups_off, uint32_t n)
+{
+	return hash_octets(blob + groups_off, (size_t)n * sizeof(struct zb_group), 0x7461626c65);
+}
+
+/* The earlier build's state and blob, when they match each other and this build's
+ * settings: 1, or 0 (a full build). */
+static int load_before(void)
+{
+	if (!old_state || !old_blob)
+		return 0;
+	before.head = map_file(old_state, &before.state_len, NULL);
+	before.blob = map_file(old_blob, &before.blob_len, &before.blob_fd);
+	const struct state_head *h = before.head;
+	if (!h || !before.blob || before.state_len < sizeof *h ||
+	    memcmp(h->magic, STATE_MAGIC, 8) != 0 || h->global != global ||
+	    h->blob_size != before.blob_len ||
+	    before.state_len != sizeof *h + h->ngroups * sizeof(struct state_group) +
+				h->nnames * sizeof(struct name_state) ||
+	    h->groups_off + (uint64_t)h->ngroups * sizeof(struct zb_group) > before.blob_len ||
+	    table_digest(before.blob, h->groups_off, h->ngroups) != h->table_digest)
+		return 0;
+	before.groups = (const void *)(h + 1);
+	before.names = (const void *)(before.groups + h->ngroups);
+	return 1;
+}
+
+int reuse_prepare(int *possible)
+{
+	*possible = 0;
+	if (!new_state)
+		return 0;
+	int unique = compute_name_states();
+	for (uint32_t z = 0; z < zones.n; z++) {
+		struct zone *zone = &zones.v[z];
+		uint32_t settings[3] = {z, zone->unused_qtype, chain_kind(z) || zone->sign};
+		reuse_decides(settings, sizeof settings);
+		reuse_decides(zone->types.v, zone->types.n * sizeof *zone->types.v);
+		if (chain_kind(z) || zone->sign)
+			unique = 0;  /* a signed zone: a full build */
+	}
+	*possible = unique && load_before();
+	return 1;
+}
+
+static uint64_t keys_digest(const struct phash *ph, uint32_t g, const uint8_t *keys,
+			    const uint32_t *key_off)
+{
+	const struct phash_group *pg = &ph->groups[g];
+	uint64_t sum = mix64(pg->nslots), xor = 0;
+	for (uint32_t s = 0; s < pg->nslots; s++) {
+		uint32_t i = ph->slots[pg->first_slot + s];
+		if (i == NONE)
+			continue;
+		uint64_t h = key_hash(keys + key_off[i], key_off[i + 1] - key_off[i]);
+		sum += mix64(h);
+		xor ^= h;
+	}
+	return mix64(sum ^ mix64(xor));
+}
+
+void reuse_group_digests(const struct phash *ph, const uint8_t *keys, const uint32_t *key_off)
+{
+	ngroups = ph->ngroups;
+	free(group_keys);
+	group_keys = xmalloc((ngroups ? ngroups : 1) * sizeof *group_keys);
+	for (uint32_t g = 0; g < ngroups; g++)
+		group_keys[g] = keys_digest(ph, g, keys, key_off);
+}
+
+static int aliases(name_t owner, name_t target)
+{
+	for (uint32_t z = 0; z < zones.n; z++) {
+		if (!in_zone(z, owner))
+			continue;
+		uint32_t cname = rrset_in(z, owner, T_CNAME);
+		if (cname != NONE && rdatas.v[rrsets.v[cname].first].name == target)
+			return 1;
+	}
+	return 0;
+}
+
+uint8_t *reuse_plan(const struct phash *ph, const uint8_t *keys, const uint32_t *key_off,
+		    size_t *reached_names, uint32_t *groups_reused)
+{
+	reuse_group_digests(ph, keys, key_off);
+	*reached_names = 0;
+	*groups_reused = 0;
+	if (ph->seed != before.head->seed)
+		return NULL;
+	uint8_t *reached = changes_reach(before.names,
+					 before.head->nnames, reached_names);
+	if (!reached)
+		return NULL;
+	uint32_t *group_of = xmalloc((names.n ? names.n : 1) * sizeof *group_of);
+	memset(group_of, 0xFF, (names.n ? names.n : 1) * sizeof *group_of);
+	reused = xmalloc(ngroups ? ngroups : 1);
+	uint8_t *moved = xmalloc(ngroups ? ngroups : 1);
+	for (uint32_t g = 0; g < ngroups; g++) {
+		const struct phash_group *pg = &ph->groups[g];
+		moved[g] = g >= before.head->ngroups || before.groups[g].keys != group_keys[g];
+		reused[g] = !moved[g];
+		for (uint32_t s = 0; s < pg->nslots; s++) {
+			uint32_t i = ph->slots[pg->first_slot + s];
+			if (i == NONE)
+				continue;
+			group_of[nodes.v[i]] = g;
+			if (reached[nodes.v[i]])
+				reused[g] = 0;
+		}
+	}
+	/* An alias names its target's node by its slot: where the target's group was placed
+	 * again (phash.c moves most of its keys then), each alias of a name of it is laid out
+	 * again. */
+	for (uint32_t g = 0; g < ngroups; g++) {
+		const struct phash_group *pg = &ph->groups[g];
+		for (uint32_t s = 0; moved[g] && s < pg->nslots; s++) {
+			uint32_t i = ph->slots[pg->first_slot + s];
+			const uint32_t *k, *end;
+			if (i == NONE)
+				continue;
+			for (names_named_by(nodes.v[i], &k, &end); k < end; k++)
+				if (group_of[*k] != NONE && aliases(*k, nodes.v[i]))
+					reused[group_of[*k]] = 0;
+		}
+	}
+	/* Answers are made for the nodes of the groups laid out, and for every wildcard: a
+	 * node below which a wildcard answers holds a copy of its answers (layout.c). */
+	uint8_t *make = xmalloc(nodes.n ? nodes.n : 1);
+	for (uint32_t i = 0; i < nodes.n; i++) {
+		uint32_t g = group_of[nodes.v[i]];
+		make[i] = g == NONE || !reused[g] || name_is_wildcard(nodes.v[i]);
+	}
+	for (uint32_t g = 0; g < ngroups; g++)
+		*groups_reused += reused[g];
+	free(group_of);
+	free(moved);
+	free(reached);
+	return make;
+}
+
+uint32_t reused_region(uint32_t g, const uint8_t **octets, uint32_t *nanswers)
+{
+	if (!reused || !reused[g])
+		return NONE;
+	*octets = before.blob + before.groups[g].at;
+	*nanswers = before.groups[g].nanswers;
+	return before.groups[g].size;
+}
+
+int reused_file(uint32_t g, int *fd, int64_t *at)
+{
+	*fd = before.blob_fd;
+	*at = before.groups[g].at;
+	return before.blob_fd >= 0;
+}
+
+void reuse_layout(const uint32_t *at, const uint32_t *size, const uint32_t *nanswers)
+{
+	layout_at = at;
+	layout_size = size;
+	layout_answers = nanswers;
+}
+
+static void put_file(FILE *f, const void *p, size_t n, const char *path)
+{
+	if (n && fwrite(p, n, 1, f) != 1)
+		fail("cannot write %s", path);
+}
+
+void write_state(const char *blob_path, uint32_t groups_off, uint64_t seed)
+{
+	if (!new_state)
+		return;
+	size_t blob_len;
+	const uint8_t *blob = map_file(blob_path, &blob_len, NULL);
+	if (!blob)
+		fail("cannot read %s back", blob_path);
+	struct state_head h = {.global = global, .seed = seed, .blob_size = blob_len,
+			       .table_digest = table_digest(blob, groups_off, ngroups),
+			       .ngroups = ngroups, .groups_off = groups_off,
+			       .nnames = name_states.n};
+	memcpy(h.magic, STATE_MAGIC, 8);
+	munmap((void *)blob, blob_len);
+	FILE *f = fopen(new_state, "wb");
+	if (!f)
+		fail("cannot create %s", new_state);
+	put_file(f, &h, sizeof h, new_state);
+	for (uint32_t g = 0; g < ngroups; g++) {
+		struct state_group sg = {.keys = group_keys[g], .at = layout_at[g],
+					 .size = layout_size[g], .nanswers = layout_answers[g]};
+		put_file(f, &sg, sizeof sg, new_state);
+	}
+	for (size_t i = 0; i < name_states.n; i++) {
+		struct name_state st = name_states.v[i];
+		st.name = 0;  /* this build's number for it: nothing to the next */
+		put_file(f, &st, sizeof st, new_state);
+	}
+	if (fclose(f) != 0)
+		fail("cannot write %s", new_state);
+}
+
+void reuse_reset(void)
+{
+	if (before.head)
+		munmap((void *)before.head, before.state_len);
+	if (before.blob)
+		munmap((void *)before.blob, before.blob_len);
+	if (before.blob_fd >= 0)
+		close(before.blob_fd);
+	memset(&before, 0, sizeof before);
+	before.blob_fd = -1;
+	free(group_keys);
+	free(reused);
+	group_keys = NULL;
+	reused = NULL;
+	new_state = old_state = old_blob = NULL;
+	global = 0x7a6f6e6562616b65ull;
+}

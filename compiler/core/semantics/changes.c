@@ -1,0 +1,367 @@
+/*
+ * changes.c - what a change of the zones reaches, for a build over an earlier build of the
+ * same set (layout/reuse.c): each name's state (a digest of its records in file order, its
+ * place in the tree), compared with the earlier build's, and from the names that changed,
+ * every name whose answers may read one of them.
+ *
+ * An answer reads, besides its own name's records: the records of the names its records
+ * name (a CNAME's target and on along the chain, the addresses of an NS, MX, SRV or SVCB
+ * target: RFC 1034 §4.3.2, RFC 1035 §3.3.9), its ancestors (whether one is an empty
+ * non-terminal, a cut above it), and below a cut the cut's referral (RFC 1034 §4.3.2 step
+ * 3b) with its glue; a name a wildcard synthesizes reads the wildcard (RFC 4592). So a
+ * change reaches its name, its ancestors, whatever names them, closed under the same rules,
+ * and at a cut or a wildcard's parent everything below. DNAME (RFC 6672), a zone's apex
+ * and signed zones are left to a full build (reuse.c).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "bake.h"
+
+__typeof__(name_states) name_states;
+
+uint64_t mix64(uint64_t x)  /* SplitMix64's finalizer: every input bit moves every output bit */
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ull;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebull;
+	return x ^ x >> 31;
+}
+
+uint64_t hash_octets(const void *data, size_t n, uint64_t seed)
+{
+	const uint8_t *p = data;
+	uint64_t h = mix64(seed ^ n);
+	for (; n >= 8; n -= 8, p += 8) {
+		uint64_t w;
+		memcpy(&w, p, 8);
+		h = mix64(h ^ w) + 0x9e3779b97f4a7c15ull;
+	}
+	uint64_t tail = 0;
+	memcpy(&tail, p, n);
+	return mix64(h ^ tail ^ (uint64_t)n << 56);
+}
+
+uint64_t key_hash(const uint8_t *key, size_t len)
+{
+	return hash_octets(key, len, 0x6b6579);
+}
+
+/* Per name, hashed: its wire form as spelled (an answer writes names as they are spelled,
+ * so a name spelled otherwise is a change), and its key (lowercased). Each from its parent's
+ * and its first label, memoized: one pass over the labels. 0: not yet. */
+static uint64_t *spelled, *keyed;
+
+static uint64_t label_hash(name_t id, int lower)
+{
+	uint8_t label[64];
+	size_t len = N(id)->label_len;
+	memcpy(label, name_label(id), len);
+	for (size_t i = 0; lower && i < len; i++)
+		if (label[i] >= 'A' && label[i] <= 'Z')
+			label[i] += 'a' - 'A';
+	return hash_octets(label, len, lower ? 0x6b6579 : 0x77697265);
+}
+
+static uint64_t memo_hash(uint64_t *memo, name_t id, int lower)
+{
+	if (id == NONE)
+		return 1;
+	if (!memo[id])
+		memo[id] = mix64(memo_hash(memo, N(id)->parent, lower) ^ label_hash(id, lower)) | 1;
+	return memo[id];
+}
+
+static uint64_t spelling(name_t id)
+{
+	return memo_hash(spelled, id, 0);
+}
+
+static uint64_t key_of(name_t id)
+{
+	return memo_hash(keyed, id, 1);
+}
+
+static uint64_t rrset_digest(uint32_t zone, const struct rrset *s)
+{
+	uint64_t h = mix64((uint64_t)zone << 32 ^ (uint64_t)s->type << 16 ^ s->covers);
+	h = mix64(h ^ (uint64_t)s->ttl << 32 ^ s->count);
+	for (uint32_t r = s->first; r != NONE; r = rdatas.v[r].next) {
+		const struct rdata *rd = &rdatas.v[r];
+		h = mix64(h ^ hash_octets(rdata_raw.v + rd->raw, rd->raw_len, h));
+		h = mix64(h ^ spelling(rd->name)) + spelling(rd->name2);
+	}
+	return h;
+}
+
+/* By key: the keys are hashes, even over their range, so by their top 16 bits into
+ * buckets of a few each (a counting sort), then each bucket by insertion. qsort took a
+ * tenth of a million names' build. */
+static void sort_by_key(struct name_state *v, size_t n)
+{
+	enum { BITS = 16 };
+	size_t *start = xcalloc((1u << BITS) + 1, sizeof *start);
+	struct name_state *out = xmalloc((n ? n : 1) * sizeof *out);
+	for (size_t i = 0; i < n; i++)
+		start[(v[i].key >> (64 - BITS)) + 1]++;
+	for (size_t b = 0; b < 1u << BITS; b++)
+		start[b + 1] += start[b];
+	for (size_t i = 0; i < n; i++)
+		out[start[v[i].key >> (64 - BITS)]++] = v[i];
+	for (size_t i = 1; i < n; i++) {
+		struct name_state x = out[i];
+		size_t j = i;
+		for (; j > 0 && out[j - 1].key > x.key; j--)
+			out[j] = out[j - 1];
+		out[j] = x;
+	}
+	memcpy(v, out, n * sizeof *v);
+	free(out);
+	free(start);
+}
+
+int compute_name_states(void)
+{
+	uint64_t *digest = xcalloc(names.n ? names.n : 1, sizeof *digest);
+	spelled = xcalloc(names.n ? names.n : 1, sizeof *spelled);
+	for (uint32_t z = 0; z < zones.n; z++)
+		for (uint32_t s = zones.v[z].rrsets_begin; s < zones.v[z].rrsets_end; s++) {
+			name_t owner = rrsets.v[s].owner;
+			digest[owner] = mix64(digest[owner] ^ rrset_digest(z, &rrsets.v[s])) | 1;
+		}
+	name_states.n = 0;
+	keyed = xcalloc(names.n ? names.n : 1, sizeof *keyed);
+	for (name_t id = ROOT; id < names.n; id++) {
+		const struct name *n = N(id);
+		/* Every name of a zone: one that holds nothing but is named by a record is in
+		 * answers too (a CNAME's target), and so is its coming and going. */
+		if (n->zone == NONE)
+			continue;
+		struct name_state st = {.digest = mix64(digest[id] ^ spelling(id)), .name = id};
+		st.key = key_of(id);
+		st.parent = n->parent == NONE ? 0 : key_of(n->parent);
+		st.flags = (n->flags & NAME_CUT ? STATE_CUT : 0) |
+			   (n->flags & NAME_DNAME ? STATE_DNAME : 0) |
+			   (n->flags & NAME_ORIGIN ? STATE_ORIGIN : 0) |
+			   (name_is_wildcard(id) ? STATE_WILDCARD : 0) |
+			   (n->flags & NAME_EXISTS ? STATE_EXISTS : 0);
+		PUSH(name_states, st);
+	}
+	free(digest);
+	free(spelled);
+	free(keyed);
+	spelled = keyed = NULL;
+	sort_by_key(name_states.v, name_states.n);
+	for (size_t i = 1; i < name_states.n; i++)
+		if (name_states.v[i].key == name_states.v[i - 1].key)
+			return 0;  /* two names alike in 64 bits: no build over this one is told apart */
+	return 1;
+}
+
+/* ---- what a change reaches ---- */
+
+static const struct name_state *find(const struct name_state *v, size_t n, uint64_t key)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (v[mid].key < key)
+			lo = mid + 1;
+		else if (v[mid].key > key)
+			hi = mid;
+		else
+			return &v[mid];
+	}
+	return NULL;
+}
+
+/* A list per name, in one array (a CSR): who names it in its records, its children. */
+struct lists {
+	uint32_t *start, *item;
+};
+
+static void lists_free(struct lists *l)
+{
+	free(l->start);
+	free(l->item);
+}
+
+/* Each name's list of the owners whose records name it (a CSR: counted, then filled). */
+static struct lists referrers(void)
+{
+	struct lists l = {xcalloc(names.n + 1, sizeof *l.start), NULL};
+	uint32_t *fill = NULL;
+	for (int pass = 0; pass < 2; pass++) {
+		for (uint32_t z = 0; z < zones.n; z++)
+			for (uint32_t s = zones.v[z].rrsets_begin; s < zones.v[z].rrsets_end; s++)
+				for (uint32_t r = rrsets.v[s].first; r != NONE; r = rdatas.v[r].next) {
+					name_t to[2] = {rdatas.v[r].name, rdatas.v[r].name2};
+					for (int k = 0; k < 2; k++) {
+						if (to[k] == NONE)
+							continue;
+						if (pass == 0)
+							l.start[to[k] + 1]++;
+						else
+							l.item[fill[to[k]]++] = rrsets.v[s].owner;
+					}
+				}
+		if (pass == 0) {
+			for (name_t id = 0; id < names.n; id++)
+				l.start[id + 1] += l.start[id];
+			l.item = xmalloc((l.start[names.n] ? l.start[names.n] : 1) * sizeof *l.item);
+			fill = xmalloc((names.n ? names.n : 1) * sizeof *fill);
+			memcpy(fill, l.start, names.n * sizeof *fill);
+		}
+	}
+	free(fill);
+	return l;
+}
+
+static struct lists children(void)
+{
+	struct lists l = {xcalloc(names.n + 1, sizeof *l.start), NULL};
+	for (name_t id = 0; id < names.n; id++)
+		if (N(id)->parent != NONE)
+			l.start[N(id)->parent + 1]++;
+	for (name_t id = 0; id < names.n; id++)
+		l.start[id + 1] += l.start[id];
+	l.item = xmalloc((l.start[names.n] ? l.start[names.n] : 1) * sizeof *l.item);
+	uint32_t *fill = xmalloc((names.n ? names.n : 1) * sizeof *fill);
+	memcpy(fill, l.start, names.n * sizeof *fill);
+	for (name_t id = 0; id < names.n; id++)
+		if (N(id)->parent != NONE)
+			l.item[fill[N(id)->parent]++] = id;
+	free(fill);
+	return l;
+}
+
+/* Who names a name in its records: kept from changes_reach for reuse.c's aliases. */
+static struct lists named_by_names;
+
+struct reach {
+	uint8_t *reached, *walked;  /* per name */
+	VEC(name_t) queue, stack;
+	struct lists named_by, below;
+};
+
+static void reach(struct reach *r, name_t id)
+{
+	if (id != NONE && !r->reached[id]) {
+		r->reached[id] = 1;
+		PUSH(r->queue, id);
+	}
+}
+
+/* A name and every name below it, each subtree walked once (`walked`), whether or not its
+ * names were reached before. */
+static void reach_below(struct reach *r, name_t top)
+{
+	if (top == NONE || r->walked[top])
+		return;
+	r->stack.n = 0;
+	PUSH(r->stack, top);
+	r->walked[top] = 1;
+	while (r->stack.n) {
+		name_t id = r->stack.v[--r->stack.n];
+		reach(r, id);
+		for (uint32_t c = r->below.start[id]; c < r->below.start[id + 1]; c++)
+			if (!r->walked[r->below.item[c]]) {
+				r->walked[r->below.item[c]] = 1;
+				PUSH(r->stack, r->below.item[c]);
+			}
+	}
+}
+
+/* The name of the nearest ancestor of a name the earlier build had and this one has not. */
+static name_t nearest_here(const struct name_state *old, size_t nold, uint64_t parent)
+{
+	for (int depth = 0; parent && depth < 256; depth++) {
+		const struct name_state *here = find(name_states.v, name_states.n, parent);
+		if (here)
+			return here->name;
+		const struct name_state *before = find(old, nold, parent);
+		if (!before)
+			break;
+		parent = before->parent;
+	}
+	return NONE;
+}
+
+uint8_t *changes_reach(const struct name_state *old, size_t nold, size_t *count)
+{
+	struct reach r = {.reached = xcalloc(names.n ? names.n : 1, 1),
+			  .walked = xcalloc(names.n ? names.n : 1, 1)};
+	r.named_by = referrers();
+	r.below = children();
+	uint8_t *changed = xcalloc(names.n ? names.n : 1, 1);
+	int whole = 0;
+	size_t i = 0, j = 0;
+	const struct name_state *now = name_states.v;
+	size_t nnow = name_states.n;
+	while ((i < nold || j < nnow) && !whole) {
+		const struct name_state *was = i < nold ? &old[i] : NULL, *is = j < nnow ? &now[j] : NULL;
+		if (was && is && was->key == is->key) {
+			i++, j++;
+			if (was->digest == is->digest && was->flags == is->flags)
+				continue;
+		} else if (is && (!was || is->key < was->key)) {
+			j++, was = NULL;
+		} else {
+			i++, is = NULL;
+		}
+		uint32_t flags = (was ? was->flags : 0) | (is ? is->flags : 0);
+		if (flags & (STATE_DNAME | STATE_ORIGIN))
+			whole = 1;  /* a DNAME's images, a zone's apex: a full build */
+		name_t at = is ? is->name : nearest_here(old, nold, was->parent);
+		if (is)
+			changed[at] = 1;
+		else
+			reach(&r, at);  /* a name gone: its ancestors may be empty non-terminals no more */
+		if (is && (flags & STATE_CUT))  /* a cut made or gone: its referral's reach */
+			reach_below(&r, is->name);
+		if (flags & STATE_WILDCARD) {
+			/* Every name the wildcard's parent has below it may be synthesized. */
+			name_t parent = is ? N(is->name)->parent : at;
+			reach_below(&r, parent);
+		}
+	}
+	for (name_t id = 0; id < names.n && !whole; id++)
+		if (changed[id])
+			reach(&r, id);
+	for (size_t q = 0; q < r.queue.n && !whole; q++) {
+		name_t id = r.queue.v[q];
+		if (!(N(id)->flags & NAME_ORIGIN))
+			reach(&r, N(id)->parent);
+		for (uint32_t k = r.named_by.start[id]; k < r.named_by.start[id + 1]; k++)
+			reach(&r, r.named_by.item[k]);
+		if (N(id)->flags & NAME_CUT)  /* its referral answers every name below it */
+			reach_below(&r, id);
+	}
+	*count = r.queue.n;
+	free(changed);
+	free(r.queue.v);
+	free(r.stack.v);
+	free(r.walked);
+	lists_free(&r.below);
+	if (whole) {
+		lists_free(&r.named_by);
+		free(r.reached);
+		return NULL;
+	}
+	named_by_names = r.named_by;
+	return r.reached;
+}
+
+void names_named_by(name_t id, const uint32_t **first, const uint32_t **end)
+{
+	*first = named_by_names.item + named_by_names.start[id];
+	*end = named_by_names.item + named_by_names.start[id + 1];
+}
+
+void changes_reset(void)
+{
+	VEC_FREE(name_states);
+	lists_free(&named_by_names);
+	memset(&named_by_names, 0, sizeof named_by_names);
+}

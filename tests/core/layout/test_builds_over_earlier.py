@@ -1,0 +1,160 @@
+"""A build over an earlier build of the same set (compiler/core/layout/reuse.c) copies the
+regions a change does not reach and writes what a full build of the changed set writes, octet
+for octet: the data, the state the next build reads, the layout's numbers. Held over random
+sets (tests/randomsets.py) grown to many groups of the perfect hash, each changed at random
+the ways operators change zones; and a state that does not match its data, or settings
+changed, give a full build."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from randomsets import zone_set
+from zonebake.core import run as core
+from zonebake.errors import CompileError
+
+FILLERS = 3000  # names enough for a dozen groups of the perfect hash (about 256 each)
+# The host the directed changes are made at: none of its changes lands in the group of a
+# name the aliases name (which would lay every group out again).
+HOST = 200
+
+
+def filler(rng: random.Random) -> list[str]:
+    """Hosts, aliases of two names and mail exchangers naming any host, delegations with
+    glue: names whose answers read other names'. An alias is laid out again when its
+    target's group is placed again (reuse.c): aliases of two names leave most of a dozen
+    groups to reuse when a name comes or goes, as in a large zone."""
+    lines = []
+    for i in range(FILLERS):
+        kind = i % 10
+        if kind < 6:
+            lines.append(f"f{i} A 192.0.2.{i % 250 + 1}")
+        elif kind < 8:
+            lines.append(f"w{i} CNAME {rng.choice(['ns1'] * 9 + ['f0'])}")
+        elif kind == 8 and i % 100 == 8:  # a mail exchanger, an alias below a cut
+            lines += [f"m{i} MX 10 ns.d{i + 1}", f"w{i} CNAME x.d{i + 1}"]
+        elif kind == 8 and i % 100 == 18:  # an alias of a name a wildcard may come to match
+            lines.append(f"w{i} CNAME nx.f{i - 18}")
+        elif kind == 8:
+            lines.append(f"m{i} MX 10 f{rng.randrange(0, FILLERS, 10)}")
+        else:
+            lines += [f"d{i} NS ns.d{i}", f"ns.d{i} A 198.51.100.{i % 250 + 1}"]
+    return lines
+
+
+def change(rng: random.Random, lines: list[str], kind: str | None = None,
+           host: int | None = None) -> tuple[str, list[str]]:
+    """One change of a kind, at a host, picked at random unless given: (the kind, the lines
+    after it). Half the time a host with an alias of a name below it and a delegation next
+    to it named by a mail exchanger and an alias (filler)."""
+    if host is None:
+        host = rng.randrange(0, FILLERS, 100 if rng.random() < 0.5 else 10)
+    line = f"f{host} A 192.0.2.{host % 250 + 1}"
+    cut = f"d{host + 9} NS ns.d{host + 9}"
+    kinds = {  # what takes the host's line's place
+        "address changed": [f"f{host} A 198.18.0.{host % 250 + 1}"],
+        "TTL changed": [f"f{host} 60 A 192.0.2.{host % 250 + 1}"],
+        "spelled otherwise": [f"F{host} A 192.0.2.{host % 250 + 1}"],
+        "record added": [line, f'f{host} TXT "more"'],
+        "name added": [line, f"new{host} A 198.18.1.1"],
+        "name removed": [],
+        "name below added": [line, f"x.y.f{host} A 198.18.1.2"],
+        "alias added": [line, f"c{host} CNAME w{host + 6}"],
+        "glue address added": [line, f"ns.d{host + 9} A 198.18.1.5"],
+        "delegation added": [line, f"nd{host} NS ns.nd{host}", f"ns.nd{host} A 198.18.1.3"],
+        "glue added": [line, f"ns.d{host + 9} AAAA 2001:db8::53"],
+        "cut removed": [line],
+        "wildcard added": [line, f"*.f{host} A 198.18.1.4"],
+        "mail target added": [line, f"f{host} MX 5 f{(host + 10) % FILLERS}"],
+    }
+    kind = kind or rng.choice(sorted(kinds) + ["random set's line"])
+    if kind == "random set's line":  # a line of the random set's own: any role
+        own = [k for k, x in enumerate(lines) if not x.startswith(("$", "@ SOA", "f", "w", "m",
+                                                                   "d", "ns.d"))]
+        at = rng.choice(own)
+        owner = lines[at].split()[0]
+        return kind, lines[:at] + rng.choice([[], [lines[at], f"{owner} A 198.18.2.1"],
+                                              [lines[at], f"x.{owner} TXT new"]]) + lines[at + 1:]
+    at = lines.index(line)
+    changed = lines[:at] + kinds[kind] + lines[at + 1:]
+    if kind == "cut removed":  # its glue stays: a name of the zone now
+        changed.remove(cut)
+    return kind, changed
+
+
+def bake(config, data: Path, state: core.State) -> tuple | None:
+    reused = []
+    try:
+        baked = core.bake(config, data, state=state,
+                          on_phase=lambda name, seconds, count, unit:
+                          reused.append(count) if name == "regions reused" else None)
+    except CompileError:
+        return None
+    return (data.read_bytes(), state.out.read_bytes(), baked.layout), reused
+
+
+def build_over(config, tmp_path: Path, name: str, earlier: Path | None = None):
+    """A build of CONFIG into tmp_path/NAME, over the build in EARLIER when given."""
+    out = tmp_path / name
+    out.mkdir()
+    before = earlier or tmp_path / "none"
+    return bake(config, out / "zonedata.bin",
+                core.State(out / "zonedata.state", before / "zonedata.state",
+                           before / "zonedata.bin"))
+
+
+def test_a_build_over_an_earlier_one_writes_what_a_full_build_writes(tmp_path):
+    """Each case: a random set with the fillers built, one change, then the changed set built
+    over the earlier build and in full. Most changes reach a few groups: the others are
+    reused."""
+    reusing = []
+    for case in range(48):
+        rng = random.Random(case)
+        directory = tmp_path / str(case)
+        directory.mkdir()
+        config = zone_set(case, directory)
+        first = config.zones[0].path
+        lines = first.read_text().splitlines() + filler(rng)
+        first.write_text("\n".join(lines) + "\n")
+        if build_over(config, directory, "earlier") is None:
+            continue  # the random set is refused
+        kinds = []
+        for _ in range(rng.choice([1, 1, 2, 3])):
+            kind, lines = change(rng, lines)
+            kinds.append(kind)
+        first.write_text("\n".join(lines) + "\n")
+        kind = ", ".join(kinds)
+        full = build_over(config, directory, "full")
+        over = build_over(config, directory, "over", earlier=directory / "earlier")
+        assert (full is None) == (over is None), (case, kind)
+        if full is None:
+            continue
+        assert over[0][0] == full[0][0], (case, kind)  # the data
+        assert over[0][1] == full[0][1], (case, kind)  # the state
+        assert over[0][2] == full[0][2], (case, kind)  # the layout's numbers
+        assert full[1] == []  # no earlier build: nothing reused
+        reusing.append((kind, over[1]))
+    assert len(reusing) >= 30
+    print(reusing)
+
+
+@pytest.mark.parametrize("kind", ["wildcard added", "glue added", "glue address added",
+                                  "cut removed", "name removed", "name added", "alias added"])
+def test_each_way_a_change_reaches_other_names(kind, tmp_path):
+    """The changes whose reach goes past their own name, at a host with every filler that
+    reads it: an alias of a name below it (a wildcard matches it), a delegation next to it
+    whose glue a mail exchanger and an alias below the cut read, mail exchangers naming it."""
+    rng = random.Random(kind)
+    config = zone_set(1, tmp_path)  # a set the core compiles
+    first = config.zones[0].path
+    lines = first.read_text().splitlines() + filler(rng)
+    first.write_text("\n".join(lines) + "\n")
+    assert build_over(config, tmp_path, "earlier") is not None
+    first.write_text("\n".join(change(rng, lines, kind, host=HOST)[1]) + "\n")
+    full = build_over(config, tmp_path, "full")
+    over = build_over(config, tmp_path, "over", earlier=tmp_path / "earlier")
+    assert over[0] == full[0]
+    assert over[1][0] > 0  # groups reused
