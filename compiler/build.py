@@ -44,9 +44,10 @@ def _bake(config: ZoneSetConfig, data_file: Path, progress: Progress, lenient: b
 
 
 def _drop_cached(path: Path) -> None:
-    """Drop the last build's data from the page cache as this build starts (hundreds of MiB
-    for a large set; nothing reads the file but a manual build): its memory then serves this
-    build, which on a VM is much quicker than memory the kernel has not handed out lately.
+    """Drop the last build's data from the page cache as this build starts, unless this
+    build builds over it (hundreds of MiB for a large set; nothing reads the file but a
+    manual build): its memory then serves this build, which on a VM is much quicker than
+    memory the kernel has not handed out lately.
     The binary's pages stay: the running server may still need them."""
     try:
         descriptor = os.open(path, os.O_RDONLY)
@@ -104,7 +105,8 @@ def build(config: ZoneSetConfig, outdir: Path, lenient: bool = False,
     # and linked meanwhile, and the data spliced in once it is written.
     with ThreadPoolExecutor(max_workers=3) as meanwhile:
         runtime = meanwhile.submit(cc.prepare_runtime)
-        meanwhile.submit(_drop_cached, data_file)
+        if not state_file.exists():  # else the core copies the regions it can from it
+            meanwhile.submit(_drop_cached, data_file)
         early = cc.EarlyServer(outdir, meanwhile, runtime)
         def bake(current: ZoneSetConfig, last_good: dict[int, Path],
                  keep: dict[int, Path]) -> core.Baked:

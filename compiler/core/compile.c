@@ -66,13 +66,11 @@ static void *hash_names(void *arg)
 	return NULL;
 }
 
-/* Over an earlier build (layout/reuse.c): the perfect hash first, then the answers of the
- * groups a change reaches only. */
+/* Over an earlier build (layout/reuse.c), the perfect hash made: the answers of the groups
+ * a change reaches only. */
 static int compile_over_earlier(const struct compile_options *o, struct chaos *chaos,
 				size_t nchaos, struct compiled *c)
 {
-	hash_names(c);
-	phase("perfect hash", nodes.n, "names");
 	size_t reached;
 	uint32_t reused;
 	uint8_t *make = reuse_plan(&c->ph, c->keys.v, c->key_off, &reached, &reused);
@@ -162,25 +160,34 @@ int compile_set(const struct compile_options *o, struct chaos *chaos, size_t nch
 		return EXIT_ERRORS;
 	}
 
+	/* The perfect hash needs only the names: it is made beside the names' states when the
+	 * build keeps them (a build over this one needs both before the answers), else beside
+	 * the merge, which has one thread: so that both cores work. */
 	int over_earlier;
+	struct beside hasher;
 	memset(c, 0, sizeof *c);
-	if (reuse_prepare(&over_earlier))
+	if (reuse_wanted())
+		start_beside(&hasher, hash_names, c);
+	if (reuse_prepare(&over_earlier)) {
 		phase("states", name_states.n, "names");
+		join_beside(&hasher);
+		phase("perfect hash", nodes.n, "names");
+	}
 	if (over_earlier)
 		return compile_over_earlier(o, chaos, nchaos, c);
 	build_answers(o->minimal, NULL);
 	print_diagnostics();  /* the warnings, and any answer too large for a message */
 	if (diagnostics_errors() > 0)
 		return EXIT_ERRORS;
-	/* The perfect hash needs only the names: it is made beside the merge, which has one
-	 * thread, so that both cores work. */
-	struct beside hasher;
-	start_beside(&hasher, hash_names, c);
+	if (!reuse_wanted())
+		start_beside(&hasher, hash_names, c);
 	merge_answers();
-	join_beside(&hasher);
-	phase("perfect hash", nodes.n, "names");
-	if (reuse_wanted())
+	if (!reuse_wanted()) {
+		join_beside(&hasher);
+		phase("perfect hash", nodes.n, "names");
+	} else {
 		reuse_group_digests(&c->ph, c->keys.v, c->key_off);
+	}
 	plan_layout(&c->ph, c->key_off, chaos, nchaos, &c->info);
 	return 0;
 }
