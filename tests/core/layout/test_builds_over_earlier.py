@@ -7,6 +7,7 @@ changed, give a full build."""
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from pathlib import Path
 
@@ -158,3 +159,42 @@ def test_each_way_a_change_reaches_other_names(kind, tmp_path):
     over = build_over(config, tmp_path, "over", earlier=tmp_path / "earlier")
     assert over[0] == full[0]
     assert over[1][0] > 0  # groups reused
+
+
+def small_set(tmp_path: Path):
+    """Set 1 (one the core compiles) with the fillers: its config, first file and lines."""
+    config = zone_set(1, tmp_path)
+    first = config.zones[0].path
+    lines = first.read_text().splitlines() + filler(random.Random(0))
+    first.write_text("\n".join(lines) + "\n")
+    return config, first, lines
+
+
+@pytest.mark.parametrize("spoil", ["state cut short", "data not the state's",
+                                   "settings changed", "another set"])
+def test_an_earlier_build_that_does_not_match_gives_a_full_build(spoil, tmp_path):
+    """What the earlier build left is not trusted: a state that does not read whole, data
+    that is not the one the state describes, other settings, other zones: a full build."""
+    config, first, lines = small_set(tmp_path)
+    assert build_over(config, tmp_path, "earlier") is not None
+    earlier = tmp_path / "earlier"
+    if spoil == "state cut short":
+        state = earlier / "zonedata.state"
+        state.write_bytes(state.read_bytes()[:-7])
+    elif spoil == "data not the state's":
+        data = earlier / "zonedata.bin"
+        octets = bytearray(data.read_bytes())
+        octets[core.bake(config, tmp_path / "x.bin").layout.groups_off] ^= 1
+        data.write_bytes(bytes(octets))
+    elif spoil == "settings changed":
+        config = dataclasses.replace(config, server=dataclasses.replace(
+            config.server, minimal_responses=not config.server.minimal_responses))
+    else:
+        (tmp_path / "another").mkdir()  # the same zones under other names
+        config = zone_set(1, tmp_path / "another", tld="other.")
+    first.write_text("\n".join(change(random.Random(0), lines, "address changed",
+                                      host=HOST)[1]) + "\n")
+    full = build_over(config, tmp_path, "full")
+    over = build_over(config, tmp_path, "over", earlier=earlier)
+    assert over[0] == full[0]
+    assert over[1] == []  # nothing reused: a full build
