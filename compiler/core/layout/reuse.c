@@ -122,6 +122,9 @@ static int load_before(void)
 		return 0;
 	before.groups = (const void *)(h + 1);
 	before.names = (const void *)(before.groups + h->ngroups);
+	for (uint32_t g = 0; g < h->ngroups; g++)  /* every region it names lies in the blob */
+		if ((uint64_t)before.groups[g].at + before.groups[g].size > before.blob_len)
+			return 0;
 	return 1;
 }
 
