@@ -21,6 +21,9 @@ from typing import Callable, Iterator, TextIO
 QUIET_FOR = 5.0  # seconds of build before anything is said
 EVERY = 5.0  # seconds between progress lines of a stage
 LOOK_EVERY = 1024  # items counted between looks at the clock
+# Units of the core's reports that count something rather than time a step: the regions a
+# build over an earlier build copied from it (compiler/core/layout/reuse.c).
+COUNTED = {"regions"}
 
 
 @dataclass
@@ -32,7 +35,8 @@ class StageTime:
     details: list[StageTime] = field(default_factory=list)  # its own steps (the core's)
 
     def __str__(self) -> str:
-        steps = ", ".join(f"{d.name} {d.seconds:.1f} s" for d in self.details)
+        steps = ", ".join(f"{d.name} {d.count:,}" if d.unit in COUNTED else
+                          f"{d.name} {d.seconds:.1f} s" for d in self.details)
         return f"{self.name} {self.seconds:.1f} s" + (f" ({steps})" if steps else "")
 
 
@@ -93,7 +97,8 @@ class Progress:
         current.details.append(StageTime(name, seconds, count, unit))
         if self.out is not None and self.clock() - self.started >= QUIET_FOR:
             rate = f", {count / seconds:.0f}/s" if seconds > 0 else ""
-            self._say(f"{current.name}: {name}: {count} {unit} in {seconds:.1f} s{rate}")
+            took = "" if unit in COUNTED else f" in {seconds:.1f} s{rate}"
+            self._say(f"{current.name}: {name}: {count} {unit}{took}")
 
     def summary(self) -> str:
         total = self.clock() - self.started

@@ -75,7 +75,7 @@ static int compile_over_earlier(const struct compile_options *o, struct chaos *c
 	uint32_t reused;
 	uint8_t *make = reuse_plan(&c->ph, c->keys.v, c->key_off, &reached, &reused);
 	phase("changes", reached, "names");  /* what the change reaches */
-	phase_took("regions reused", 0, reused, "groups");
+	phase_took("regions reused", 0, reused, "regions");  /* a count: progress.py */
 	build_answers(o->minimal, make);
 	free(make);
 	print_diagnostics();

@@ -116,3 +116,16 @@ def test_signatures_made_outside_the_core_are_told_along_the_way():
     # From QUIET_FOR seconds of the build on, every EVERY seconds.
     assert lines == ["zonebake: core: signing: 50000/100000 signatures, 10000/s",
                      "zonebake: core: signing: 100000/100000 signatures, 10000/s"]
+
+
+def test_a_count_the_core_reports_is_said_as_a_count():
+    """The regions a build over an earlier one copied are a count, not a step that took
+    0.0 s."""
+    out = io.StringIO()
+    times = iter([0.0, 0.0, 10.0, 10.0, 11.0, 11.0, 11.0])
+    progress = Progress(out=out, clock=lambda: next(times))
+    with progress.stage("core"):
+        progress.detail("read", 1.0, 5, "records")
+        progress.detail("regions reused", 0.0, 2805, "regions")
+    assert str(progress.stages[0]) == "core 11.0 s (read 1.0 s, regions reused 2,805)"
+    assert "core: regions reused: 2805 regions\n" in out.getvalue()
