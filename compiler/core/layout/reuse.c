@@ -114,6 +114,7 @@ static int load_before(void)
 	const struct state_head *h = before.head;
 	if (!h || !before.blob || before.state_len < sizeof *h ||
 	    memcmp(h->magic, STATE_MAGIC, 8) != 0 || h->global != global ||
+	    h->nnames > before.state_len / sizeof(struct name_state) ||
 	    h->blob_size != before.blob_len ||
 	    before.state_len != sizeof *h + h->ngroups * sizeof(struct state_group) +
 				h->nnames * sizeof(struct name_state) ||

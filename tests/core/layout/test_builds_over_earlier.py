@@ -170,7 +170,7 @@ def small_set(tmp_path: Path):
     return config, first, lines
 
 
-@pytest.mark.parametrize("spoil", ["state cut short", "data not the state's",
+@pytest.mark.parametrize("spoil", ["state cut short", "names miscounted", "data not the state's",
                                    "settings changed", "another set"])
 def test_an_earlier_build_that_does_not_match_gives_a_full_build(spoil, tmp_path):
     """What the earlier build left is not trusted: a state that does not read whole, data
@@ -181,6 +181,12 @@ def test_an_earlier_build_that_does_not_match_gives_a_full_build(spoil, tmp_path
     if spoil == "state cut short":
         state = earlier / "zonedata.state"
         state.write_bytes(state.read_bytes()[:-7])
+    elif spoil == "names miscounted":  # so many that their size wraps around 64 bits
+        state = earlier / "zonedata.state"
+        octets = bytearray(state.read_bytes())
+        count = int.from_bytes(octets[48:56], "little")  # struct state_head's nnames
+        octets[48:56] = (count + (1 << 59)).to_bytes(8, "little")
+        state.write_bytes(bytes(octets))
     elif spoil == "data not the state's":
         data = earlier / "zonedata.bin"
         octets = bytearray(data.read_bytes())
