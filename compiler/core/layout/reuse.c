@@ -34,6 +34,8 @@ struct state_head {
 	uint64_t global, seed, blob_size, table_digest;
 	uint32_t ngroups, groups_off;
 	uint64_t nnames;
+	uint64_t content;  /* the groups' and names' entries, digested in turn (a state cut or
+			    * changed on its way is not read) */
 };
 
 struct state_group {
@@ -123,6 +125,13 @@ static int load_before(void)
 		return 0;
 	before.groups = (const void *)(h + 1);
 	before.names = (const void *)(before.groups + h->ngroups);
+	uint64_t content = 0;
+	for (uint32_t g = 0; g < h->ngroups; g++)
+		content = hash_octets(&before.groups[g], sizeof *before.groups, content);
+	for (uint64_t i = 0; i < h->nnames; i++)
+		content = hash_octets(&before.names[i], sizeof *before.names, content);
+	if (content != h->content)
+		return 0;
 	for (uint32_t g = 0; g < h->ngroups; g++)  /* every region it names lies in the blob */
 		if ((uint64_t)before.groups[g].at + before.groups[g].size > before.blob_len)
 			return 0;
@@ -289,17 +298,22 @@ void write_state(const char *blob_path, uint32_t groups_off, uint64_t seed)
 	FILE *f = fopen(new_state, "wb");
 	if (!f)
 		fail("cannot create %s", new_state);
-	put_file(f, &h, sizeof h, new_state);
+	put_file(f, &h, sizeof h, new_state);  /* again at the end, with the content's digest */
 	for (uint32_t g = 0; g < ngroups; g++) {
 		struct state_group sg = {.keys = group_keys[g], .at = layout_at[g],
 					 .size = layout_size[g], .nanswers = layout_answers[g]};
+		h.content = hash_octets(&sg, sizeof sg, h.content);
 		put_file(f, &sg, sizeof sg, new_state);
 	}
 	for (size_t i = 0; i < name_states.n; i++) {
 		struct name_state st = name_states.v[i];
 		st.name = 0;  /* this build's number for it: nothing to the next */
+		h.content = hash_octets(&st, sizeof st, h.content);
 		put_file(f, &st, sizeof st, new_state);
 	}
+	if (fseek(f, 0, SEEK_SET) != 0)
+		fail("cannot write %s", new_state);
+	put_file(f, &h, sizeof h, new_state);
 	if (fclose(f) != 0)
 		fail("cannot write %s", new_state);
 }

@@ -170,11 +170,12 @@ def small_set(tmp_path: Path):
     return config, first, lines
 
 
-@pytest.mark.parametrize("spoil", ["state cut short", "names miscounted", "data not the state's",
-                                   "settings changed", "another set"])
+@pytest.mark.parametrize("spoil", ["state cut short", "names miscounted", "state changed",
+                                   "data not the state's", "settings changed", "another set"])
 def test_an_earlier_build_that_does_not_match_gives_a_full_build(spoil, tmp_path):
-    """What the earlier build left is not trusted: a state that does not read whole, data
-    that is not the one the state describes, other settings, other zones: a full build."""
+    """What the earlier build left is not trusted: a state that does not read whole or was
+    changed, data that is not the one the state describes, other settings, other zones: a
+    full build."""
     config, first, lines = small_set(tmp_path)
     assert build_over(config, tmp_path, "earlier") is not None
     earlier = tmp_path / "earlier"
@@ -186,6 +187,11 @@ def test_an_earlier_build_that_does_not_match_gives_a_full_build(spoil, tmp_path
         octets = bytearray(state.read_bytes())
         count = int.from_bytes(octets[48:56], "little")  # struct state_head's nnames
         octets[48:56] = (count + (1 << 59)).to_bytes(8, "little")
+        state.write_bytes(bytes(octets))
+    elif spoil == "state changed":  # a name's digest, as a bad disk would
+        state = earlier / "zonedata.state"
+        octets = bytearray(state.read_bytes())
+        octets[-16] ^= 1
         state.write_bytes(bytes(octets))
     elif spoil == "data not the state's":
         data = earlier / "zonedata.bin"
