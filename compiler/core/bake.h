@@ -796,6 +796,8 @@ uint8_t *reuse_plan(const struct phash *ph, const uint8_t *keys, const uint32_t 
 uint32_t reused_region(uint32_t g, const uint8_t **octets, uint32_t *nanswers);
 /* ...and where it lies in the earlier blob's file, to copy it from there: 0 when it can't. */
 int reused_file(uint32_t g, int *fd, int64_t *at);
+/* A copied region, now at DEST: the zones' new serials written in (only a serial changed). */
+void reuse_patch(uint32_t g, uint8_t *dest);
 void reuse_layout(const uint32_t *at, const uint32_t *size, const uint32_t *nanswers);
 void write_state(const char *blob_path, uint32_t groups_off, uint64_t seed);
 

@@ -523,26 +523,28 @@ static void write_region(struct out *o, uint32_t g, const struct region *r, cons
 }
 
 /* An earlier build's region into the file: by the kernel, page cache to page cache, where
- * it can (no page of either file faulted in here); through the mapping where not. */
+ * it can (no page of either file faulted in here); through the mapping where not. Then the
+ * zones' new serials into it, where only a serial changed (reuse.c). */
 static void copy_reused(struct out *o, uint32_t g, const uint8_t *octets, uint32_t size)
 {
+	uint8_t *dest = o->map + o->at;  /* a shared mapping of the file the kernel writes */
 	int from;
 	int64_t earlier;
+	size_t left = size;
 	if (!o->in_memory && reused_file(g, &from, &earlier)) {
 		loff_t at = earlier, to = o->at;
-		size_t left = size;
 		while (left) {
 			ssize_t n = copy_file_range(from, &at, o->fd, &to, left, 0);
 			if (n <= 0)
 				break;
 			left -= n;
 		}
-		if (!left) {
-			o->at += size;
-			return;
-		}
 	}
-	put(o, octets, size);
+	if (left)
+		put(o, octets, size);
+	else
+		pad_to(o, o->at + size);  /* the kernel wrote them */
+	reuse_patch(g, dest);
 }
 
 /* ---- the whole ---- */

@@ -8,12 +8,16 @@
  * beside the data): a digest of everything but the records that decides the output (the
  * manifest's lines, the core's identity, each zone's types), the perfect hash's seed, per
  * group the digest of its keys, where its region lay, its size and how many answers it
- * holds, and per name its state (changes.c). A group is reused when the seed and the digest
- * are the same, its keys are the same (so are its slots: phash.c places a group from its
- * keys alone), no name of it is reached by a change (changes.c), and no alias of it names a
- * target in a group whose slots moved (struct zb_answer_alias names the target's node).
+ * holds, per name its state (changes.c), and per zone its SOA's numbers. A group is reused
+ * when the seed and the digest are the same, its keys are the same (so are its slots:
+ * phash.c places a group from its keys alone), no name of it is reached by a change
+ * (changes.c), and no alias of it names a target in a group whose slots moved (struct
+ * zb_answer_alias names the target's node).
+ * A zone's SOA serial is not in its apex's state (changes.c): where it alone changed, each
+ * copied region gets the new serial written over the old in the SOA records its answers
+ * hold (RFC 1035 §3.3.13: the serial is the rdata's first number after the two names).
  * Anything else builds in full: a signed zone (its chain orders every name), a DNAME or an
- * apex changed, a state or a blob that do not match.
+ * apex otherwise changed, a state or a blob that do not match.
  */
 #define _GNU_SOURCE  /* loff_t */
 #include <fcntl.h>
@@ -34,8 +38,22 @@ struct state_head {
 	uint64_t global, seed, blob_size, table_digest;
 	uint32_t ngroups, groups_off;
 	uint64_t nnames;
-	uint64_t content;  /* the groups' and names' entries, digested in turn (a state cut or
-			    * changed on its way is not read) */
+	uint64_t content;  /* the groups', names' and zones' entries, digested in turn (a state
+			    * cut or changed on its way is not read) */
+	uint64_t nzones;
+};
+
+/* A zone's SOA: its serial and the four numbers after it, as the answers hold them. */
+struct state_zone {
+	uint64_t origin;      /* key_hash of its origin */
+	uint8_t numbers[20];  /* serial, refresh, retry, expire, minimum; zeros: no SOA */
+	uint32_t spare;
+};
+
+/* A new serial of a zone, written over the old where a copied region holds its SOA. */
+struct serial_patch {
+	uint8_t old[20];      /* the SOA's numbers in the earlier build */
+	uint8_t serial[4];    /* this build's serial */
 };
 
 struct state_group {
@@ -53,6 +71,7 @@ static struct {
 	const struct state_head *head;
 	const struct state_group *groups;
 	const struct name_state *names;  /* theirs have no `name` */
+	const struct state_zone *zones;
 	size_t state_len, blob_len;
 	const uint8_t *blob;
 	int blob_fd;
@@ -118,18 +137,23 @@ static int load_before(void)
 	    memcmp(h->magic, STATE_MAGIC, 8) != 0 || h->global != global ||
 	    h->nnames > before.state_len / sizeof(struct name_state) ||
 	    h->blob_size != before.blob_len ||
+	    h->nzones > before.state_len / sizeof(struct state_zone) ||
 	    before.state_len != sizeof *h + h->ngroups * sizeof(struct state_group) +
-				h->nnames * sizeof(struct name_state) ||
+				h->nnames * sizeof(struct name_state) +
+				h->nzones * sizeof(struct state_zone) ||
 	    h->groups_off + (uint64_t)h->ngroups * sizeof(struct zb_group) > before.blob_len ||
 	    table_digest(before.blob, h->groups_off, h->ngroups) != h->table_digest)
 		return 0;
 	before.groups = (const void *)(h + 1);
 	before.names = (const void *)(before.groups + h->ngroups);
+	before.zones = (const void *)(before.names + h->nnames);
 	uint64_t content = 0;
 	for (uint32_t g = 0; g < h->ngroups; g++)
 		content = hash_octets(&before.groups[g], sizeof *before.groups, content);
 	for (uint64_t i = 0; i < h->nnames; i++)
 		content = hash_octets(&before.names[i], sizeof *before.names, content);
+	for (uint64_t z = 0; z < h->nzones; z++)
+		content = hash_octets(&before.zones[z], sizeof *before.zones, content);
 	if (content != h->content)
 		return 0;
 	for (uint32_t g = 0; g < h->ngroups; g++)  /* every region it names lies in the blob */
@@ -138,12 +162,32 @@ static int load_before(void)
 	return 1;
 }
 
+/* This build's zones' entries, taken before the records are let go (after the answers). */
+static struct state_zone *zone_entries;
+
+static struct state_zone this_zone(uint32_t z)
+{
+	struct state_zone sz = {0};
+	uint8_t key[256];
+	sz.origin = key_hash(key, name_key(zones.v[z].origin, key));
+	if (zones.v[z].soa != NONE) {
+		const struct rdata *rd = &rdatas.v[rrsets.v[zones.v[z].soa].first];
+		if (rd->raw_len == sizeof sz.numbers)
+			memcpy(sz.numbers, rdata_raw.v + rd->raw, sizeof sz.numbers);
+	}
+	return sz;
+}
+
 int reuse_prepare(int *possible)
 {
 	*possible = 0;
 	if (!new_state)
 		return 0;
 	int unique = compute_name_states();
+	free(zone_entries);
+	zone_entries = xmalloc((zones.n ? zones.n : 1) * sizeof *zone_entries);
+	for (uint32_t z = 0; z < zones.n; z++)
+		zone_entries[z] = this_zone(z);
 	for (uint32_t z = 0; z < zones.n; z++) {
 		struct zone *zone = &zones.v[z];
 		uint32_t settings[3] = {z, zone->unused_qtype, chain_kind(z) || zone->sign};
@@ -181,6 +225,122 @@ void reuse_group_digests(const struct phash *ph, const uint8_t *keys, const uint
 		group_keys[g] = keys_digest(ph, g, keys, key_off);
 }
 
+static VEC(struct serial_patch) patches;
+
+/* The zones whose serial alone changed at their apex (their names' states leave it out):
+ * their new serial, to patch in. 0 when one cannot be patched safely: the old numbers must
+ * be one zone's only, or a body holding another zone's alike would be patched too. */
+static int plan_serials(void)
+{
+	patches.n = 0;
+	for (uint32_t z = 0; z < zones.n; z++) {
+		struct state_zone now = zone_entries[z];
+		const struct state_zone *was = NULL;
+		for (uint64_t k = 0; k < before.head->nzones; k++)
+			if (before.zones[k].origin == now.origin)
+				was = &before.zones[k];
+		if (!was || !memcmp(was->numbers, now.numbers, 4))
+			continue;
+		if (memcmp(was->numbers + 4, now.numbers + 4, 16) != 0)
+			return 0;  /* the apex's state would have changed: not here */
+		for (uint64_t k = 0; k < before.head->nzones; k++)
+			if (&before.zones[k] != was &&
+			    !memcmp(before.zones[k].numbers, was->numbers, sizeof was->numbers))
+				return 0;
+		struct serial_patch p;
+		memcpy(p.old, was->numbers, sizeof p.old);
+		memcpy(p.serial, now.numbers, sizeof p.serial);
+		PUSH(patches, p);
+	}
+	return 1;
+}
+
+/* ---- a new serial into a copied region (unsigned zones: one node a slot, no twin) ---- */
+
+/* The offset past a name in wire form (labels, or a pointer, which is not followed), or 0
+ * when it runs past `end`. */
+static size_t past_name(const uint8_t *b, size_t at, size_t end)
+{
+	while (at < end) {
+		uint8_t c = b[at];
+		if (c == 0)
+			return at + 1;
+		if ((c & 0xC0) == 0xC0)
+			return at + 2 <= end ? at + 2 : 0;
+		if (c & 0xC0)
+			return 0;
+		at += 1 + (size_t)c;
+	}
+	return 0;
+}
+
+struct region_patch {
+	uint64_t from, to;  /* the region in the earlier blob */
+	uint8_t *dest;      /* where it lies now */
+};
+
+/* Each SOA among an answer's records whose numbers a patch names gets the new serial. */
+static void patch_answer(const struct region_patch *rp, uint64_t answer)
+{
+	if (answer < rp->from || answer + sizeof(struct zb_answer) > rp->to)
+		return;
+	const struct zb_answer *a = (const void *)(before.blob + answer);
+	int64_t body = (int64_t)answer + a->body_off;
+	if (body < (int64_t)rp->from || (uint64_t)body + a->body_len > rp->to)
+		return;
+	const uint8_t *b = before.blob + body;
+	unsigned records = (a->header[4] << 8 | a->header[5]) + (a->header[6] << 8 | a->header[7]) +
+			   (a->header[8] << 8 | a->header[9]);
+	size_t at = 0, len = a->body_len;
+	for (unsigned k = 0; k < records; k++) {
+		at = past_name(b, at, len);
+		if (!at || at + 10 > len)
+			return;
+		uint16_t type = b[at] << 8 | b[at + 1], rdlen = b[at + 8] << 8 | b[at + 9];
+		size_t rdata = at + 10, end = rdata + rdlen;
+		if (end > len)
+			return;
+		size_t numbers = type == T_SOA ? past_name(b, rdata, end) : 0;
+		numbers = numbers ? past_name(b, numbers, end) : 0;
+		for (size_t p = 0; numbers && numbers + 20 == end && p < patches.n; p++)
+			if (!memcmp(b + numbers, patches.v[p].old, 20))
+				memcpy(rp->dest + (body - rp->from) + numbers, patches.v[p].serial, 4);
+		at = end;
+	}
+}
+
+static void patch_node(const struct region_patch *rp, uint64_t at, int miss_node)
+{
+	if (at < rp->from || at + sizeof(struct zb_node) > rp->to)
+		return;
+	const struct zb_node *n = (const void *)(before.blob + at);
+	if (!n->default_answer)
+		return;  /* an empty slot */
+	patch_answer(rp, at + n->default_answer);
+	for (uint32_t t = 0; t < n->ntypes; t++) {
+		uint64_t entry = at + n->types_off + (uint64_t)t * sizeof(struct zb_type_entry);
+		if (entry + sizeof(struct zb_type_entry) > rp->to)
+			return;
+		patch_answer(rp, entry + ((const struct zb_type_entry *)(before.blob + entry))->answer);
+	}
+	if (n->miss && n->miss_kind == ZB_MISS_ANSWER)
+		patch_answer(rp, at + n->miss);
+	else if (n->miss && n->miss_kind == ZB_MISS_NODE && !miss_node)
+		patch_node(rp, at + n->miss, 1);
+}
+
+void reuse_patch(uint32_t g, uint8_t *dest)
+{
+	if (!patches.n)
+		return;
+	const struct zb_group *e = (const void *)(before.blob + before.head->groups_off +
+						   (size_t)g * sizeof *e);
+	struct region_patch rp = {before.groups[g].at,
+				  (uint64_t)before.groups[g].at + before.groups[g].size, dest};
+	for (uint32_t s = 0; s < e->nslots; s++)
+		patch_node(&rp, e->nodes_off + (uint64_t)s * sizeof(struct zb_node), 0);
+}
+
 static int aliases(name_t owner, name_t target)
 {
 	for (uint32_t z = 0; z < zones.n; z++) {
@@ -199,7 +359,7 @@ uint8_t *reuse_plan(const struct phash *ph, const uint8_t *keys, const uint32_t 
 	reuse_group_digests(ph, keys, key_off);
 	*reached_names = 0;
 	*groups_reused = 0;
-	if (ph->seed != before.head->seed)
+	if (ph->seed != before.head->seed || !plan_serials())
 		return NULL;
 	uint8_t *reached = changes_reach(before.names,
 					 before.head->nnames, reached_names);
@@ -246,6 +406,7 @@ uint8_t *reuse_plan(const struct phash *ph, const uint8_t *keys, const uint32_t 
 	}
 	for (uint32_t g = 0; g < ngroups; g++)
 		*groups_reused += reused[g];
+
 	free(group_of);
 	free(moved);
 	free(reached);
@@ -311,6 +472,11 @@ void write_state(const char *blob_path, uint32_t groups_off, uint64_t seed)
 		h.content = hash_octets(&st, sizeof st, h.content);
 		put_file(f, &st, sizeof st, new_state);
 	}
+	h.nzones = zones.n;
+	for (uint32_t z = 0; z < zones.n; z++) {
+		h.content = hash_octets(&zone_entries[z], sizeof *zone_entries, h.content);
+		put_file(f, &zone_entries[z], sizeof *zone_entries, new_state);
+	}
 	if (fseek(f, 0, SEEK_SET) != 0)
 		fail("cannot write %s", new_state);
 	put_file(f, &h, sizeof h, new_state);
@@ -330,6 +496,9 @@ void reuse_reset(void)
 	before.blob_fd = -1;
 	free(group_keys);
 	free(reused);
+	VEC_FREE(patches);
+	free(zone_entries);
+	zone_entries = NULL;
 	group_keys = NULL;
 	reused = NULL;
 	new_state = old_state = old_blob = NULL;

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from randomsets import zone_set
+from zonebake.config import ServerDefaults, ZoneSetConfig, ZoneSource, parse_origin
 from zonebake.core import run as core
 from zonebake.errors import CompileError
 
@@ -71,7 +72,9 @@ def change(rng: random.Random, lines: list[str], kind: str | None = None,
         "wildcard added": [line, f"*.f{host} A 198.18.1.4"],
         "mail target added": [line, f"f{host} MX 5 f{(host + 10) % FILLERS}"],
     }
-    kind = kind or rng.choice(sorted(kinds) + ["random set's line"])
+    kind = kind or rng.choice(sorted(kinds) + ["random set's line", "serial bumped"])
+    if kind == "serial bumped":  # as every edit of a zone kept by hand does
+        return kind, [bump(x) for x in lines]
     if kind == "random set's line":  # a line of the random set's own: any role
         own = [k for k, x in enumerate(lines) if not x.startswith(("$", "@ SOA", "f", "w", "m",
                                                                    "d", "ns.d"))]
@@ -84,6 +87,21 @@ def change(rng: random.Random, lines: list[str], kind: str | None = None,
     if kind == "cut removed":  # its glue stays: a name of the zone now
         changed.remove(cut)
     return kind, changed
+
+
+def bump(line: str) -> str:
+    """The line with its SOA's serial one more."""
+    if not line.startswith("@ SOA "):
+        return line
+    fields = line.split()
+    fields[4] = str(int(fields[4]) + 1)
+    return " ".join(fields)
+
+
+def own_serial(lines: list[str]) -> list[str]:
+    """The zone's SOA with a serial no other zone of a random set has (they all start at 1):
+    a new serial is patched in only where no other zone's SOA could be taken for it."""
+    return [line.replace(" hostmaster 1 ", " hostmaster 41 ") for line in lines]
 
 
 def bake(config, data: Path, state: core.State) -> tuple | None:
@@ -143,7 +161,8 @@ def test_a_build_over_an_earlier_one_writes_what_a_full_build_writes(tmp_path):
 
 
 @pytest.mark.parametrize("kind", ["wildcard added", "glue added", "glue address added",
-                                  "cut removed", "name removed", "name added", "alias added"])
+                                  "cut removed", "name removed", "name added", "alias added",
+                                  "serial bumped"])
 def test_each_way_a_change_reaches_other_names(kind, tmp_path):
     """The changes whose reach goes past their own name, at a host with every filler that
     reads it: an alias of a name below it (a wildcard matches it), a delegation next to it
@@ -151,7 +170,7 @@ def test_each_way_a_change_reaches_other_names(kind, tmp_path):
     rng = random.Random(kind)
     config = zone_set(1, tmp_path)  # a set the core compiles
     first = config.zones[0].path
-    lines = first.read_text().splitlines() + filler(rng)
+    lines = own_serial(first.read_text().splitlines()) + filler(rng)
     first.write_text("\n".join(lines) + "\n")
     assert build_over(config, tmp_path, "earlier") is not None
     first.write_text("\n".join(change(rng, lines, kind, host=HOST)[1]) + "\n")
@@ -165,7 +184,7 @@ def small_set(tmp_path: Path):
     """Set 1 (one the core compiles) with the fillers: its config, first file and lines."""
     config = zone_set(1, tmp_path)
     first = config.zones[0].path
-    lines = first.read_text().splitlines() + filler(random.Random(0))
+    lines = own_serial(first.read_text().splitlines()) + filler(random.Random(0))
     first.write_text("\n".join(lines) + "\n")
     return config, first, lines
 
@@ -210,3 +229,40 @@ def test_an_earlier_build_that_does_not_match_gives_a_full_build(spoil, tmp_path
     over = build_over(config, tmp_path, "over", earlier=earlier)
     assert over[0] == full[0]
     assert over[1] == []  # nothing reused: a full build
+
+
+def test_a_new_serial_is_patched_into_the_copied_regions(tmp_path):
+    """A serial bumped with a record changed, as an operator edits a zone: the regions the
+    record does not reach are copied, their SOAs (every negative answer's) with the new
+    serial; and where another zone of the set has the same SOA numbers, a body may hold
+    either's, so nothing is patched: a full build."""
+    config, first, lines = small_set(tmp_path)
+    # Names below a wildcard's parent get its answers (a CNAME's, to a type its target lacks,
+    # holds the SOA) from a node of answers in the parent's region (layout.c).
+    lines += [f"*.wild{i} CNAME f{i * 10}" for i in range(40)]
+    first.write_text("\n".join(lines) + "\n")
+    assert build_over(config, tmp_path, "earlier") is not None
+    changed = change(random.Random(0), lines, "address changed", host=HOST)[1]
+    first.write_text("\n".join(bump(line) for line in changed) + "\n")
+    full = build_over(config, tmp_path, "full")
+    over = build_over(config, tmp_path, "over", earlier=tmp_path / "earlier")
+    assert over[0] == full[0] and over[1][0] > 0
+
+    twins = tmp_path / "twins"
+    twins.mkdir()
+    soa = "@ SOA ns1 hostmaster 7 7200 900 1209600 300\n@ NS ns1\nns1 A 192.0.2.1\n"
+    a, b = twins / "a.zone", twins / "b.zone"
+    a.write_text(soa + "".join(f"h{i} A 192.0.2.{i % 250 + 1}\n" for i in range(1500)))
+    b.write_text(soa + "nx CNAME nothing.a.test.\n")  # b's answers hold a's SOA too
+    config = ZoneSetConfig((ZoneSource(parse_origin("a.test.", "t"), a, "a.zone"),
+                            ZoneSource(parse_origin("b.test.", "t"), b, "b.zone")),
+                           ServerDefaults())
+    assert build_over(config, twins, "earlier") is not None
+    a.write_text(bump_serial(a.read_text()))
+    full = build_over(config, twins, "full")
+    over = build_over(config, twins, "over", earlier=twins / "earlier")
+    assert over[0] == full[0] and not any(over[1])  # nothing reused
+
+
+def bump_serial(text: str) -> str:
+    return text.replace("hostmaster 7 ", "hostmaster 8 ", 1)
