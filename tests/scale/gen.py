@@ -11,7 +11,8 @@
   served in the same set.
 
 And `change_zone`: the zone's text with one change of a kind (an address, a longer TXT, a
-name added or removed, a delegation added), for the report's change loop.
+name added or removed, a delegation added, the SOA's serial bumped), for the report's change
+loop.
 """
 
 from __future__ import annotations
@@ -22,13 +23,16 @@ from pathlib import Path
 ORIGIN = "scale.example."
 
 
+SOA = "@ SOA ns1 hostmaster 2026112101 7200 900 1209600 300"
+
+
 def zone_lines(names: int):
     """Yield the zone's lines. Per 10 sites: 7 sites with two A, AAAA, MX, two TXT and a www
     CNAME (2 names, 7 records), 3 delegations with two glued name servers (3 names, 6
     records): 2.9 records per name."""
     yield f"$ORIGIN {ORIGIN}"
     yield "$TTL 3600"
-    yield "@ SOA ns1 hostmaster 2026112101 7200 900 1209600 300"
+    yield SOA
     yield "@ NS ns1"
     yield "@ NS ns2"
     yield "@ MX 10 mx1"
@@ -85,6 +89,9 @@ def changes(i: int) -> dict[str, tuple[str, list[str]]]:
         # A delegation needs its NS and, below the cut, the glue that makes it reachable.
         "delegation added": (www, [www, f"newdom{i} NS ns1.newdom{i}",
                                    f"ns1.newdom{i} A 198.19.{b}.{c}"]),
+        # What every edit of a zone kept by hand comes with: the answers holding the SOA
+        # (every negative one) change with it.
+        "serial bumped": (SOA, [SOA.replace(" 2026112101 ", " 2026112102 ")]),
     }
 
 

@@ -27,7 +27,8 @@ machine:
   against the plain build;
 - the change loop (change-loop; issue 40): a full build of the zone, then for each
   one-record change (an address, a longer TXT, a name added, a name removed, a delegation
-  added: tests/scale/gen.py's change_zone) a rebuild over a copy of the full build's output,
+  added, the SOA's serial bumped: tests/scale/gen.py's change_zone) a rebuild over a copy
+  of the full build's output,
   its time against the full build's, the server's binary delta (`zstd --patch-from -19
   --long`), whether it wrote the bytes a full build of the changed zone writes, exec to first
   answer cold and warm, and Knot's load of the changed zone; against the issue's targets.
