@@ -15,11 +15,13 @@
 
 #include "query/wire.h"
 
-static void print_question(const struct zb_question *q)
+/* NLABELS: given, as the caller knows them. zb_label_offsets reads a well-formed name only,
+ * which a guess that does not hold need not be: it walked past the name's copy (on the
+ * stack) until a zero or a fault. */
+static void print_question(const struct zb_question *q, unsigned nlabels)
 {
-	uint8_t label_off[ZB_MAX_LABELS + 1];
-	printf("%u %u %u %u %u %" PRIu64 " ", q->name_len, zb_label_offsets(q->lower, label_off),
-	       q->qtype, q->qclass, q->end, q->hash);
+	printf("%u %u %u %u %u %" PRIu64 " ", q->name_len, nlabels, q->qtype, q->qclass, q->end,
+	       q->hash);
 	for (unsigned i = 0; i < q->name_len; i++)
 		printf("%02x", q->lower[i]);
 }
@@ -46,8 +48,9 @@ int main(int argc, char **argv)
 					printf("%s-", arcount ? " | " : "");
 					continue;
 				}
-				printf("%s%d ", arcount ? " | " : "", zb_guess_holds(&q));
-				print_question(&q);
+				int holds = zb_guess_holds(&q);
+				printf("%s%d ", arcount ? " | " : "", holds);
+				print_question(&q, holds ? q.nlabels : 0);
 				printf(" %zu", tail);
 			}
 			printf("\n");
@@ -57,7 +60,8 @@ int main(int argc, char **argv)
 			printf("-1\n");
 			continue;
 		}
-		print_question(&q);
+		uint8_t label_off[ZB_MAX_LABELS + 1];
+		print_question(&q, zb_label_offsets(q.lower, label_off));
 		printf("\n");
 	}
 	return 0;
