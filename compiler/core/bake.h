@@ -571,6 +571,34 @@ static inline size_t body_trailer(const struct body *b)
 	return 2u * b->nfixups + (b->proof_keys ? 4u + (size_t)KEY_LEN * b->proof_keys : 0);
 }
 
+/* A body's octets are records (RFC 1035 §4.1.3), their names compressed against a question
+ * that is not there: a name ends at the root label or at a pointer, which is not followed.
+ * The offset past the name at `at`, and past the record there, in `len` octets; 0 where
+ * none ends there. */
+static inline size_t body_name_end(const uint8_t *d, size_t len, size_t at)
+{
+	while (at < len) {
+		uint8_t label = d[at];
+		if (label == 0)
+			return at + 1;
+		if ((label & 0xC0) == 0xC0)
+			return at + 2 <= len ? at + 2 : 0;
+		if (label & 0xC0)
+			return 0;
+		at += 1u + label;
+	}
+	return 0;
+}
+
+static inline size_t body_record_end(const uint8_t *d, size_t len, size_t at)
+{
+	at = body_name_end(d, len, at);
+	if (!at || at + 10 > len)  /* TYPE, CLASS, TTL, RDLENGTH */
+		return 0;
+	size_t end = at + 10 + ((size_t)d[at + 8] << 8 | d[at + 9]);
+	return end <= len ? end : 0;
+}
+
 #define MAX_ARENAS 32
 #define NO_ARENA 0xFF  /* a body staged, not yet interned */
 extern const bytes_t *arenas[MAX_ARENAS];
@@ -658,14 +686,13 @@ static inline int body_is_alias(const struct body *b)
 
 /* ---- changes.c ---- */
 
-uint64_t mix64(uint64_t x);
-uint64_t hash_octets(const void *data, size_t n, uint64_t seed);
-uint64_t key_hash(const uint8_t *key, size_t len);  /* a lowercased wire-format name's */
+uint64_t mix64(uint64_t x);  /* digests are zb_hash's (runtime/hash.h), mixed with this */
+#define KEY_SEED 0x6b6579     /* zb_hash's seed for a lowercased wire-format name */
 
 /* A name's state, for the next build over this one (layout/reuse.c writes them). */
 enum { STATE_CUT = 1, STATE_DNAME = 2, STATE_ORIGIN = 4, STATE_WILDCARD = 8, STATE_EXISTS = 16 };
 struct name_state {
-	uint64_t key, parent;  /* key_hash of its key, and of its parent's (0: the root) */
+	uint64_t key, parent;  /* a digest of its key, and of its parent's (0: the root) */
 	uint64_t digest;       /* of its records in every zone, in file order, and its spelling */
 	uint32_t flags;        /* STATE_* */
 	name_t name;           /* this build's */
@@ -785,9 +812,9 @@ void write_layout(const char *path, const struct phash *ph, const uint8_t *keys)
 void reuse_files(const char *state_out, const char *state_in, const char *blob_in);
 int reuse_wanted(void);
 void reuse_decides(const void *data, size_t len);  /* what but the records decides the output */
-/* After the checks: this build's name states; *possible when an earlier build can be built
- * over. 0 when no state is wanted. */
-int reuse_prepare(int *possible);
+/* After the checks, when a state is wanted: this build's name states; 1 when an earlier
+ * build can be built over. */
+int reuse_prepare(void);
 void reuse_group_digests(const struct phash *ph, const uint8_t *keys, const uint32_t *key_off);
 /* The nodes whose answers to make (NULL: all), once the perfect hash is made. */
 uint8_t *reuse_plan(const struct phash *ph, const uint8_t *keys, const uint32_t *key_off,

@@ -163,12 +163,12 @@ int compile_set(const struct compile_options *o, struct chaos *chaos, size_t nch
 	/* The perfect hash needs only the names: it is made beside the names' states when the
 	 * build keeps them (a build over this one needs both before the answers), else beside
 	 * the merge, which has one thread: so that both cores work. */
-	int over_earlier;
+	int keeps_state = reuse_wanted(), over_earlier = 0;
 	struct beside hasher;
 	memset(c, 0, sizeof *c);
-	if (reuse_wanted())
+	if (keeps_state) {
 		start_beside(&hasher, hash_names, c);
-	if (reuse_prepare(&over_earlier)) {
+		over_earlier = reuse_prepare();
 		phase("states", name_states.n, "names");
 		join_beside(&hasher);
 		phase("perfect hash", nodes.n, "names");
@@ -179,14 +179,14 @@ int compile_set(const struct compile_options *o, struct chaos *chaos, size_t nch
 	print_diagnostics();  /* the warnings, and any answer too large for a message */
 	if (diagnostics_errors() > 0)
 		return EXIT_ERRORS;
-	if (!reuse_wanted())
+	if (keeps_state) {
+		merge_answers();
+		reuse_group_digests(&c->ph, c->keys.v, c->key_off);
+	} else {
 		start_beside(&hasher, hash_names, c);
-	merge_answers();
-	if (!reuse_wanted()) {
+		merge_answers();
 		join_beside(&hasher);
 		phase("perfect hash", nodes.n, "names");
-	} else {
-		reuse_group_digests(&c->ph, c->keys.v, c->key_off);
 	}
 	plan_layout(&c->ph, c->key_off, chaos, nchaos, &c->info);
 	return 0;

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "bake.h"
+#include "hash.h"
 #include "zonedata.h"
 
 #define STATE_MAGIC "zbstate1"
@@ -45,7 +46,7 @@ struct state_head {
 
 /* A zone's SOA: its serial and the four numbers after it, as the answers hold them. */
 struct state_zone {
-	uint64_t origin;      /* key_hash of its origin */
+	uint64_t origin;      /* zb_hash of its origin's key (KEY_SEED) */
 	uint8_t numbers[20];  /* serial, refresh, retry, expire, minimum; zeros: no SOA */
 	uint32_t spare;
 };
@@ -97,7 +98,7 @@ int reuse_wanted(void)
 
 void reuse_decides(const void *data, size_t len)
 {
-	global = mix64(global ^ hash_octets(data, len, global));
+	global = zb_hash(data, len, global);
 }
 
 static const void *map_file(const char *path, size_t *len, int *keep_fd)
@@ -121,7 +122,7 @@ static const void *map_file(const char *path, size_t *len, int *keep_fd)
 
 static uint64_t table_digest(const uint8_t *blob, uint32_t groups_off, uint32_t n)
 {
-	return hash_octets(blob + groups_off, (size_t)n * sizeof(struct zb_group), 0x7461626c65);
+	return zb_hash(blob + groups_off, (size_t)n * sizeof(struct zb_group), 0x7461626c65);
 }
 
 /* The earlier build's state and blob, when they match each other and this build's
@@ -149,11 +150,11 @@ static int load_before(void)
 	before.zones = (const void *)(before.names + h->nnames);
 	uint64_t content = 0;
 	for (uint32_t g = 0; g < h->ngroups; g++)
-		content = hash_octets(&before.groups[g], sizeof *before.groups, content);
+		content = zb_hash((const uint8_t *)&before.groups[g], sizeof *before.groups, content);
 	for (uint64_t i = 0; i < h->nnames; i++)
-		content = hash_octets(&before.names[i], sizeof *before.names, content);
+		content = zb_hash((const uint8_t *)&before.names[i], sizeof *before.names, content);
 	for (uint64_t z = 0; z < h->nzones; z++)
-		content = hash_octets(&before.zones[z], sizeof *before.zones, content);
+		content = zb_hash((const uint8_t *)&before.zones[z], sizeof *before.zones, content);
 	if (content != h->content)
 		return 0;
 	for (uint32_t g = 0; g < h->ngroups; g++)  /* every region it names lies in the blob */
@@ -169,7 +170,7 @@ static struct state_zone this_zone(uint32_t z)
 {
 	struct state_zone sz = {0};
 	uint8_t key[256];
-	sz.origin = key_hash(key, name_key(zones.v[z].origin, key));
+	sz.origin = zb_hash(key, name_key(zones.v[z].origin, key), KEY_SEED);
 	if (zones.v[z].soa != NONE) {
 		const struct rdata *rd = &rdatas.v[rrsets.v[zones.v[z].soa].first];
 		if (rd->raw_len == sizeof sz.numbers)
@@ -178,17 +179,13 @@ static struct state_zone this_zone(uint32_t z)
 	return sz;
 }
 
-int reuse_prepare(int *possible)
+int reuse_prepare(void)
 {
-	*possible = 0;
-	if (!new_state)
-		return 0;
 	int unique = compute_name_states();
 	free(zone_entries);
 	zone_entries = xmalloc((zones.n ? zones.n : 1) * sizeof *zone_entries);
-	for (uint32_t z = 0; z < zones.n; z++)
-		zone_entries[z] = this_zone(z);
 	for (uint32_t z = 0; z < zones.n; z++) {
+		zone_entries[z] = this_zone(z);
 		struct zone *zone = &zones.v[z];
 		uint32_t settings[3] = {z, zone->unused_qtype, chain_kind(z) || zone->sign};
 		reuse_decides(settings, sizeof settings);
@@ -196,8 +193,7 @@ int reuse_prepare(int *possible)
 		if (chain_kind(z) || zone->sign)
 			unique = 0;  /* a signed zone: a full build */
 	}
-	*possible = unique && load_before();
-	return 1;
+	return unique && load_before();
 }
 
 static uint64_t keys_digest(const struct phash *ph, uint32_t g, const uint8_t *keys,
@@ -209,7 +205,7 @@ static uint64_t keys_digest(const struct phash *ph, uint32_t g, const uint8_t *k
 		uint32_t i = ph->slots[pg->first_slot + s];
 		if (i == NONE)
 			continue;
-		uint64_t h = key_hash(keys + key_off[i], key_off[i + 1] - key_off[i]);
+		uint64_t h = zb_hash(keys + key_off[i], key_off[i + 1] - key_off[i], KEY_SEED);
 		sum += mix64(h);
 		xor ^= h;
 	}
@@ -257,23 +253,6 @@ static int plan_serials(void)
 
 /* ---- a new serial into a copied region (unsigned zones: one node a slot, no twin) ---- */
 
-/* The offset past a name in wire form (labels, or a pointer, which is not followed), or 0
- * when it runs past `end`. */
-static size_t past_name(const uint8_t *b, size_t at, size_t end)
-{
-	while (at < end) {
-		uint8_t c = b[at];
-		if (c == 0)
-			return at + 1;
-		if ((c & 0xC0) == 0xC0)
-			return at + 2 <= end ? at + 2 : 0;
-		if (c & 0xC0)
-			return 0;
-		at += 1 + (size_t)c;
-	}
-	return 0;
-}
-
 struct region_patch {
 	uint64_t from, to;  /* the region in the earlier blob */
 	uint8_t *dest;      /* where it lies now */
@@ -289,23 +268,16 @@ static void patch_answer(const struct region_patch *rp, uint64_t answer)
 	if (body < (int64_t)rp->from || (uint64_t)body + a->body_len > rp->to)
 		return;
 	const uint8_t *b = before.blob + body;
-	unsigned records = (a->header[4] << 8 | a->header[5]) + (a->header[6] << 8 | a->header[7]) +
-			   (a->header[8] << 8 | a->header[9]);
-	size_t at = 0, len = a->body_len;
-	for (unsigned k = 0; k < records; k++) {
-		at = past_name(b, at, len);
-		if (!at || at + 10 > len)
-			return;
-		uint16_t type = b[at] << 8 | b[at + 1], rdlen = b[at + 8] << 8 | b[at + 9];
-		size_t rdata = at + 10, end = rdata + rdlen;
-		if (end > len)
-			return;
-		size_t numbers = type == T_SOA ? past_name(b, rdata, end) : 0;
-		numbers = numbers ? past_name(b, numbers, end) : 0;
+	size_t len = a->body_len;
+	for (size_t at = 0, end; (end = body_record_end(b, len, at)) != 0; at = end) {
+		size_t fixed = body_name_end(b, len, at);  /* TYPE: the record ends past it */
+		if ((b[fixed] << 8 | b[fixed + 1]) != T_SOA)
+			continue;
+		size_t numbers = body_name_end(b, end, fixed + 10);  /* MNAME, RNAME */
+		numbers = numbers ? body_name_end(b, end, numbers) : 0;
 		for (size_t p = 0; numbers && numbers + 20 == end && p < patches.n; p++)
 			if (!memcmp(b + numbers, patches.v[p].old, 20))
 				memcpy(rp->dest + (body - rp->from) + numbers, patches.v[p].serial, 4);
-		at = end;
 	}
 }
 
@@ -463,18 +435,18 @@ void write_state(const char *blob_path, uint32_t groups_off, uint64_t seed)
 	for (uint32_t g = 0; g < ngroups; g++) {
 		struct state_group sg = {.keys = group_keys[g], .at = layout_at[g],
 					 .size = layout_size[g], .nanswers = layout_answers[g]};
-		h.content = hash_octets(&sg, sizeof sg, h.content);
+		h.content = zb_hash((const uint8_t *)&sg, sizeof sg, h.content);
 		put_file(f, &sg, sizeof sg, new_state);
 	}
 	for (size_t i = 0; i < name_states.n; i++) {
 		struct name_state st = name_states.v[i];
 		st.name = 0;  /* this build's number for it: nothing to the next */
-		h.content = hash_octets(&st, sizeof st, h.content);
+		h.content = zb_hash((const uint8_t *)&st, sizeof st, h.content);
 		put_file(f, &st, sizeof st, new_state);
 	}
 	h.nzones = zones.n;
 	for (uint32_t z = 0; z < zones.n; z++) {
-		h.content = hash_octets(&zone_entries[z], sizeof *zone_entries, h.content);
+		h.content = zb_hash((const uint8_t *)&zone_entries[z], sizeof *zone_entries, h.content);
 		put_file(f, &zone_entries[z], sizeof *zone_entries, new_state);
 	}
 	if (fseek(f, 0, SEEK_SET) != 0)

@@ -29,33 +29,6 @@
 #define MAX_RUN 8
 #define MULTIPLIER 0x9E3779B97F4A7C15ull  /* odd: a run's hash is a difference of two */
 
-/* The end of the record starting at `at` in a body of `len` octets (RFC 1035 §4.1.3): its
- * owner's labels up to the root or a pointer, the fixed fields, RDLENGTH octets. 0 where
- * none ends in the body. */
-static size_t record_end(const uint8_t *d, size_t len, size_t at)
-{
-	for (;;) {
-		if (at >= len)
-			return 0;
-		uint8_t label = d[at];
-		if (label == 0) {
-			at++;
-			break;
-		}
-		if ((label & 0xC0) == 0xC0) {
-			at += 2;
-			break;
-		}
-		if (label & 0xC0)
-			return 0;
-		at += 1u + label;
-	}
-	if (at + 10 > len)
-		return 0;
-	size_t end = at + 10 + ((size_t)d[at + 8] << 8 | d[at + 9]);
-	return end <= len ? end : 0;
-}
-
 static int shareable(const struct body *b)
 {
 	/* A DNAME synthesis's body is finished at query time from the split on: it keeps its
@@ -88,7 +61,7 @@ static size_t record_starts(const uint8_t *d, size_t len, uint32_t *starts, size
 	size_t n = 0, at = 0;
 	do {
 		starts[n++] = (uint32_t)at;
-	} while (n < max && (at = record_end(d, len, at)) != 0);
+	} while (n < max && (at = body_record_end(d, len, at)) != 0);
 	return n;
 }
 

@@ -11,12 +11,14 @@
  * 3b) with its glue; a name a wildcard synthesizes reads the wildcard (RFC 4592). So a
  * change reaches its name, its ancestors, whatever names them, closed under the same rules,
  * and at a cut or a wildcard's parent everything below. DNAME (RFC 6672), a zone's apex
- * and signed zones are left to a full build (reuse.c).
+ * (but for its SOA's serial, which reuse.c writes in) and signed zones are left to a full
+ * build.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "bake.h"
+#include "hash.h"
 
 __typeof__(name_states) name_states;
 
@@ -27,25 +29,6 @@ uint64_t mix64(uint64_t x)  /* SplitMix64's finalizer: every input bit moves eve
 	x ^= x >> 27;
 	x *= 0x94d049bb133111ebull;
 	return x ^ x >> 31;
-}
-
-uint64_t hash_octets(const void *data, size_t n, uint64_t seed)
-{
-	const uint8_t *p = data;
-	uint64_t h = mix64(seed ^ n);
-	for (; n >= 8; n -= 8, p += 8) {
-		uint64_t w;
-		memcpy(&w, p, 8);
-		h = mix64(h ^ w) + 0x9e3779b97f4a7c15ull;
-	}
-	uint64_t tail = 0;
-	memcpy(&tail, p, n);
-	return mix64(h ^ tail ^ (uint64_t)n << 56);
-}
-
-uint64_t key_hash(const uint8_t *key, size_t len)
-{
-	return hash_octets(key, len, 0x6b6579);
 }
 
 /* Per name, hashed: its wire form as spelled (an answer writes names as they are spelled,
@@ -61,7 +44,7 @@ static uint64_t label_hash(name_t id, int lower)
 	for (size_t i = 0; lower && i < len; i++)
 		if (label[i] >= 'A' && label[i] <= 'Z')
 			label[i] += 'a' - 'A';
-	return hash_octets(label, len, lower ? 0x6b6579 : 0x77697265);
+	return zb_hash(label, len, lower ? KEY_SEED : 0x77697265);
 }
 
 static uint64_t memo_hash(uint64_t *memo, name_t id, int lower)
@@ -93,7 +76,7 @@ static uint64_t rrset_digest(uint32_t zone, const struct rrset *s)
 	for (uint32_t r = s->first; r != NONE; r = rdatas.v[r].next) {
 		const struct rdata *rd = &rdatas.v[r];
 		size_t from = rd->raw_len >= skip ? skip : 0;
-		h = mix64(h ^ hash_octets(rdata_raw.v + rd->raw + from, rd->raw_len - from, h));
+		h = mix64(h ^ zb_hash(rdata_raw.v + rd->raw + from, rd->raw_len - from, h));
 		h = mix64(h ^ spelling(rd->name)) + spelling(rd->name2);
 	}
 	return h;
@@ -298,7 +281,6 @@ uint8_t *changes_reach(const struct name_state *old, size_t nold, size_t *count)
 			  .walked = xcalloc(names.n ? names.n : 1, 1)};
 	r.named_by = referrers();
 	r.below = children();
-	uint8_t *changed = xcalloc(names.n ? names.n : 1, 1);
 	int whole = 0;
 	size_t i = 0, j = 0;
 	const struct name_state *now = name_states.v;
@@ -317,11 +299,10 @@ uint8_t *changes_reach(const struct name_state *old, size_t nold, size_t *count)
 		uint32_t flags = (was ? was->flags : 0) | (is ? is->flags : 0);
 		if (flags & (STATE_DNAME | STATE_ORIGIN))
 			whole = 1;  /* a DNAME's images, a zone's apex: a full build */
+		/* A name gone: its nearest ancestor here, which may be an empty non-terminal no
+		 * more. */
 		name_t at = is ? is->name : nearest_here(old, nold, was->parent);
-		if (is)
-			changed[at] = 1;
-		else
-			reach(&r, at);  /* a name gone: its ancestors may be empty non-terminals no more */
+		reach(&r, at);
 		if (is && (flags & STATE_CUT))  /* a cut made or gone: its referral's reach */
 			reach_below(&r, is->name);
 		if (flags & STATE_WILDCARD) {
@@ -330,9 +311,6 @@ uint8_t *changes_reach(const struct name_state *old, size_t nold, size_t *count)
 			reach_below(&r, parent);
 		}
 	}
-	for (name_t id = 0; id < names.n && !whole; id++)
-		if (changed[id])
-			reach(&r, id);
 	for (size_t q = 0; q < r.queue.n && !whole; q++) {
 		name_t id = r.queue.v[q];
 		if (!(N(id)->flags & NAME_ORIGIN))
@@ -343,7 +321,6 @@ uint8_t *changes_reach(const struct name_state *old, size_t nold, size_t *count)
 			reach_below(&r, id);
 	}
 	*count = r.queue.n;
-	free(changed);
 	free(r.queue.v);
 	free(r.stack.v);
 	free(r.walked);
