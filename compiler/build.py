@@ -14,7 +14,8 @@ from typing import Callable
 from .config import ZoneSetConfig
 from .errors import CompileError, Diagnostic
 from .progress import Progress
-from . import emit, keepgoing, transfer
+from .refreshed import Refreshed
+from . import emit, keepgoing
 from .core import run as core
 from .dnssec import signing
 from .toolchain import cc, replacing
@@ -72,16 +73,17 @@ def check(config: ZoneSetConfig, lenient: bool = False,
 
 
 def _refresh(config: ZoneSetConfig, progress: Progress, only, staging: Path | None
-             ) -> transfer.Refreshed:
+             ) -> Refreshed:
     if not any(zone.primary for zone in config.zones):
-        return transfer.Refreshed(config)
+        return Refreshed(config)
+    from . import transfer  # dnspython's queries and transfers: only for zones with a primary
     with progress.stage("transfer", "zones asked of their primaries"):
         return transfer.refresh(config, only, staging)
 
 
 def build(config: ZoneSetConfig, outdir: Path, lenient: bool = False,
           progress: Progress | None = None, write_signed: Path | None = None,
-          keep_going: bool = False, fetched: transfer.Refreshed | None = None) -> Built:
+          keep_going: bool = False, fetched: Refreshed | None = None) -> Built:
     """Compile the zone set into OUTDIR/zonedata.{bin,c,state} and OUTDIR/zonebake-server,
     over the earlier build there (the core's layout/reuse.c); with
     `write_signed`, the zones the build signs as zone files there too (signing.py); with

@@ -12,17 +12,10 @@ import argparse
 import sys
 from pathlib import Path
 
-import dns.exception
-import dns.name
-
 from . import __version__
 from .build import build, check
-from .commands import delta
-from .commands.deploy import DeployError, deploy
-from .commands.follow import Deploying, follow
-from .commands.resign import resign
 from .config import load_toml, zones_from_args
-from .dnssec.keys import ALGORITHMS, ds_records, generate, load
+from .dnssec.algorithms import ALGORITHMS
 from .errors import CompileError, UsageError
 from .progress import Progress
 
@@ -210,6 +203,7 @@ def _print(diagnostics) -> None:
 
 
 def _deploy(args: argparse.Namespace, server_args: list[str]) -> int:
+    from .commands.deploy import DeployError, deploy
     try:
         old, new = deploy(args.outdir, args.control, server_args, args.log, args.timeout,
                           args.patch, args.sha256)
@@ -229,6 +223,7 @@ def _control(args: argparse.Namespace, config) -> Path | None:
 
 
 def _follow(args: argparse.Namespace, server_args: list[str]) -> int:
+    from .commands.follow import Deploying, follow
     try:
         config = load_toml(args.config or DEFAULT_CONFIG)
         control = _control(args, config)
@@ -244,6 +239,8 @@ def _follow(args: argparse.Namespace, server_args: list[str]) -> int:
 
 
 def _resign(args: argparse.Namespace, server_args: list[str]) -> int:
+    from .commands.deploy import DeployError
+    from .commands.resign import resign
     try:
         config = load_toml(args.config or DEFAULT_CONFIG)
         control = _control(args, config)
@@ -267,6 +264,7 @@ def _resign(args: argparse.Namespace, server_args: list[str]) -> int:
 
 
 def _delta(args: argparse.Namespace) -> int:
+    from .commands import delta
     try:
         digest = delta.make(args.old, args.new, args.output)
     except UsageError as exc:
@@ -280,6 +278,10 @@ def _delta(args: argparse.Namespace) -> int:
 
 
 def _keys(args: argparse.Namespace) -> int:
+    import dns.exception
+    import dns.name
+
+    from .dnssec.keys import ds_records, generate, load
     try:
         try:
             origin = dns.name.from_text(args.origin)

@@ -16,7 +16,6 @@ import dataclasses
 import os
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Collection
 
@@ -34,6 +33,7 @@ import dns.zonefile
 
 from .config import Primary, ZoneSetConfig, ZoneSource
 from .errors import Diagnostic, Position
+from .refreshed import Refreshed, Soa
 
 STAGED_SUFFIX = ".axfr"
 QUERY_TIMEOUT = 2.0  # seconds for each try of the SOA query; two tries
@@ -43,32 +43,6 @@ PARALLEL = 16  # primaries asked at once: a provider's set has thousands of such
 
 class TransferFailed(Exception):
     """The primary could not be asked or did not give the zone; the message says why."""
-
-
-@dataclass(frozen=True)
-class Soa:
-    serial: int
-    refresh: int  # seconds until a secondary asks again (RFC 1035 §3.3.13)
-    retry: int  # seconds until it asks again after a failure
-
-
-@dataclass
-class Refreshed:
-    """What asking the primaries gave: the set to compile (transferred zones' files staged),
-    the staged files with where each goes once built, warnings, and each asked zone's SOA
-    timers (for `zonebake follow`; None when its primary failed)."""
-
-    config: ZoneSetConfig
-    staged: dict[str, tuple[Path, Path]] = field(default_factory=dict)  # origin: (staged, file)
-    warnings: list[Diagnostic] = field(default_factory=list)
-    timers: dict[str, Soa | None] = field(default_factory=dict)
-
-    def commit(self, broken: Collection[str] = ()) -> None:
-        """The build succeeded: each staged transfer becomes its zone's file, but for the zones
-        the build left out or compiled from an older copy (--keep-going)."""
-        for origin, (staged, final) in self.staged.items():
-            if origin not in broken:
-                os.replace(staged, final)
 
 
 def newer(serial: int, than: int) -> bool:

@@ -22,11 +22,10 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from .. import clock
-from ..config import ServerDefaults, ZoneSetConfig
+from ..config import ServerDefaults, ZoneSetConfig, ZoneSource
 from ..emit import Layout
 from ..errors import CompileError, Diagnostic, Position, UsageError
 from ..dnssec import signatures, signing
-from ..read import handover
 from .program import Failed, executable
 
 EXIT_ERRORS = 1
@@ -188,7 +187,7 @@ def bake(config: ZoneSetConfig, data_file: Path, cache: bool = True,
         for index in range(len(config.zones)) if dnspython_reads else ():
             records[index] = Path(scratch) / f"{index}.records"
             try:
-                handover.write_records(config.zones[index], records[index], on_record)
+                _hand_over(config.zones[index], records[index], on_record)
             except CompileError as unread:
                 unreadable[index] = unread.diagnostics
         at, exact = signing.build_time()
@@ -225,7 +224,7 @@ def bake(config: ZoneSetConfig, data_file: Path, cache: bool = True,
                                      f"{config.zones[index].display}") from None
                     records[index] = Path(scratch) / f"{index}.records"
                     try:
-                        handover.write_records(config.zones[index], records[index], on_record)
+                        _hand_over(config.zones[index], records[index], on_record)
                     except CompileError as unread:
                         unreadable[index] = unread.diagnostics
                 except _ZoneErrors as exc:
@@ -238,6 +237,13 @@ def bake(config: ZoneSetConfig, data_file: Path, cache: bool = True,
         finally:  # a signed zone written out by a build that failed
             for path in (write_signed or {}).values():
                 _partial(path).unlink(missing_ok=True)
+
+
+def _hand_over(zone: ZoneSource, into: Path, on_record: Callable[[], None]) -> None:
+    """dnspython reads the zone and its records go to the core in wire form (read/handover.py,
+    over most of dnspython): imported only for a zone the fast reader declines."""
+    from ..read import handover
+    handover.write_records(zone, into, on_record)
 
 
 def _verify(path: Path, count: int, on_phase: Phase,

@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Callable
 
 from ..errors import Diagnostic, Position
-from .. import workers
 from ..toolchain import objcache
 
 MAGIC = b"ZBSIG1\0\0"
@@ -163,6 +162,7 @@ def verify(path: Path, count: int,
     number in the manifest. `along(n)` hears that n are verified."""
     along(0)
     contents = _scan(path.read_bytes())
+    from .. import workers  # processes: only for a set with signatures to verify
     failures = workers.map_chunks(_verify_range, [
         (str(path), contents.keys, start, end)
         for start, end in zip(contents.bounds, contents.bounds[1:])], count < INLINE,

@@ -26,15 +26,13 @@ import time
 from pathlib import Path
 from typing import Callable
 
-import dns.dnssecalgs
-import nacl.bindings
-from cryptography.hazmat.primitives.asymmetric import ec, ed25519
-
-from .. import clock, workers
+from .. import clock
 from ..config import ZoneSetConfig, ZoneSource
 from ..errors import UsageError
 from ..toolchain import objcache
-from . import keys
+
+# The signing libraries and the key files' reader (keys.py, over `cryptography`) are imported
+# where a zone is signed: a build that signs nothing does not pay for loading them.
 
 REQUESTS, SIGNED = b"ZBSGN1\0\0", b"ZBSGD1\0\0"
 INLINE = 1000  # fewer signatures than this are made without starting processes
@@ -83,6 +81,7 @@ def manifest_lines(zone: ZoneSource, at: int, exact: bool, key_files: list[Path]
     files of those are appended to `key_files`, in the order the core numbers them."""
     policy = zone.dnssec
     assert policy is not None
+    from . import keys
     where = f"{zone.display}: dnssec"
     pairs = [p for p in keys.load(zone.origin, policy.keys) if p.published(at)]
     signing = [p for p in pairs if p.signing(at)]
@@ -128,6 +127,7 @@ class SignerBroken(UsageError):
 
 def _private_keys(paths: list[Path]):
     """(path, DNSKEY, private key) of each key file, the pair checked to match (keys.py)."""
+    from . import keys
     for path in paths:
         _, dnskey = keys.read_public(path)
         private, _ = keys.read_private(path, dnskey)
@@ -135,6 +135,7 @@ def _private_keys(paths: list[Path]):
 
 
 def _known_private(algorithm: int, octets: bytes):
+    from cryptography.hazmat.primitives.asymmetric import ec, ed25519
     if algorithm == 15:
         return ed25519.Ed25519PrivateKey.from_private_bytes(octets)
     return ec.derive_private_key(int.from_bytes(octets, "big"), ec.SECP256R1())
@@ -142,6 +143,8 @@ def _known_private(algorithm: int, octets: bytes):
 
 def _signer(algorithm: int, private):
     """What signs with `private`: a function of the octets signed to the signature."""
+    import dns.dnssecalgs
+    import nacl.bindings
     if algorithm == 15:
         seed = private.private_bytes_raw()
         _, secret = nacl.bindings.crypto_sign_seed_keypair(seed)
@@ -159,6 +162,7 @@ def _library(algorithm: int) -> str:
 def check_signer(key_files: list[Path]) -> None:
     """The signer's known answers for each algorithm of `key_files`, and each key's signature
     verified with its DNSKEY by `cryptography`: raises SignerBroken otherwise."""
+    import dns.dnssecalgs
     checked = set()
     for path, dnskey, private in _private_keys(key_files):
         algorithm = dns.dnssecalgs.get_algorithm_cls(dnskey.algorithm)
@@ -224,6 +228,7 @@ def sign(requests: Path, signed: Path, key_files: list[Path], count: int,
     data = requests.read_bytes()
     bounds = _bounds(data)
     del data
+    from .. import workers  # processes: only where there are signatures to make
     parts = workers.map_chunks(_sign_range, [(str(requests), start, end)
                                              for start, end in zip(bounds, bounds[1:])],
                                count < INLINE, _load_keys, (key_files,),
