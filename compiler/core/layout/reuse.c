@@ -192,6 +192,10 @@ int reuse_prepare(void)
 		reuse_decides(zone->types.v, zone->types.n * sizeof *zone->types.v);
 		if (chain_kind(z) || zone->sign)
 			unique = 0;  /* a signed zone: a full build */
+		/* A DNAME's images (dname.c) answer with what lies below its target, through
+		 * CNAMEs no zone file holds, which the names' states do not see: a full build. */
+		if (types_has(&zone->types, T_DNAME))
+			unique = 0;
 	}
 	return unique && load_before();
 }

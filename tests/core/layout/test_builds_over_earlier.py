@@ -118,7 +118,7 @@ def bake(config, data: Path, state: core.State) -> tuple | None:
 def build_over(config, tmp_path: Path, name: str, earlier: Path | None = None):
     """A build of CONFIG into tmp_path/NAME, over the build in EARLIER when given."""
     out = tmp_path / name
-    out.mkdir()
+    out.mkdir(parents=True)
     before = earlier or tmp_path / "none"
     return bake(config, out / "zonedata.bin",
                 core.State(out / "zonedata.state", before / "zonedata.state",
@@ -178,6 +178,24 @@ def test_each_way_a_change_reaches_other_names(kind, tmp_path):
     over = build_over(config, tmp_path, "over", earlier=tmp_path / "earlier")
     assert over[0] == full[0]
     assert over[1][0] > 0  # groups reused
+
+
+def test_a_set_with_a_dname_builds_in_full(tmp_path):
+    """A DNAME's images answer with what lies below its target (RFC 6672 §3.3), through
+    CNAMEs no zone file holds: a change there reaches them, so a set with a DNAME builds in
+    full."""
+    config, first, lines = small_set(tmp_path)
+    lines += ["al DNAME tg"] + [f"x{i}.tg A 192.0.2.{i + 1}" for i in range(40)]
+    first.write_text("\n".join(lines) + "\n")
+    assert build_over(config, tmp_path, "earlier") is not None
+    for i in range(0, 40, 8):
+        changed = [f"x{i}.tg A 198.18.0.{i + 1}" if x == f"x{i}.tg A 192.0.2.{i + 1}" else x
+                   for x in lines]
+        first.write_text("\n".join(changed) + "\n")
+        full = build_over(config, tmp_path / str(i), "full")
+        over = build_over(config, tmp_path / str(i), "over", earlier=tmp_path / "earlier")
+        assert over[0] == full[0], i
+        assert over[1] == [], i  # nothing reused: a full build
 
 
 def small_set(tmp_path: Path):
