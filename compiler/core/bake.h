@@ -700,6 +700,8 @@ struct name_state {
 extern VEC(struct name_state) name_states;  /* by key */
 /* This build's, every name of a zone: 0 when two keys hash alike. */
 int compute_name_states(void);
+/* A zone's SOA RRset but for its serial, digested (after compute_name_states); 0: none. */
+uint64_t soa_state(uint32_t zone);
 /* Per name, whether a change since the earlier build (its states OLD, by key) reaches its
  * answers; NULL when the change calls for a full build. */
 uint8_t *changes_reach(const struct name_state *old, size_t nold, size_t *count);

@@ -17,7 +17,8 @@
  * copied region gets the new serial written over the old in the SOA records its answers
  * hold (RFC 1035 §3.3.13: the serial is the rdata's first number after the two names).
  * Anything else builds in full: a signed zone (its chain orders every name), a DNAME or an
- * apex otherwise changed, a state or a blob that do not match.
+ * SOA otherwise changed (every negative answer holds it), a state or a blob that do not
+ * match.
  */
 #define _GNU_SOURCE  /* loff_t */
 #include <fcntl.h>
@@ -32,7 +33,7 @@
 #include "hash.h"
 #include "zonedata.h"
 
-#define STATE_MAGIC "zbstate1"
+#define STATE_MAGIC "zbstate2"
 
 struct state_head {
 	char magic[8];
@@ -44,9 +45,11 @@ struct state_head {
 	uint64_t nzones;
 };
 
-/* A zone's SOA: its serial and the four numbers after it, as the answers hold them. */
+/* A zone's SOA: its serial and the four numbers after it, as the answers hold them, and
+ * the rest of it. */
 struct state_zone {
 	uint64_t origin;      /* zb_hash of its origin's key (KEY_SEED) */
+	uint64_t soa;         /* its SOA RRset but for the serial (changes.c); 0: no SOA */
 	uint8_t numbers[20];  /* serial, refresh, retry, expire, minimum; zeros: no SOA */
 	uint32_t spare;
 };
@@ -171,6 +174,7 @@ static struct state_zone this_zone(uint32_t z)
 	struct state_zone sz = {0};
 	uint8_t key[256];
 	sz.origin = zb_hash(key, name_key(zones.v[z].origin, key), KEY_SEED);
+	sz.soa = soa_state(z);
 	if (zones.v[z].soa != NONE) {
 		const struct rdata *rd = &rdatas.v[rrsets.v[zones.v[z].soa].first];
 		if (rd->raw_len == sizeof sz.numbers)
@@ -228,8 +232,9 @@ void reuse_group_digests(const struct phash *ph, const uint8_t *keys, const uint
 static VEC(struct serial_patch) patches;
 
 /* The zones whose serial alone changed at their apex (their names' states leave it out):
- * their new serial, to patch in. 0 when one cannot be patched safely: the old numbers must
- * be one zone's only, or a body holding another zone's alike would be patched too. */
+ * their new serial, to patch in. 0 when an SOA changed otherwise (every negative answer
+ * holds it: a full build), or a serial cannot be patched safely: the old numbers must be
+ * one zone's only, or a body holding another zone's alike would be patched too. */
 static int plan_serials(void)
 {
 	patches.n = 0;
@@ -239,10 +244,12 @@ static int plan_serials(void)
 		for (uint64_t k = 0; k < before.head->nzones; k++)
 			if (before.zones[k].origin == now.origin)
 				was = &before.zones[k];
+		if (was && was->soa != now.soa)
+			return 0;
 		if (!was || !memcmp(was->numbers, now.numbers, 4))
 			continue;
 		if (memcmp(was->numbers + 4, now.numbers + 4, 16) != 0)
-			return 0;  /* the apex's state would have changed: not here */
+			return 0;  /* the patch writes a serial alone: the rest must be alike */
 		for (uint64_t k = 0; k < before.head->nzones; k++)
 			if (&before.zones[k] != was &&
 			    !memcmp(before.zones[k].numbers, was->numbers, sizeof was->numbers))

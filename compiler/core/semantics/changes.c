@@ -10,9 +10,10 @@
  * non-terminal, a cut above it), and below a cut the cut's referral (RFC 1034 §4.3.2 step
  * 3b) with its glue; a name a wildcard synthesizes reads the wildcard (RFC 4592). So a
  * change reaches its name, its ancestors, whatever names them, closed under the same rules,
- * and at a cut or a wildcard's parent everything below. DNAME (RFC 6672), a zone's apex
- * (but for its SOA's serial, which reuse.c writes in) and signed zones are left to a full
- * build.
+ * and at a cut or a wildcard's parent everything below. A zone's apex is a name like any
+ * other but for its SOA, which every negative answer holds (RFC 2308 §3): its serial alone
+ * changed, reuse.c writes the new one in; anything else of it changed is a full build, as are
+ * DNAME (RFC 6672) and signed zones.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,7 @@
 #include "hash.h"
 
 __typeof__(name_states) name_states;
+static uint64_t *soa_states;  /* per zone */
 
 uint64_t mix64(uint64_t x)  /* SplitMix64's finalizer: every input bit moves every output bit */
 {
@@ -135,6 +137,11 @@ int compute_name_states(void)
 			   (n->flags & NAME_EXISTS ? STATE_EXISTS : 0);
 		PUSH(name_states, st);
 	}
+	free(soa_states);
+	soa_states = xcalloc(zones.n ? zones.n : 1, sizeof *soa_states);
+	for (uint32_t z = 0; z < zones.n; z++)
+		if (zones.v[z].soa != NONE)
+			soa_states[z] = rrset_digest(z, &rrsets.v[zones.v[z].soa]) | 1;
 	free(digest);
 	free(spelled);
 	free(keyed);
@@ -144,6 +151,11 @@ int compute_name_states(void)
 		if (name_states.v[i].key == name_states.v[i - 1].key)
 			return 0;  /* two names alike in 64 bits: no build over this one is told apart */
 	return 1;
+}
+
+uint64_t soa_state(uint32_t zone)
+{
+	return soa_states ? soa_states[zone] : 0;
 }
 
 /* ---- what a change reaches ---- */
@@ -297,8 +309,8 @@ uint8_t *changes_reach(const struct name_state *old, size_t nold, size_t *count)
 			i++, is = NULL;
 		}
 		uint32_t flags = (was ? was->flags : 0) | (is ? is->flags : 0);
-		if (flags & (STATE_DNAME | STATE_ORIGIN))
-			whole = 1;  /* a DNAME's images, a zone's apex: a full build */
+		if (flags & STATE_DNAME)
+			whole = 1;  /* a DNAME's images: a full build */
 		/* A name gone: its nearest ancestor here, which may be an empty non-terminal no
 		 * more. */
 		name_t at = is ? is->name : nearest_here(old, nold, was->parent);
@@ -343,6 +355,8 @@ void names_named_by(name_t id, const uint32_t **first, const uint32_t **end)
 void changes_reset(void)
 {
 	VEC_FREE(name_states);
+	free(soa_states);
+	soa_states = NULL;
 	lists_free(&named_by_names);
 	memset(&named_by_names, 0, sizeof named_by_names);
 }

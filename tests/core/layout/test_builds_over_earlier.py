@@ -71,10 +71,15 @@ def change(rng: random.Random, lines: list[str], kind: str | None = None,
         "cut removed": [line],
         "wildcard added": [line, f"*.f{host} A 198.18.1.4"],
         "mail target added": [line, f"f{host} MX 5 f{(host + 10) % FILLERS}"],
+        "apex record added": [line, '@ TXT "apex"'],
+        "apex name server added": [line, f"@ NS f{host}"],
     }
-    kind = kind or rng.choice(sorted(kinds) + ["random set's line", "serial bumped"])
+    kind = kind or rng.choice(sorted(kinds) + ["random set's line", "serial bumped",
+                                               "SOA changed otherwise"])
     if kind == "serial bumped":  # as every edit of a zone kept by hand does
         return kind, [bump(x) for x in lines]
+    if kind == "SOA changed otherwise":  # its TTL: every negative answer's
+        return kind, [x.replace("@ SOA ", "@ 120 SOA ", 1) for x in lines]
     if kind == "random set's line":  # a line of the random set's own: any role
         own = [k for k, x in enumerate(lines) if not x.startswith(("$", "@ SOA", "f", "w", "m",
                                                                    "d", "ns.d"))]
@@ -178,6 +183,31 @@ def test_each_way_a_change_reaches_other_names(kind, tmp_path):
     over = build_over(config, tmp_path, "over", earlier=tmp_path / "earlier")
     assert over[0] == full[0]
     assert over[1][0] > 0  # groups reused
+
+
+@pytest.mark.parametrize("kind", ["apex record added", "apex name server added"])
+def test_a_change_at_an_apex_reaches_what_reads_it_only(kind, tmp_path):
+    """An apex is a name like any other but for its SOA: a record added there reaches the
+    apex and whatever names it, and the regions of the rest are copied."""
+    config, first, lines = small_set(tmp_path)
+    assert build_over(config, tmp_path, "earlier") is not None
+    first.write_text("\n".join(change(random.Random(0), lines, kind, host=HOST)[1]) + "\n")
+    full = build_over(config, tmp_path, "full")
+    over = build_over(config, tmp_path, "over", earlier=tmp_path / "earlier")
+    assert over[0] == full[0]
+    assert over[1][0] > 0  # groups reused
+
+
+def test_an_soa_changed_but_for_its_serial_gives_a_full_build(tmp_path):
+    """Every negative answer holds the SOA (RFC 2308 §3): its TTL changed, nothing is
+    copied."""
+    config, first, lines = small_set(tmp_path)
+    assert build_over(config, tmp_path, "earlier") is not None
+    first.write_text("\n".join(change(random.Random(0), lines, "SOA changed otherwise")[1])
+                     + "\n")
+    full = build_over(config, tmp_path, "full")
+    over = build_over(config, tmp_path, "over", earlier=tmp_path / "earlier")
+    assert over[0] == full[0] and not any(over[1])  # nothing reused
 
 
 def test_a_set_with_a_dname_builds_in_full(tmp_path):
