@@ -703,7 +703,7 @@ int compute_name_states(void);
 /* A zone's SOA RRset but for its serial, digested (after compute_name_states); 0: none. */
 uint64_t soa_state(uint32_t zone);
 /* Per name, whether a change since the earlier build (its states OLD, by key) reaches its
- * answers; NULL when the change calls for a full build. */
+ * answers (a set with a DNAME or a signed zone never comes here: reuse.c). */
 uint8_t *changes_reach(const struct name_state *old, size_t nold, size_t *count);
 /* The owners whose records name a name (after changes_reach). */
 void names_named_by(name_t id, const uint32_t **first, const uint32_t **end);

@@ -30,7 +30,6 @@ from cryptography.hazmat.primitives.asymmetric import ec, ed25519
 from ..errors import UsageError
 from .algorithms import ALGORITHMS, MNEMONICS
 
-# The algorithms zonebake signs with (RFC 8624 §3.1: MUST or RECOMMENDED to sign with).
 ZONE_KEY, SEP = 0x0100, 0x0001  # DNSKEY flags (RFC 4034 §2.1.1)
 MAX_TIME = 2 ** 63
 TIMES = ("Publish", "Activate", "Inactive", "Delete")

@@ -8,11 +8,11 @@
  * beside the data): a digest of everything but the records that decides the output (the
  * manifest's lines, the core's identity, each zone's types), the perfect hash's seed, per
  * group the digest of its keys, where its region lay, its size and how many answers it
- * holds, per name its state (changes.c), and per zone its SOA's numbers. A group is reused
- * when the seed and the digest are the same, its keys are the same (so are its slots:
- * phash.c places a group from its keys alone), no name of it is reached by a change
- * (changes.c), and no alias of it names a target in a group whose slots moved (struct
- * zb_answer_alias names the target's node).
+ * holds, per name its state (changes.c), and per zone its SOA (its numbers, a digest of the
+ * rest). A group is reused when the seed and the digest are the same, its keys are the same
+ * (so are its slots: phash.c places a group from its keys alone), no name of it is reached
+ * by a change (changes.c), and no alias of it names a target in a group whose slots moved
+ * (struct zb_answer_alias names the target's node).
  * A zone's SOA serial is not in its apex's state (changes.c): where it alone changed, each
  * copied region gets the new serial written over the old in the SOA records its answers
  * hold (RFC 1035 §3.3.13: the serial is the rdata's first number after the two names).
@@ -245,11 +245,9 @@ static int plan_serials(void)
 			if (before.zones[k].origin == now.origin)
 				was = &before.zones[k];
 		if (was && was->soa != now.soa)
-			return 0;
+			return 0;  /* its timers are in the digest: alike past here */
 		if (!was || !memcmp(was->numbers, now.numbers, 4))
 			continue;
-		if (memcmp(was->numbers + 4, now.numbers + 4, 16) != 0)
-			return 0;  /* the patch writes a serial alone: the rest must be alike */
 		for (uint64_t k = 0; k < before.head->nzones; k++)
 			if (&before.zones[k] != was &&
 			    !memcmp(before.zones[k].numbers, was->numbers, sizeof was->numbers))
@@ -344,10 +342,7 @@ uint8_t *reuse_plan(const struct phash *ph, const uint8_t *keys, const uint32_t 
 	*groups_reused = 0;
 	if (ph->seed != before.head->seed || !plan_serials())
 		return NULL;
-	uint8_t *reached = changes_reach(before.names,
-					 before.head->nnames, reached_names);
-	if (!reached)
-		return NULL;
+	uint8_t *reached = changes_reach(before.names, before.head->nnames, reached_names);
 	uint32_t *group_of = xmalloc((names.n ? names.n : 1) * sizeof *group_of);
 	memset(group_of, 0xFF, (names.n ? names.n : 1) * sizeof *group_of);
 	reused = xmalloc(ngroups ? ngroups : 1);

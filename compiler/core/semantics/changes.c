@@ -12,8 +12,8 @@
  * change reaches its name, its ancestors, whatever names them, closed under the same rules,
  * and at a cut or a wildcard's parent everything below. A zone's apex is a name like any
  * other but for its SOA, which every negative answer holds (RFC 2308 §3): its serial alone
- * changed, reuse.c writes the new one in; anything else of it changed is a full build, as are
- * DNAME (RFC 6672) and signed zones.
+ * changed, reuse.c writes the new one in; anything else of it changed is a full build, as is a
+ * set with a DNAME (RFC 6672) or a signed zone (reuse.c: the reach never sees them).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -293,11 +293,10 @@ uint8_t *changes_reach(const struct name_state *old, size_t nold, size_t *count)
 			  .walked = xcalloc(names.n ? names.n : 1, 1)};
 	r.named_by = referrers();
 	r.below = children();
-	int whole = 0;
 	size_t i = 0, j = 0;
 	const struct name_state *now = name_states.v;
 	size_t nnow = name_states.n;
-	while ((i < nold || j < nnow) && !whole) {
+	while (i < nold || j < nnow) {
 		const struct name_state *was = i < nold ? &old[i] : NULL, *is = j < nnow ? &now[j] : NULL;
 		if (was && is && was->key == is->key) {
 			i++, j++;
@@ -309,8 +308,6 @@ uint8_t *changes_reach(const struct name_state *old, size_t nold, size_t *count)
 			i++, is = NULL;
 		}
 		uint32_t flags = (was ? was->flags : 0) | (is ? is->flags : 0);
-		if (flags & STATE_DNAME)
-			whole = 1;  /* a DNAME's images: a full build */
 		/* A name gone: its nearest ancestor here, which may be an empty non-terminal no
 		 * more. */
 		name_t at = is ? is->name : nearest_here(old, nold, was->parent);
@@ -323,7 +320,7 @@ uint8_t *changes_reach(const struct name_state *old, size_t nold, size_t *count)
 			reach_below(&r, parent);
 		}
 	}
-	for (size_t q = 0; q < r.queue.n && !whole; q++) {
+	for (size_t q = 0; q < r.queue.n; q++) {
 		name_t id = r.queue.v[q];
 		if (!(N(id)->flags & NAME_ORIGIN))
 			reach(&r, N(id)->parent);
@@ -337,11 +334,6 @@ uint8_t *changes_reach(const struct name_state *old, size_t nold, size_t *count)
 	free(r.stack.v);
 	free(r.walked);
 	lists_free(&r.below);
-	if (whole) {
-		lists_free(&r.named_by);
-		free(r.reached);
-		return NULL;
-	}
 	named_by_names = r.named_by;
 	return r.reached;
 }
