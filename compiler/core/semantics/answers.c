@@ -360,7 +360,12 @@ void build_answers(int minimal, const uint8_t *make)
 		w->bodies = k == 0 ? &bodies : xmalloc(sizeof *w->bodies);
 		if (k > 0)
 			body_table_init(w->bodies);
-		body_table_expect(w->bodies, (w->end - w->begin) * BODIES_PER_NODE);
+		/* Over an earlier build, only the nodes `make` names: a table sized for every
+		 * node would be most of what such a build spends here, zeroing its pages. */
+		size_t to_make = w->end - w->begin;
+		for (size_t i = w->begin; make && i < w->end; i++)
+			to_make -= !make[i];
+		body_table_expect(w->bodies, to_make * BODIES_PER_NODE);
 	}
 	/* Only once every table is made: making one registers its arena (bodies.c, spill.c),
 	 * which the threads read. */
