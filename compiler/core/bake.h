@@ -705,6 +705,9 @@ uint64_t soa_state(uint32_t zone);
 /* Per name, whether a change since the earlier build (its states OLD, by key) reaches its
  * answers (a set with a DNAME or a signed zone never comes here: reuse.c). */
 uint8_t *changes_reach(const struct name_state *old, size_t nold, size_t *count);
+/* What changes_reach follows (who names each name, its children), made ahead: it reads the
+ * records only, so it runs beside the names' states. */
+void changes_prepare(void);
 /* The owners whose records name a name (after changes_reach). */
 void names_named_by(name_t id, const uint32_t **first, const uint32_t **end);
 void changes_reset(void);
@@ -813,6 +816,7 @@ void write_layout(const char *path, const struct phash *ph, const uint8_t *keys)
  * earlier build's (empty: none). */
 void reuse_files(const char *state_out, const char *state_in, const char *blob_in);
 int reuse_wanted(void);
+int reuse_has_earlier(void);  /* an earlier build's state was named: one may be built over */
 void reuse_decides(const void *data, size_t len);  /* what but the records decides the output */
 /* After the checks, when a state is wanted: this build's name states; 1 when an earlier
  * build can be built over. */

@@ -66,6 +66,18 @@ static void *hash_names(void *arg)
 	return NULL;
 }
 
+/* Beside the names' states, for a build that keeps them: the perfect hash, its groups' digests
+ * for the state, and when there is an earlier build, what a change's reach follows. */
+static void *hash_names_and_prepare(void *arg)
+{
+	struct compiled *job = arg;
+	hash_names(job);
+	reuse_group_digests(&job->ph, job->keys.v, job->key_off);
+	if (reuse_has_earlier())
+		changes_prepare();
+	return NULL;
+}
+
 /* Over an earlier build (layout/reuse.c), the perfect hash made: the answers of the groups
  * a change reaches only. */
 static int compile_over_earlier(const struct compile_options *o, struct chaos *chaos,
@@ -167,7 +179,7 @@ int compile_set(const struct compile_options *o, struct chaos *chaos, size_t nch
 	struct beside hasher;
 	memset(c, 0, sizeof *c);
 	if (keeps_state) {
-		start_beside(&hasher, hash_names, c);
+		start_beside(&hasher, hash_names_and_prepare, c);
 		over_earlier = reuse_prepare();
 		phase("states", name_states.n, "names");
 		join_beside(&hasher);
@@ -181,7 +193,6 @@ int compile_set(const struct compile_options *o, struct chaos *chaos, size_t nch
 		return EXIT_ERRORS;
 	if (keeps_state) {
 		merge_answers();
-		reuse_group_digests(&c->ph, c->keys.v, c->key_off);
 	} else {
 		start_beside(&hasher, hash_names, c);
 		merge_answers();

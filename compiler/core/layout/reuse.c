@@ -99,6 +99,11 @@ int reuse_wanted(void)
 	return new_state != NULL;
 }
 
+int reuse_has_earlier(void)
+{
+	return old_state != NULL && old_blob != NULL;
+}
+
 void reuse_decides(const void *data, size_t len)
 {
 	global = zb_hash(data, len, global);
@@ -337,7 +342,6 @@ static int aliases(name_t owner, name_t target)
 uint8_t *reuse_plan(const struct phash *ph, const uint8_t *keys, const uint32_t *key_off,
 		    size_t *reached_names, uint32_t *groups_reused)
 {
-	reuse_group_digests(ph, keys, key_off);
 	*reached_names = 0;
 	*groups_reused = 0;
 	if (ph->seed != before.head->seed || !plan_serials())

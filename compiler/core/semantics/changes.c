@@ -235,8 +235,17 @@ static struct lists children(void)
 	return l;
 }
 
-/* Who names a name in its records: kept from changes_reach for reuse.c's aliases. */
-static struct lists named_by_names;
+/* Who names a name in its records, and its children: made by changes_prepare (beside the
+ * names' states) or else by changes_reach; the first kept for reuse.c's aliases. */
+static struct lists named_by_names, children_of;
+static int prepared;
+
+void changes_prepare(void)
+{
+	named_by_names = referrers();
+	children_of = children();
+	prepared = 1;
+}
 
 struct reach {
 	uint8_t *reached, *walked;  /* per name */
@@ -291,8 +300,10 @@ uint8_t *changes_reach(const struct name_state *old, size_t nold, size_t *count)
 {
 	struct reach r = {.reached = xcalloc(names.n ? names.n : 1, 1),
 			  .walked = xcalloc(names.n ? names.n : 1, 1)};
-	r.named_by = referrers();
-	r.below = children();
+	if (!prepared)
+		changes_prepare();
+	r.named_by = named_by_names;
+	r.below = children_of;
 	size_t i = 0, j = 0;
 	const struct name_state *now = name_states.v;
 	size_t nnow = name_states.n;
@@ -333,8 +344,8 @@ uint8_t *changes_reach(const struct name_state *old, size_t nold, size_t *count)
 	free(r.queue.v);
 	free(r.stack.v);
 	free(r.walked);
-	lists_free(&r.below);
-	named_by_names = r.named_by;
+	lists_free(&children_of);
+	memset(&children_of, 0, sizeof children_of);
 	return r.reached;
 }
 
@@ -350,5 +361,8 @@ void changes_reset(void)
 	free(soa_states);
 	soa_states = NULL;
 	lists_free(&named_by_names);
+	lists_free(&children_of);
 	memset(&named_by_names, 0, sizeof named_by_names);
+	memset(&children_of, 0, sizeof children_of);
+	prepared = 0;
 }
