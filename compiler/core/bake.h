@@ -703,7 +703,8 @@ int compute_name_states(void);
 /* A zone's SOA RRset but for its serial, digested (after compute_name_states); 0: none. */
 uint64_t soa_state(uint32_t zone);
 /* Per name, whether a change since the earlier build (its states OLD, by key) reaches its
- * answers (a set with a DNAME or a signed zone never comes here: reuse.c). */
+ * answers (a set with a DNAME never comes here, nor a signed zone whose chain changed:
+ * reuse.c). */
 uint8_t *changes_reach(const struct name_state *old, size_t nold, size_t *count);
 /* What changes_reach follows (who names each name, its children), made ahead: it reads the
  * records only, so it runs beside the names' states. */
@@ -743,7 +744,7 @@ void merge_answers(void);         /* ...all in one table, renumbered */
 
 extern bytes_t denial_region;     /* runtime/zonedata.h's denial structs, at offsets of its own */
 extern uint32_t *denial_of_node;  /* per node: its DO twin's denial, in the region, or NONE */
-void build_denial_region(void);   /* while the records are there */
+void build_denial_region(void);   /* while the records are there; once a compile */
 void denial_relocate(uint32_t base);
 uint32_t denial_entry_at(uint32_t rrset);  /* an NSEC3 RRset's entry in the region */
 uint32_t denial_chain_at(uint32_t zone);   /* a zone's struct zb_chain in the region */
@@ -809,6 +810,9 @@ struct layout_info {
 void plan_layout(const struct phash *ph, const uint32_t *key_off, struct chaos *chaos,
 		 size_t nchaos, struct layout_info *info);
 void write_layout(const char *path, const struct phash *ph, const uint8_t *keys);
+/* The denial region's offsets made absolute for the place every layout gives it, which it
+ * returns: early in a build over an earlier build, to compare the two (reuse.c). */
+uint32_t place_denial_region(void);
 
 /* ---- reuse.c ---- */
 

@@ -277,8 +277,13 @@ static void put_images(void)
 	free(node_of);
 }
 
+static int built;  /* a build over an earlier one makes it early (reuse.c) */
+
 void build_denial_region(void)
 {
+	if (built)
+		return;
+	built = 1;
 	if (!denial_region.v)
 		reserve_spilled(&denial_region);
 	denial_of_node = xmalloc((nodes.n ? nodes.n : 1) * sizeof *denial_of_node);
@@ -338,6 +343,7 @@ void denial_relocate(uint32_t base)
 
 void denial_region_reset(void)
 {
+	built = 0;
 	bytes_release(&denial_region);
 	free(denial_of_node);
 	denial_of_node = NULL;

@@ -611,15 +611,19 @@ static void run_passes(struct pass *pass)
 		pthread_join(helper, NULL);
 }
 
+uint32_t place_denial_region(void)
+{
+	denial_relocate(HEAD);  /* once: the offsets it moves are let go after */
+	return HEAD;
+}
+
 void plan_layout(const struct phash *ph, const uint32_t *key_off, struct chaos *chaos,
 		 size_t nchaos, struct layout_info *info)
 {
 	hash = ph;
 	name_off_of = key_off;
 	runs = signed_answers.n ? 2 : 1;
-	denial_off = HEAD;
-	denial_base = denial_off;
-	denial_relocate(denial_off);
+	denial_off = denial_base = place_denial_region();
 	chaos_off = align(denial_off + denial_region.n, ALIGN);
 	uint64_t at = chaos_off;
 	for (size_t c = 0; c < nchaos; c++) {

@@ -16,8 +16,14 @@
  * A zone's SOA serial is not in its apex's state (changes.c): where it alone changed, each
  * copied region gets the new serial written over the old in the SOA records its answers
  * hold (RFC 1035 §3.3.13: the serial is the rdata's first number after the two names).
- * Anything else builds in full: a signed zone (its chain orders every name), a DNAME or an
- * SOA otherwise changed (every negative answer holds it), a state or a blob that do not
+ * In a signed zone the new serial comes with new signatures over the SOA, which every
+ * negative answer holds too (RFC 4035 §3.1.3): each is written over the one by the same key
+ * (the same algorithm, key tag, signer and length; RFC 4034 §3.1). A signed zone's regions
+ * are copied while its denial region (its chain, layout/denialdata.c) is the earlier
+ * build's octet for octet: what a copied region holds of the chain, and where, is then the
+ * same (same_denial). Anything else builds in full: a chain changed (a name come or gone,
+ * a type added, the chain re-signed), an SOA signed by other keys, a DNAME, an SOA
+ * otherwise changed (every negative answer holds it), a state or a blob that do not
  * match.
  */
 #define _GNU_SOURCE  /* loff_t */
@@ -33,7 +39,7 @@
 #include "hash.h"
 #include "zonedata.h"
 
-#define STATE_MAGIC "zbstate2"
+#define STATE_MAGIC "zbstate3"
 
 struct state_head {
 	char magic[8];
@@ -43,21 +49,35 @@ struct state_head {
 	uint64_t content;  /* the groups', names' and zones' entries, digested in turn (a state
 			    * cut or changed on its way is not read) */
 	uint64_t nzones;
+	uint64_t denial_len;  /* the denial region's octets (layout.c), at place_denial_region */
 };
 
-/* A zone's SOA: its serial and the four numbers after it, as the answers hold them, and
- * the rest of it. */
+/* A zone's SOA: its serial and the four numbers after it, as the answers hold them, the
+ * rest of it, and in a signed zone its signatures (RFC 4034 §3.1): what each is, to tell
+ * that a new one takes its place octet for octet, and their octets digested. */
+#define MAX_SOA_SIGS 4
 struct state_zone {
 	uint64_t origin;      /* zb_hash of its origin's key (KEY_SEED) */
 	uint64_t soa;         /* its SOA RRset but for the serial (changes.c); 0: no SOA */
 	uint8_t numbers[20];  /* serial, refresh, retry, expire, minimum; zeros: no SOA */
-	uint32_t spare;
+	uint32_t nsigs;       /* its RRSIGs; NONE: more than MAX_SOA_SIGS */
+	uint64_t sigs;        /* their rdata, digested; 0: none */
+	uint64_t kinds[MAX_SOA_SIGS];  /* each: algorithm << 32 | key tag << 16 | length, ascending */
 };
 
 /* A new serial of a zone, written over the old where a copied region holds its SOA. */
 struct serial_patch {
 	uint8_t old[20];      /* the SOA's numbers in the earlier build */
 	uint8_t serial[4];    /* this build's serial */
+};
+
+/* A new signature over a zone's SOA, written over the earlier one by the same key (its
+ * algorithm and tag, its signer the zone) where a copied region holds that one. */
+struct sig_patch {
+	uint64_t kind;        /* as state_zone's */
+	uint32_t at;          /* its rdata in sig_octets */
+	uint8_t signer[256];  /* the zone's origin, lowercased, in wire form */
+	uint32_t signer_len;
 };
 
 struct state_group {
@@ -151,6 +171,7 @@ static int load_before(void)
 				h->nnames * sizeof(struct name_state) +
 				h->nzones * sizeof(struct state_zone) ||
 	    h->groups_off + (uint64_t)h->ngroups * sizeof(struct zb_group) > before.blob_len ||
+	    h->denial_len > before.blob_len ||
 	    table_digest(before.blob, h->groups_off, h->ngroups) != h->table_digest)
 		return 0;
 	before.groups = (const void *)(h + 1);
@@ -174,16 +195,40 @@ static int load_before(void)
 /* This build's zones' entries, taken before the records are let go (after the answers). */
 static struct state_zone *zone_entries;
 
+/* An RRSIG's rdata (RFC 4034 §3.1: type covered, algorithm, labels, original TTL,
+ * expiration, inception, key tag, then the signer's name, uncompressed): what it is. */
+#define SIG_SIGNER 18
+static uint64_t sig_kind(const uint8_t *rdata, size_t len)
+{
+	return (uint64_t)rdata[2] << 32 | (uint64_t)(rdata[16] << 8 | rdata[17]) << 16 | len;
+}
+
 static struct state_zone this_zone(uint32_t z)
 {
 	struct state_zone sz = {0};
 	uint8_t key[256];
 	sz.origin = zb_hash(key, name_key(zones.v[z].origin, key), KEY_SEED);
 	sz.soa = soa_state(z);
-	if (zones.v[z].soa != NONE) {
-		const struct rdata *rd = &rdatas.v[rrsets.v[zones.v[z].soa].first];
-		if (rd->raw_len == sizeof sz.numbers)
-			memcpy(sz.numbers, rdata_raw.v + rd->raw, sizeof sz.numbers);
+	if (zones.v[z].soa == NONE)
+		return sz;
+	const struct rrset *soa = &rrsets.v[zones.v[z].soa];
+	const struct rdata *rd = &rdatas.v[soa->first];
+	if (rd->raw_len == sizeof sz.numbers)
+		memcpy(sz.numbers, rdata_raw.v + rd->raw, sizeof sz.numbers);
+	for (uint32_t r = soa->sigs == NONE ? NONE : rrsets.v[soa->sigs].first; r != NONE;
+	     r = rdatas.v[r].next) {
+		const uint8_t *raw = rdata_raw.v + rdatas.v[r].raw;
+		size_t len = rdatas.v[r].raw_len;
+		sz.sigs = mix64(sz.sigs ^ zb_hash(raw, len, 0x736f61736967)) | 1;
+		if (sz.nsigs == NONE || sz.nsigs == MAX_SOA_SIGS || len <= SIG_SIGNER) {
+			sz.nsigs = NONE;
+			continue;
+		}
+		uint64_t kind = sig_kind(raw, len);
+		uint32_t at = sz.nsigs++;
+		for (; at > 0 && sz.kinds[at - 1] > kind; at--)
+			sz.kinds[at] = sz.kinds[at - 1];
+		sz.kinds[at] = kind;
 	}
 	return sz;
 }
@@ -199,8 +244,6 @@ int reuse_prepare(void)
 		uint32_t settings[3] = {z, zone->unused_qtype, chain_kind(z) || zone->sign};
 		reuse_decides(settings, sizeof settings);
 		reuse_decides(zone->types.v, zone->types.n * sizeof *zone->types.v);
-		if (chain_kind(z) || zone->sign)
-			unique = 0;  /* a signed zone: a full build */
 		/* A DNAME's images (dname.c) answer with what lies below its target, through
 		 * CNAMEs no zone file holds, which the names' states do not see: a full build. */
 		if (types_has(&zone->types, T_DNAME))
@@ -235,14 +278,41 @@ void reuse_group_digests(const struct phash *ph, const uint8_t *keys, const uint
 }
 
 static VEC(struct serial_patch) patches;
+static VEC(struct sig_patch) sig_patches;
+static bytes_t sig_octets;
+static uint32_t runs;  /* nodes a slot: 2 when a zone is signed, each with its DO twin */
+
+/* A signed zone's new signatures over its SOA, to patch in: 0 where they cannot take the
+ * old ones' places one for one (another key, another length, a key tag twice). */
+static int plan_signatures(uint32_t z, const struct state_zone *was,
+			   const struct state_zone *now)
+{
+	if (was->nsigs != now->nsigs || now->nsigs == NONE ||
+	    memcmp(was->kinds, now->kinds, sizeof now->kinds) != 0)
+		return 0;
+	for (uint32_t k = 1; k < now->nsigs; k++)
+		if (now->kinds[k] == now->kinds[k - 1])
+			return 0;
+	const struct rrset *soa = &rrsets.v[zones.v[z].soa];
+	for (uint32_t r = rrsets.v[soa->sigs].first; r != NONE; r = rdatas.v[r].next) {
+		struct sig_patch p = {.at = sig_octets.n};
+		const struct rdata *rd = &rdatas.v[r];
+		p.kind = sig_kind(rdata_raw.v + rd->raw, rd->raw_len);
+		p.signer_len = name_key(zones.v[z].origin, p.signer);
+		bytes_put(&sig_octets, rdata_raw.v + rd->raw, rd->raw_len);
+		PUSH(sig_patches, p);
+	}
+	return 1;
+}
 
 /* The zones whose serial alone changed at their apex (their names' states leave it out):
- * their new serial, to patch in. 0 when an SOA changed otherwise (every negative answer
- * holds it: a full build), or a serial cannot be patched safely: the old numbers must be
- * one zone's only, or a body holding another zone's alike would be patched too. */
+ * their new serial, to patch in, and in a signed zone its SOA's new signatures. 0 when an
+ * SOA changed otherwise (every negative answer holds it: a full build), or a serial cannot
+ * be patched safely: the old numbers must be one zone's only, or a body holding another
+ * zone's alike would be patched too. */
 static int plan_serials(void)
 {
-	patches.n = 0;
+	patches.n = sig_patches.n = sig_octets.n = 0;
 	for (uint32_t z = 0; z < zones.n; z++) {
 		struct state_zone now = zone_entries[z];
 		const struct state_zone *was = NULL;
@@ -251,6 +321,8 @@ static int plan_serials(void)
 				was = &before.zones[k];
 		if (was && was->soa != now.soa)
 			return 0;  /* its timers are in the digest: alike past here */
+		if (was && was->sigs != now.sigs && !plan_signatures(z, was, &now))
+			return 0;
 		if (!was || !memcmp(was->numbers, now.numbers, 4))
 			continue;
 		for (uint64_t k = 0; k < before.head->nzones; k++)
@@ -265,14 +337,57 @@ static int plan_serials(void)
 	return 1;
 }
 
-/* ---- a new serial into a copied region (unsigned zones: one node a slot, no twin) ---- */
+/* Whether the denial region is the earlier build's, octet for octet: then so is every
+ * proof a copied region holds (an NSEC3 entry's key, its page and place, or its offset;
+ * an NSEC record whole) and the place of the tables after it. Any other chain, or one
+ * signed otherwise, moves its entries: a full build. It is made here, ahead of the
+ * answers, which would make it the same. */
+static int same_denial(void)
+{
+	int any_signed = 0;
+	for (uint32_t z = 0; z < zones.n; z++)
+		any_signed |= chain_kind(z) != 0;
+	if (!any_signed)
+		return before.head->denial_len == 0;
+	build_denial_region();
+	uint64_t at = place_denial_region(), n = denial_region.n;
+	return n == before.head->denial_len && at + n <= before.blob_len &&
+	       memcmp(before.blob + at, denial_region.v, n) == 0;
+}
+
+/* ---- a new serial, and new signatures over an SOA, into a copied region ---- */
 
 struct region_patch {
 	uint64_t from, to;  /* the region in the earlier blob */
 	uint8_t *dest;      /* where it lies now */
 };
 
-/* Each SOA among an answer's records whose numbers a patch names gets the new serial. */
+/* An RRSIG over an SOA, its rdata from `at` to `end` in a body: the new signature by the same
+ * key over the same zone's SOA in its place. */
+static void patch_signature(const struct region_patch *rp, int64_t body, const uint8_t *b,
+			    size_t at, size_t end)
+{
+	size_t len = end - at;
+	if (len <= SIG_SIGNER || (b[at] << 8 | b[at + 1]) != T_SOA)
+		return;
+	uint64_t kind = sig_kind(b + at, len);
+	size_t signer_end = body_name_end(b, end, at + SIG_SIGNER);
+	for (size_t p = 0; signer_end && p < sig_patches.n; p++) {
+		const struct sig_patch *s = &sig_patches.v[p];
+		if (s->kind != kind || signer_end - (at + SIG_SIGNER) != s->signer_len)
+			continue;
+		int same = 1;
+		for (size_t i = 0; i < s->signer_len && same; i++) {
+			uint8_t c = b[at + SIG_SIGNER + i];
+			same = (c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c) == s->signer[i];
+		}
+		if (same)
+			memcpy(rp->dest + (body - rp->from) + at, sig_octets.v + s->at, len);
+	}
+}
+
+/* Each SOA among an answer's records whose numbers a patch names gets the new serial, each
+ * signature over one the new signature. */
 static void patch_answer(const struct region_patch *rp, uint64_t answer)
 {
 	if (answer < rp->from || answer + sizeof(struct zb_answer) > rp->to)
@@ -285,7 +400,10 @@ static void patch_answer(const struct region_patch *rp, uint64_t answer)
 	size_t len = a->body_len;
 	for (size_t at = 0, end; (end = body_record_end(b, len, at)) != 0; at = end) {
 		size_t fixed = body_name_end(b, len, at);  /* TYPE: the record ends past it */
-		if ((b[fixed] << 8 | b[fixed + 1]) != T_SOA)
+		uint16_t type = b[fixed] << 8 | b[fixed + 1];
+		if (type == T_RRSIG && sig_patches.n)
+			patch_signature(rp, body, b, fixed + 10, end);
+		if (type != T_SOA)
 			continue;
 		size_t numbers = body_name_end(b, end, fixed + 10);  /* MNAME, RNAME */
 		numbers = numbers ? body_name_end(b, end, numbers) : 0;
@@ -317,14 +435,14 @@ static void patch_node(const struct region_patch *rp, uint64_t at, int miss_node
 
 void reuse_patch(uint32_t g, uint8_t *dest)
 {
-	if (!patches.n)
+	if (!patches.n && !sig_patches.n)
 		return;
 	const struct zb_group *e = (const void *)(before.blob + before.head->groups_off +
 						   (size_t)g * sizeof *e);
 	struct region_patch rp = {before.groups[g].at,
 				  (uint64_t)before.groups[g].at + before.groups[g].size, dest};
-	for (uint32_t s = 0; s < e->nslots; s++)
-		patch_node(&rp, e->nodes_off + (uint64_t)s * sizeof(struct zb_node), 0);
+	for (uint32_t k = 0; k < e->nslots * runs; k++)  /* a slot's node, then its DO twin */
+		patch_node(&rp, e->nodes_off + (uint64_t)k * sizeof(struct zb_node), 0);
 }
 
 static int aliases(name_t owner, name_t target)
@@ -344,7 +462,10 @@ uint8_t *reuse_plan(const struct phash *ph, const uint8_t *keys, const uint32_t 
 {
 	*reached_names = 0;
 	*groups_reused = 0;
-	if (ph->seed != before.head->seed || !plan_serials())
+	runs = 1;
+	for (uint32_t z = 0; z < zones.n; z++)
+		runs = chain_kind(z) ? 2 : runs;
+	if (ph->seed != before.head->seed || !plan_serials() || !same_denial())
 		return NULL;
 	uint8_t *reached = changes_reach(before.names, before.head->nnames, reached_names);
 	uint32_t *group_of = xmalloc((names.n ? names.n : 1) * sizeof *group_of);
@@ -435,7 +556,7 @@ void write_state(const char *blob_path, uint32_t groups_off, uint64_t seed)
 	struct state_head h = {.global = global, .seed = seed, .blob_size = blob_len,
 			       .table_digest = table_digest(blob, groups_off, ngroups),
 			       .ngroups = ngroups, .groups_off = groups_off,
-			       .nnames = name_states.n};
+			       .nnames = name_states.n, .denial_len = denial_region.n};
 	memcpy(h.magic, STATE_MAGIC, 8);
 	munmap((void *)blob, blob_len);
 	FILE *f = fopen(new_state, "wb");
@@ -479,6 +600,8 @@ void reuse_reset(void)
 	free(group_keys);
 	free(reused);
 	VEC_FREE(patches);
+	VEC_FREE(sig_patches);
+	bytes_release(&sig_octets);
 	free(zone_entries);
 	zone_entries = NULL;
 	group_keys = NULL;

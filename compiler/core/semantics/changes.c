@@ -13,7 +13,8 @@
  * and at a cut or a wildcard's parent everything below. A zone's apex is a name like any
  * other but for its SOA, which every negative answer holds (RFC 2308 §3): its serial alone
  * changed, reuse.c writes the new one in; anything else of it changed is a full build, as is a
- * set with a DNAME (RFC 6672) or a signed zone (reuse.c: the reach never sees them).
+ * set with a DNAME (RFC 6672). In a signed zone an answer reads the chain too (its proofs):
+ * reuse.c copies regions only where the chain is as it was, so the reach need not see it.
  */
 #include <stdlib.h>
 #include <string.h>

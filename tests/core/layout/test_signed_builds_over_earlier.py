@@ -1,0 +1,121 @@
+"""A build over an earlier build of a signed set (compiler/core/layout/reuse.c) copies the
+regions a change does not reach while the zone's chain is as it was (an address, a text, a
+target changed: the same names with the same types), with the SOA's new serial and new
+signature written over the old ones where they hold them, and writes what a full build
+writes, octet for octet; a change of the chain (a name or a type come or gone) or of the SOA
+but for its serial builds in full. Held for NSEC3, NSEC3 with opt-out and NSEC, signed at
+build time."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from buildsigned import ZONE, signed_set
+from zonebake.config import load_toml
+from zonebake.core import run as core
+from zonebake.dnssec import signatures, signing
+
+FILLERS = 1500  # names enough for several groups of the perfect hash (about 256 each)
+EPOCH = int(time.time()) // 86400 * 86400  # signatures made at one time: cached, alike
+
+
+def fillers() -> list[str]:
+    """Hosts, aliases, mail exchangers and delegations with glue: names whose answers read
+    other names', so that a change reaches past its own name."""
+    lines = []
+    for i in range(FILLERS):
+        kind = i % 10
+        if kind < 6:
+            lines.append(f"f{i} A 192.0.2.{i % 250 + 1}")
+        elif kind == 6:
+            lines.append(f"w{i} CNAME f{i - 6}")
+        elif kind == 7:
+            lines.append(f't{i} TXT "token-{i}"')
+        elif kind == 8:
+            lines.append(f"m{i} MX 10 f{i - 8}")
+        else:
+            lines += [f"d{i} NS ns.d{i}", f"ns.d{i} A 198.51.100.{i % 250 + 1}"]
+    return lines
+
+
+SOA = "@ IN SOA ns1 hostmaster 2026112601 7200 3600 1209600 300"
+
+
+def bumped(line: str) -> str:
+    return line.replace(" 2026112601 ", " 2026112602 ")
+
+
+# Each change: the line it replaces and what takes its place, and whether the chain stays as
+# it was (the regions it does not reach are copied).
+CHANGES = {
+    "address changed": ("f200 A 192.0.2.201", ["f200 A 198.18.0.1"], True),
+    "text made longer": ('t207 TXT "token-207"', ['t207 TXT "token-207-and-more"'], True),
+    "alias retargeted": ("w206 CNAME f200", ["w206 CNAME f10"], True),
+    "mail exchanger changed": ("m208 MX 10 f200", ["m208 MX 20 f300"], True),
+    "glue address changed": ("ns.d209 A 198.51.100.210", ["ns.d209 A 198.18.0.2"], True),
+    "name added": ("f200 A 192.0.2.201", ["f200 A 192.0.2.201", "new A 198.18.0.3"], False),
+    "name removed": ("f200 A 192.0.2.201", [], False),
+    "type added": ("f200 A 192.0.2.201", ["f200 A 192.0.2.201", 'f200 TXT "more"'], False),
+    "delegation added": ("f200 A 192.0.2.201", ["f200 A 192.0.2.201", "nd NS ns.nd",
+                                                  "ns.nd A 198.18.0.4"], False),
+    # A new SOA signature, written over the old in every negative answer copied.
+    "serial bumped": (SOA, [bumped(SOA)], True),
+    "SOA changed otherwise": (SOA, [SOA.replace(" 300", " 600")], False),
+}
+
+
+def changed(text: str, kind: str) -> str:
+    """The zone's text with one change of KIND, and with the serial bumped too for
+    `... and the serial bumped`, as an operator edits a zone."""
+    kind, bump = kind.removesuffix(BUMPED), kind.endswith(BUMPED)
+    line, replacement, _ = CHANGES[kind]
+    lines = text.splitlines()
+    at = lines.index(line)
+    lines = lines[:at] + replacement + lines[at + 1:]
+    return "\n".join(bumped(x) if bump and x == SOA else x for x in lines) + "\n"
+
+
+BUMPED = " and the serial bumped"
+# The regions copied (True) or a full build (False).
+KINDS = {kind: kept for kind, (_, _, kept) in CHANGES.items()} | {
+    "address changed" + BUMPED: True, "name added" + BUMPED: False}
+
+
+def bake(toml: Path, out: Path, earlier: Path) -> tuple[tuple, list[int]]:
+    out.mkdir(parents=True)
+    reused: list[int] = []
+    state = core.State(out / "zonedata.state", earlier / "zonedata.state",
+                       earlier / "zonedata.bin")
+    baked = core.bake(load_toml(toml), out / "zonedata.bin", state=state,
+                      on_phase=lambda name, seconds, count, unit:
+                      reused.append(count) if name == "regions reused" else None)
+    return ((out / "zonedata.bin").read_bytes(), state.out.read_bytes(), baked.layout), reused
+
+
+@pytest.mark.parametrize("denial, opt_out", [("nsec3", False), ("nsec3", True),
+                                             ("nsec", False)])
+def test_a_signed_build_over_an_earlier_one_writes_what_a_full_build_writes(
+        denial, opt_out, tmp_path, monkeypatch):
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", str(EPOCH))
+    monkeypatch.setattr(signing, "cache_path", lambda origins: tmp_path / "cache" / "signed")
+    monkeypatch.setattr(signatures, "cache_path", lambda origins: tmp_path / "cache" / "checked")
+    text = ZONE + "\n".join(fillers()) + "\n"
+    toml = signed_set(tmp_path, denial, opt_out, zone=text)
+    zone = tmp_path / "example.com.zone"
+    earlier = tmp_path / "earlier"
+    first, _ = bake(toml, earlier, tmp_path / "none")
+    for kind, copied in KINDS.items():
+        zone.write_text(changed(text, kind))
+        full, _ = bake(toml, tmp_path / kind / "full", tmp_path / "none")
+        over, reused = bake(toml, tmp_path / kind / "over", earlier)
+        assert over[0] == full[0], kind  # the data
+        assert over[1] == full[1], kind  # the state
+        assert over[2] == full[2], kind  # the layout's numbers
+        assert full[0] != first[0], kind  # a change the data shows
+        if copied:
+            assert reused and reused[0] > 0, kind  # regions copied
+        else:
+            assert not any(reused), kind  # a full build
