@@ -119,3 +119,24 @@ def test_a_signed_build_over_an_earlier_one_writes_what_a_full_build_writes(
             assert reused and reused[0] > 0, kind  # regions copied
         else:
             assert not any(reused), kind  # a full build
+
+
+def test_a_plain_zone_beside_a_signed_one_gets_its_new_serial(tmp_path, monkeypatch):
+    """Beside a signed zone every node has its DO twin after it: a new serial of the unsigned
+    zone is written into both, in every copied region."""
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", str(EPOCH))
+    monkeypatch.setattr(signing, "cache_path", lambda origins: tmp_path / "cache" / "signed")
+    monkeypatch.setattr(signatures, "cache_path", lambda origins: tmp_path / "cache" / "checked")
+    plain = ZONE.replace("example.com.", "example.org.").replace(" 2026112601 ", " 41 ")
+    org = tmp_path / "example.org.zone"
+    org.write_text(plain + "\n".join(fillers()) + "\n")
+    toml = signed_set(tmp_path, "nsec3", zone=ZONE + "\n".join(fillers()) + "\n",
+                      extra='[[zone]]\norigin = "example.org."\nfile = "example.org.zone"\n')
+    earlier = tmp_path / "earlier"
+    bake(toml, earlier, tmp_path / "none")
+    org.write_text(org.read_text().replace(" 41 ", " 42 ", 1).replace(
+        "f200 A 192.0.2.201", "f200 A 198.18.0.1"))
+    full, _ = bake(toml, tmp_path / "full", tmp_path / "none")
+    over, reused = bake(toml, tmp_path / "over", earlier)
+    assert over == full
+    assert reused and reused[0] > 0
