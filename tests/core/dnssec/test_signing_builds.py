@@ -12,6 +12,7 @@ import subprocess
 import time
 from pathlib import Path
 
+import dns.dnssec
 import dns.name
 import dns.rdatatype
 import dns.zone
