@@ -176,6 +176,15 @@ static inline struct name *N(name_t id) { return &names.v[id]; }
 const uint8_t *name_label(name_t id);
 int name_is_below_or_at(name_t name, name_t above);
 size_t name_key(name_t id, uint8_t *out);     /* lowercased wire format: the hash key */
+/* Whether `len` octets of a wire name are `key` (name_key's) but for case: label lengths are
+ * below 64, never a capital. */
+static inline int wire_is_key(const uint8_t *wire, const uint8_t *key, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if ((wire[i] >= 'A' && wire[i] <= 'Z' ? wire[i] + 32 : wire[i]) != key[i])
+			return 0;
+	return 1;
+}
 size_t name_wire(name_t id, uint8_t *out);    /* wire format as spelled */
 const char *name_text(name_t id);             /* for messages; a static buffer */
 
@@ -373,6 +382,7 @@ struct child_gaps {
 
 void build_chains(void);  /* every zone's, once the zones are read and checked */
 uint16_t chain_kind(uint32_t zone);  /* T_NSEC, T_NSEC3, or 0 when unsigned */
+int any_chain(void);                 /* a zone of the set is signed: its nodes have DO twins */
 size_t chain_length(uint32_t zone);
 uint32_t chain_rrset(uint32_t zone, uint32_t index);
 const uint8_t *chain_hash(uint32_t zone, uint32_t index);

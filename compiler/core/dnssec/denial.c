@@ -260,6 +260,14 @@ uint16_t chain_kind(uint32_t zone)
 	return chains[zone].kind;
 }
 
+int any_chain(void)
+{
+	for (uint32_t z = 0; z < zones.n; z++)
+		if (chains[z].kind)
+			return 1;
+	return 0;
+}
+
 size_t chain_length(uint32_t zone)
 {
 	return chains[zone].sets.n;

@@ -307,13 +307,8 @@ static int holds_key(const struct zone_check *c, uint16_t tag, uint8_t algorithm
  * 4035 §5.3.1). The signer's name follows the 18 octets of fixed fields, uncompressed. */
 static int by_apex_key(const struct zone_check *c, const uint8_t *p, size_t len)
 {
-	if (len < 18 + c->origin_len)
+	if (len < 18 + c->origin_len || !wire_is_key(p + 18, c->origin_key, c->origin_len))
 		return 0;
-	for (size_t i = 0; i < c->origin_len; i++) {
-		uint8_t ch = p[18 + i];  /* label lengths are below 64: never a capital */
-		if ((ch >= 'A' && ch <= 'Z' ? ch + 32 : ch) != c->origin_key[i])
-			return 0;
-	}
 	return holds_key(c, u16_at(p + 16), p[2]);
 }
 

@@ -344,10 +344,7 @@ static int plan_serials(void)
  * answers, which would make it the same. */
 static int same_denial(void)
 {
-	int any_signed = 0;
-	for (uint32_t z = 0; z < zones.n; z++)
-		any_signed |= chain_kind(z) != 0;
-	if (!any_signed)
+	if (!any_chain())
 		return before.head->denial_len == 0;
 	build_denial_region();
 	uint64_t at = place_denial_region(), n = denial_region.n;
@@ -374,14 +371,8 @@ static void patch_signature(const struct region_patch *rp, int64_t body, const u
 	size_t signer_end = body_name_end(b, end, at + SIG_SIGNER);
 	for (size_t p = 0; signer_end && p < sig_patches.n; p++) {
 		const struct sig_patch *s = &sig_patches.v[p];
-		if (s->kind != kind || signer_end - (at + SIG_SIGNER) != s->signer_len)
-			continue;
-		int same = 1;
-		for (size_t i = 0; i < s->signer_len && same; i++) {
-			uint8_t c = b[at + SIG_SIGNER + i];
-			same = (c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c) == s->signer[i];
-		}
-		if (same)
+		if (s->kind == kind && signer_end - (at + SIG_SIGNER) == s->signer_len &&
+		    wire_is_key(b + at + SIG_SIGNER, s->signer, s->signer_len))
 			memcpy(rp->dest + (body - rp->from) + at, sig_octets.v + s->at, len);
 	}
 }
@@ -462,9 +453,7 @@ uint8_t *reuse_plan(const struct phash *ph, const uint8_t *keys, const uint32_t 
 {
 	*reached_names = 0;
 	*groups_reused = 0;
-	runs = 1;
-	for (uint32_t z = 0; z < zones.n; z++)
-		runs = chain_kind(z) ? 2 : runs;
+	runs = any_chain() ? 2 : 1;
 	if (ph->seed != before.head->seed || !plan_serials() || !same_denial())
 		return NULL;
 	uint8_t *reached = changes_reach(before.names, before.head->nnames, reached_names);

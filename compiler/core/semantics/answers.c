@@ -342,9 +342,7 @@ void build_answers(int minimal, const uint8_t *make)
 			redirect(id);
 	RESERVE(node_answers, nodes.n);
 	node_answers.n = nodes.n;
-	int any_signed = 0;
-	for (uint32_t zone = 0; zone < zones.n; zone++)
-		any_signed |= chain_kind(zone) != 0;
+	int any_signed = any_chain();
 	if (any_signed) {
 		RESERVE(signed_answers, nodes.n);
 		signed_answers.n = nodes.n;

@@ -84,6 +84,14 @@ KINDS = {kind: kept for kind, (_, _, kept) in CHANGES.items()} | {
     "address changed" + BUMPED: True, "name added" + BUMPED: False}
 
 
+@pytest.fixture(autouse=True)
+def signatures_at_one_time(tmp_path, monkeypatch):
+    """Each test's own signing and verification caches, its signatures made at EPOCH."""
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", str(EPOCH))
+    monkeypatch.setattr(signing, "cache_path", lambda origins: tmp_path / "cache" / "signed")
+    monkeypatch.setattr(signatures, "cache_path", lambda origins: tmp_path / "cache" / "checked")
+
+
 def bake(toml: Path, out: Path, earlier: Path) -> tuple[tuple, list[int]]:
     out.mkdir(parents=True)
     reused: list[int] = []
@@ -98,10 +106,7 @@ def bake(toml: Path, out: Path, earlier: Path) -> tuple[tuple, list[int]]:
 @pytest.mark.parametrize("denial, opt_out", [("nsec3", False), ("nsec3", True),
                                              ("nsec", False)])
 def test_a_signed_build_over_an_earlier_one_writes_what_a_full_build_writes(
-        denial, opt_out, tmp_path, monkeypatch):
-    monkeypatch.setenv("SOURCE_DATE_EPOCH", str(EPOCH))
-    monkeypatch.setattr(signing, "cache_path", lambda origins: tmp_path / "cache" / "signed")
-    monkeypatch.setattr(signatures, "cache_path", lambda origins: tmp_path / "cache" / "checked")
+        denial, opt_out, tmp_path):
     text = ZONE + "\n".join(fillers()) + "\n"
     toml = signed_set(tmp_path, denial, opt_out, zone=text)
     zone = tmp_path / "example.com.zone"
@@ -121,12 +126,9 @@ def test_a_signed_build_over_an_earlier_one_writes_what_a_full_build_writes(
             assert not any(reused), kind  # a full build
 
 
-def test_a_plain_zone_beside_a_signed_one_gets_its_new_serial(tmp_path, monkeypatch):
+def test_a_plain_zone_beside_a_signed_one_gets_its_new_serial(tmp_path):
     """Beside a signed zone every node has its DO twin after it: a new serial of the unsigned
     zone is written into both, in every copied region."""
-    monkeypatch.setenv("SOURCE_DATE_EPOCH", str(EPOCH))
-    monkeypatch.setattr(signing, "cache_path", lambda origins: tmp_path / "cache" / "signed")
-    monkeypatch.setattr(signatures, "cache_path", lambda origins: tmp_path / "cache" / "checked")
     plain = ZONE.replace("example.com.", "example.org.").replace(" 2026112601 ", " 41 ")
     org = tmp_path / "example.org.zone"
     org.write_text(plain + "\n".join(fillers()) + "\n")
