@@ -663,7 +663,12 @@ static void check_zone_signatures(struct zone_check *c, const struct signature_c
 void check_signatures(const struct signature_check *o, size_t *to_verify, size_t *in_cache)
 {
 	zone_expiry = xcalloc(zones.n ? zones.n : 1, sizeof *zone_expiry);
-	load_cache(o->cache);
+	/* The cache is tens of megabytes for a large signed set: a set without a signature
+	 * does not read it (nor, writing no digests, does it replace it). */
+	int any_signed = 0;
+	for (uint32_t zone = 0; zone < zones.n; zone++)
+		any_signed |= types_has(&zones.v[zone].types, T_RRSIG);
+	load_cache(any_signed ? o->cache : NULL);
 	FILE *out = fopen(o->out, "wb");
 	if (!out)
 		fail("cannot write %s", o->out);

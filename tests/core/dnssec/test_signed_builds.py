@@ -64,6 +64,19 @@ def test_a_rebuild_verifies_only_the_signatures_that_changed(tmp_path, cache):
     assert verified(config, tmp_path / "4.bin") == 0
 
 
+def test_a_set_without_signatures_leaves_the_cache_as_it_was(tmp_path, cache):
+    """A set with no RRSIG has nothing to look up in the cache (a large signed set's is tens
+    of megabytes): the core does not read it, and writes no digests to take its place."""
+    config = config_for(tmp_path, SIGNED / "example.nsec3.zone")
+    verified(config, tmp_path / "1.bin")
+    kept = cache.read_bytes()
+    assert len(kept) > 0
+    plain = config_for(tmp_path, ZONES / "example.zone")
+    assert verified(plain, tmp_path / "2.bin") == 0
+    assert cache.read_bytes() == kept
+    assert verified(config, tmp_path / "3.bin") == 0  # still whole: nothing verified again
+
+
 def test_a_forged_signature_is_refused_even_when_its_rrset_was_verified(tmp_path, cache):
     """The cache is keyed by what a signature signs and the signature itself: the same RRset
     with another signature is verified again."""
