@@ -361,6 +361,9 @@ void signer_finish(const struct signer_files *f);  /* this build's cache, for th
 size_t write_signed_text(uint32_t zone, const char *path);
 /* Whether the driver signed, in this build, the octets `data` (RFC 4034 §3.1.8.1: what an
  * RRSIG signs) with this DNSKEY and got this signature. */
+/* Whether an RRSIG record was taken from the cache by its trail (signer.c): verified by the
+ * build that made the cache, and not looked up again. */
+int signer_trusted(uint32_t rdata);
 int signer_made(const uint8_t *data, size_t len, const uint8_t *key, size_t key_len,
 		const uint8_t *signature, size_t signature_len, bytes_t *scratch);
 /* Where a caller other than the driver (tests/fuzz) signs: what f->requests asks, into

@@ -160,6 +160,30 @@ static void load_cache(const char *path)
 	digest_index_build(&cached_index, cached.v, cached.n / SHA256_LEN, SHA256_LEN);
 }
 
+/* This build's digests (sorted) with the cache's, once each: the signatures taken by their
+ * trail were not digested here, and the next build may need them (a full one). */
+static void keep_cached(__typeof__(digests) *mine, size_t *total)
+{
+	size_t n = cached.n / SHA256_LEN, a = 0, b = 0;
+	bytes_t both = {0};
+	RESERVE(both, (n + *total) * SHA256_LEN);
+	while (a < n || b < *total) {
+		const uint8_t *x = a < n ? cached.v + a * SHA256_LEN : NULL;
+		const uint8_t *y = b < *total ? mine->v + b * SHA256_LEN : NULL;
+		int order = !x ? 1 : !y ? -1 : memcmp(x, y, SHA256_LEN);
+		const uint8_t *take = order <= 0 ? x : y;
+		a += order <= 0;
+		b += order >= 0;
+		if (both.n < SHA256_LEN || memcmp(both.v + both.n - SHA256_LEN, take, SHA256_LEN))
+			bytes_put(&both, take, SHA256_LEN);
+	}
+	VEC_FREE(*mine);
+	mine->v = both.v;
+	mine->n = both.n;
+	mine->cap = both.cap;
+	*total = both.n / SHA256_LEN;
+}
+
 static int is_cached(const uint8_t digest[SHA256_LEN])
 {
 	int equal;
@@ -208,6 +232,11 @@ struct ahead {
 };
 #define AHEAD_READY 1
 #define AHEAD_MADE 2
+#define AHEAD_TRUSTED 3  /* taken from the signing cache by its trail (signer.c) */
+
+/* Signatures not looked up (AHEAD_TRUSTED): their digests stay in the cache this build
+ * writes, which then holds the earlier cache's as well as its own. */
+static size_t trusted_seen;
 
 struct zone_check {
 	uint32_t zone;
@@ -393,6 +422,11 @@ static void *work_ahead(void *arg)
 		uint32_t covered = rrset_covering(view, sig->owner, sig->covers, 0);
 		for (uint32_t i = sig->first; i != NONE; i = rdatas.v[i].next, ordinal++) {
 			struct ahead *a = &c->ahead[ordinal];
+			if (signer_trusted(i)) {
+				a->rdata = i;
+				a->state = AHEAD_TRUSTED;
+				continue;
+			}
 			const uint8_t *p = rdata_raw.v + rdatas.v[i].raw;
 			size_t len = rdatas.v[i].raw_len;
 			data.n = 0;
@@ -507,6 +541,11 @@ static void check_rrsig_set(struct zone_check *c, const struct signature_check *
 		size_t len = rdatas.v[i].raw_len;
 		uint16_t tag = u16_at(p + 16);
 		const struct ahead *a = &c->ahead[c->ordinal++];
+		if (a->state == AHEAD_TRUSTED && a->rdata == i) {
+			note_times(c, o, sig, p, tag);
+			trusted_seen++;
+			continue;
+		}
 		if (a->state && a->rdata == i) {
 			note_times(c, o, sig, p, tag);
 			push_signature(c, sig, covered, i, a->fields, a->digest,
@@ -699,8 +738,12 @@ void check_signatures(const struct signature_check *o, size_t *to_verify, size_t
 	if (fclose(out) != 0)
 		fail("cannot write %s", o->out);
 	size_t total = digests.n / SHA256_LEN;
-	if (total > 0) {
+	if (total > 0)
 		digests_sort(digests.v, total, SHA256_LEN);
+	size_t own = total;
+	if (trusted_seen > 0)
+		keep_cached(&digests, &total);
+	if (total > 0) {
 		char next[4096];
 		snprintf(next, sizeof next, "%s.digests", o->out);
 		FILE *f = fopen(next, "wb");
@@ -708,13 +751,17 @@ void check_signatures(const struct signature_check *o, size_t *to_verify, size_t
 			fail("cannot write %s", next);
 	}
 	VEC_FREE(digests);
+	size_t trusted = trusted_seen;
+	trusted_seen = 0;
 	bytes_release(&cached);
 	digest_index_free(&cached_index);
 	*to_verify = c.written;
-	*in_cache = total - c.written - c.made;
-	phase("signatures", total, "signatures");
+	*in_cache = own - c.written - c.made;
+	phase("signatures", own, "signatures");
 	if (c.made)
 		phase_took("signatures matched to their signing", 0.0, c.made, "signatures");
+	if (trusted)
+		phase_took("signatures taken by their trail", 0.0, trusted, "signatures");
 }
 
 void signatures_reset(void)

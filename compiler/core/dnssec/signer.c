@@ -15,14 +15,24 @@
  * that a rebuild signs only the RRsets that changed. The signatures then are checked and verified
  * as any signed zone's (signatures.c).
  *
+ * An RRset that is as it was in the build that wrote the cache is not put in canonical form
+ * and hashed at all: the cache keeps the trail of that build, per signature the RRset's
+ * identity (its owner's key, type, the zone and the key) and a digest of its content as read
+ * (its TTL, its records' octets in file order, their names as spelled), and where in the
+ * cache its signature is. A signature taken by its trail has been verified, or made and
+ * matched, by the build that made the cache: signatures.c does not look it up again.
+ *
  * The cache, in the driver's cache directory (native byte order: it is this machine's):
- * `ZBSCH1\0\0`, then struct cached entries sorted by digest.
+ * `ZBSCH2\0\0`, u64 the entries, the struct cached entries sorted by digest, u64 the trail's
+ * entries, the struct trail entries. One file: the trail always names the cache it was
+ * written with.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bake.h"
+#include "hash.h"
 
 #define MAX_SIGNATURE 64  /* Ed25519 (RFC 8080 §4), ECDSA P-256 (RFC 6605 §4) */
 #define RRSIG_FIXED 18    /* type covered ... key tag (RFC 4034 §3.1) */
@@ -35,7 +45,14 @@ struct cached {
 	uint8_t signature[MAX_SIGNATURE];
 };
 
-static const char CACHE_MAGIC[8] = "ZBSCH1\0";
+/* A signature of the build that wrote the cache, as its trail has it. */
+struct trail {
+	uint64_t id, content;
+	uint32_t cached;  /* in the cache */
+	uint32_t spare;
+};
+
+static const char CACHE_MAGIC[8] = "ZBSCH2\0";
 static const char REQUESTS_MAGIC[8] = "ZBSGN1\0";
 static const char SIGNED_MAGIC[8] = "ZBSGD1\0";
 
@@ -44,6 +61,7 @@ static const char SIGNED_MAGIC[8] = "ZBSGD1\0";
 struct made {
 	struct cached c;
 	int fresh;
+	uint64_t id, content;  /* for the next build's trail */
 };
 
 /* Millions of signatures each, looked up at random by digest: on huge pages (util.c), where
@@ -57,6 +75,34 @@ static VEC(struct made) made;  /* this build's signatures: the next build's cach
 static size_t made_fresh;  /* of them, those the driver made */
 static size_t made_huge;  /* made.v's octets once on huge pages (signer_finish), else 0 */
 static struct digest_index made_index;  /* once sorted (signer_finish) */
+static const struct trail *trail;  /* the cache's, and its table by id */
+static size_t ntrail;
+static uint32_t *trail_table;      /* index + 1; 0 empty */
+static size_t trail_mask;
+static VEC(uint8_t) trusted;       /* per record: an RRSIG taken by its trail */
+
+static uint64_t read_u64(const uint8_t *p)
+{
+	uint64_t x;
+	memcpy(&x, p, 8);
+	return x;
+}
+
+/* The trail's table: open addressing by id, at most half full. */
+static void index_trail(void)
+{
+	size_t size = 2;
+	while (size < 2 * ntrail)
+		size *= 2;
+	trail_table = xcalloc(size, sizeof *trail_table);
+	trail_mask = size - 1;
+	for (size_t i = 0; i < ntrail; i++) {
+		size_t at = trail[i].id & trail_mask;
+		while (trail_table[at])
+			at = (at + 1) & trail_mask;
+		trail_table[at] = i + 1;
+	}
+}
 
 static void load_cache(const char *path)
 {
@@ -70,8 +116,20 @@ static void load_cache(const char *path)
 		reserve_huge((void **)&cache_file.v, &cache_file.cap);
 		for (size_t n; (n = fread(block, 1, sizeof block, f)) > 0;)
 			bytes_put(&cache_file, block, n);
-		cache = (struct cached *)cache_file.v;
-		ncache = cache_file.n / sizeof *cache;  /* a torn file's tail is not read */
+		/* A torn file: the entries it holds whole, and no trail. */
+		uint64_t n = cache_file.n >= 8 ? read_u64(cache_file.v) : 0;
+		size_t whole = cache_file.n >= 8 ? (cache_file.n - 8) / sizeof *cache : 0;
+		cache = (struct cached *)(cache_file.v + 8);
+		ncache = n < whole ? n : whole;
+		size_t at = (8 + ncache * sizeof *cache + 7) & ~(size_t)7;  /* the trail's u64s */
+		if (ncache == n && cache_file.n >= at && cache_file.n - at >= 8) {
+			uint64_t t = read_u64(cache_file.v + at);
+			if (t <= (cache_file.n - at - 8) / sizeof *trail) {
+				trail = (const struct trail *)(cache_file.v + at + 8);
+				ntrail = t;
+				index_trail();
+			}
+		}
 	}
 	fclose(f);
 	/* Millions of signatures, looked up each by its digest: a binary search over them
@@ -120,6 +178,18 @@ static uint32_t *made_order(void)
 	return order;
 }
 
+/* A cached signature is reused with the very times asked for under SOURCE_DATE_EPOCH, else
+ * while enough of its validity is left. */
+static const struct cached *in_time(const struct cached *c, const struct zone_signing *s)
+{
+	if (s->exact)
+		return c->inception == s->inception && c->expiration == s->expiration ? c : NULL;
+	uint32_t validity = s->expiration - s->inception;
+	int64_t left = (int64_t)c->expiration - s->inception;
+	return c->expiration - c->inception == validity && c->inception <= s->inception &&
+	       left >= (int64_t)s->reuse_left ? c : NULL;
+}
+
 static const struct cached *cached_for(const uint8_t digest[SHA256_LEN],
 				       const struct zone_signing *s)
 {
@@ -127,13 +197,65 @@ static const struct cached *cached_for(const uint8_t digest[SHA256_LEN],
 	size_t rank = ncache == 0 ? 0 : digest_rank(&cache_index, digest, &equal);
 	if (rank == 0 || !equal)
 		return NULL;
-	const struct cached *c = &cache[rank - 1];
-	if (s->exact)
-		return c->inception == s->inception && c->expiration == s->expiration ? c : NULL;
-	uint32_t validity = s->expiration - s->inception;
-	int64_t left = (int64_t)c->expiration - s->inception;
-	return c->expiration - c->inception == validity && c->inception <= s->inception &&
-	       left >= (int64_t)s->reuse_left ? c : NULL;
+	return in_time(&cache[rank - 1], s);
+}
+
+/* The signature the trail has for an RRset of this identity and content, in time. The
+ * trail is in the order the earlier build signed, which is this build's wherever the zone
+ * did not change: the next entry is tried first, and the cache entries a few ahead are
+ * fetched meanwhile (the cache is in digest order: each is a cache miss). */
+#define TRAIL_AHEAD 16
+static size_t trail_next;
+
+static const struct cached *trailed(uint64_t id, uint64_t content, const struct zone_signing *s)
+{
+	if (!trail_table)
+		return NULL;
+	const struct trail *t = NULL;
+	if (trail_next < ntrail && trail[trail_next].id == id) {
+		t = &trail[trail_next];
+	} else {
+		for (size_t at = id & trail_mask; trail_table[at]; at = (at + 1) & trail_mask)
+			if (trail[trail_table[at] - 1].id == id) {
+				t = &trail[trail_table[at] - 1];
+				break;
+			}
+		if (!t)
+			return NULL;
+	}
+	trail_next = t - trail + 1;
+	if (trail_next + TRAIL_AHEAD < ntrail && trail[trail_next + TRAIL_AHEAD].cached < ncache)
+		__builtin_prefetch(&cache[trail[trail_next + TRAIL_AHEAD].cached]);
+	return t->content == content && t->cached < ncache ? in_time(&cache[t->cached], s) : NULL;
+}
+
+/* What makes an RRset's signature by a key, but for the times: the zone (the signer), the
+ * owner (its key: the signature covers it lowercased), the type, the key. */
+static uint64_t identity(uint32_t zone, const struct rrset *rs, const struct signing_key *key)
+{
+	uint8_t wire[256];
+	size_t len = name_key(rs->owner, wire);
+	uint64_t h = zb_hash(wire, len, 0x6964656e74697479ull);
+	len = name_key(zones.v[zone].origin, wire);
+	h = zb_hash(wire, len, h ^ (uint64_t)rs->type << 32);
+	return zb_hash(key->rdata, key->len, h ^ (uint64_t)key->algorithm << 16 ^ key->tag);
+}
+
+/* And what it signs of the RRset: its TTL and records as read, the names as spelled (a
+ * spelling changed is a change here, though not to the signature). */
+static uint64_t content_of(const struct rrset *rs)
+{
+	uint64_t h = zb_hash((const uint8_t *)&rs->ttl, sizeof rs->ttl, rs->count);
+	uint8_t wire[256];
+	for (uint32_t r = rs->first; r != NONE; r = rdatas.v[r].next) {
+		const struct rdata *rd = &rdatas.v[r];
+		h = zb_hash(rdata_raw.v + rd->raw, rd->raw_len, h ^ rd->raw_len);
+		if (rd->name != NONE)
+			h = zb_hash(wire, name_wire(rd->name, wire), h ^ 1);
+		if (rd->name2 != NONE)
+			h = zb_hash(wire, name_wire(rd->name2, wire), h ^ 2);
+	}
+	return h;
 }
 
 /* The RRSIG's RDATA up to its signature (RFC 4034 §3.1): its length. */
@@ -177,6 +299,7 @@ struct pending {
 	uint32_t key;   /* in the zone's keys */
 	uint32_t made;  /* in `made` */
 	int asked;      /* the driver signs it; else `made` has it from the cache */
+	int trusted;    /* from the cache by its trail: verified by the build that made it */
 };
 typedef VEC(struct pending) pending_list;
 
@@ -232,10 +355,24 @@ static size_t ask(uint32_t zone, const struct signer_files *f, pending_list *pen
 			continue;
 		int apex_keys = apex_key_set(zone, rs);
 		size_t fields = 0;
+		uint64_t content = 0;
+		int have_content = 0;
 		for (size_t k = 0; k < s->keys.n; k++) {
 			const struct signing_key *key = &s->keys.v[k];
 			if (!signs_with(s, key, apex_keys))
 				continue;
+			if (!have_content) {
+				content = content_of(rs);
+				have_content = 1;
+			}
+			uint64_t id = identity(zone, rs, key);
+			const struct cached *known = trailed(id, content, s);
+			if (known) {
+				struct pending p = {set, k, made.n, 0, 1};
+				PUSH(made, ((struct made){*known, 0, id, content}));
+				PUSH(*pending, p);
+				continue;
+			}
 			uint8_t rrsig[RRSIG_FIXED + 256];
 			size_t len = rrsig_fields(zone, rs, key, s->inception, s->expiration, rrsig);
 			if (fields == 0) {
@@ -255,7 +392,7 @@ static size_t ask(uint32_t zone, const struct signer_files *f, pending_list *pen
 			struct cached entry = {0};
 			sha256(keyed.v, keyed.n, entry.digest);
 			const struct cached *old = cached_for(entry.digest, s);
-			struct pending p = {set, k, made.n, old == NULL};
+			struct pending p = {set, k, made.n, old == NULL, 0};
 			if (old) {
 				entry = *old;
 			} else {
@@ -266,7 +403,7 @@ static size_t ask(uint32_t zone, const struct signer_files *f, pending_list *pen
 				fwrite(data.v, 1, data.n, out);
 				asked++;
 			}
-			PUSH(made, ((struct made){entry, old == NULL}));
+			PUSH(made, ((struct made){entry, old == NULL, id, content}));
 			made_fresh += old == NULL;
 			PUSH(*pending, p);
 		}
@@ -326,7 +463,13 @@ static void add_signatures(uint32_t zone, const pending_list *pending)
 		bytes_put(&rdata_raw, c->signature, c->len);
 		name_t owner = rs->owner;
 		uint16_t type = rs->type;
+		size_t before = rdatas.n;
 		add_record(zone, owner, T_RRSIG, rs->ttl, rd, rs->pos);  /* rs may move */
+		if (p->trusted && rdatas.n > before) {
+			while (trusted.n < rdatas.n)
+				PUSH(trusted, 0);
+			trusted.v[rdatas.n - 1] = 1;
+		}
 		uint32_t view = type == T_NSEC3 ? HASHED_VIEW(zone) : zone;
 		rrsets.v[p->set].sigs = rrset_covering(view, owner, T_RRSIG, type);
 	}
@@ -360,6 +503,20 @@ void signer_finish(const struct signer_files *f)
 	uint32_t *order = made_order();
 	for (size_t i = 0; i < made.n; i++)
 		moved[i] = made.v[order[i]];
+	/* Each signature's place in the cache as written (equal digests written once), for
+	 * the trail. */
+	uint32_t *at = xmalloc((made.n ? made.n : 1) * sizeof *at);
+	uint64_t written = 0;
+	for (size_t i = 0; i < made.n; i++) {
+		if (i > 0 && memcmp(moved[i - 1].c.digest, moved[i].c.digest, SHA256_LEN) == 0)
+			at[order[i]] = at[order[i - 1]];
+		else
+			at[order[i]] = written++;
+	}
+	struct trail *next = xmalloc((made.n ? made.n : 1) * sizeof *next);
+	for (size_t i = 0; i < made.n; i++)
+		next[i] = (struct trail){made.v[i].id, made.v[i].content, at[i], 0};
+	free(at);
 	free(order);
 	free(made.v);
 	made.v = moved;
@@ -367,16 +524,25 @@ void signer_finish(const struct signer_files *f)
 	made_huge = bytes;
 	digest_index_of_records(&made_index, (const uint8_t *)made.v, made.n, SHA256_LEN,
 				sizeof *made.v);
-	if (!f->cache)
+	if (!f->cache) {
+		free(next);
 		return;
+	}
 	char path[4096];
 	snprintf(path, sizeof path, "%s.cache", f->signed_path);
 	FILE *out = open_or_fail(path, "wb");
 	fwrite(CACHE_MAGIC, 1, 8, out);
+	fwrite(&written, sizeof written, 1, out);
 	for (size_t i = 0; i < made.n; i++)
 		if (i == 0 || memcmp(made.v[i - 1].c.digest, made.v[i].c.digest, SHA256_LEN) != 0)
 			fwrite(&made.v[i].c, sizeof made.v[i].c, 1, out);
-	if (fclose(out) != 0)
+	static const uint8_t zeros[8];
+	fwrite(zeros, 1, (8 - (8 + written * sizeof(struct cached)) % 8) % 8, out);
+	uint64_t ntrail_next = made.n;
+	fwrite(&ntrail_next, sizeof ntrail_next, 1, out);
+	fwrite(next, sizeof *next, made.n, out);
+	free(next);
+	if (ferror(out) | (fclose(out) != 0))
 		remove(path);  /* a cache, no more */
 }
 
@@ -402,9 +568,20 @@ int signer_made(const uint8_t *data, size_t len, const uint8_t *key, size_t key_
 	       m->c.len == signature_len && memcmp(m->c.signature, signature, signature_len) == 0;
 }
 
+int signer_trusted(uint32_t rdata)
+{
+	return rdata < trusted.n && trusted.v[rdata];
+}
+
 void signer_reset(void)
 {
 	bytes_release(&cache_file);
+	trail = NULL;
+	ntrail = trail_next = 0;
+	free(trail_table);
+	trail_table = NULL;
+	trail_mask = 0;
+	VEC_FREE(trusted);
 	cache = NULL;
 	ncache = 0;
 	digest_index_free(&cache_index);

@@ -251,6 +251,41 @@ def test_a_rebuild_signs_only_what_changed(tmp_path, monkeypatch):
     assert signatures_made(load_toml(toml), tmp_path / "4.bin", monkeypatch) == 3
 
 
+def trailed_build(config, data_file: Path) -> tuple[int, int, bytes]:
+    """(signatures taken by their trail, signatures made or verified, the data)."""
+    phases = {}
+    core.bake(config, data_file,
+              on_phase=lambda name, seconds, count, unit: phases.update({name: count}))
+    return (phases.get("signatures taken by their trail", 0), phases.get("signatures", 0),
+            data_file.read_bytes())
+
+
+def test_an_unchanged_rrset_takes_its_signature_by_the_trail(tmp_path, monkeypatch):
+    """The cache keeps the order the build signed in and, per signature, what it covered: a
+    rebuild takes the signatures of RRsets as they were without their canonical form, their
+    digests or a lookup, and writes what a build with a cache and no trail writes."""
+    cache = tmp_path / "cache" / "signed"
+    monkeypatch.setattr(signing, "cache_path", lambda origins: cache)
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", str(EPOCH))
+    toml = signed_set(tmp_path, "nsec3")
+    trailed, every, first = trailed_build(load_toml(toml), tmp_path / "1.bin")
+    assert trailed == 0 and every > 25  # no cache yet: every signature digested
+    assert trailed_build(load_toml(toml), tmp_path / "2.bin") == (every, 0, first)
+
+    # One address changed: its RRset's signature is made again, every other is taken.
+    (tmp_path / "example.com.zone").write_text(ZONE.replace("192.0.2.25", "192.0.2.26"))
+    trailed, digested, changed = trailed_build(load_toml(toml), tmp_path / "3.bin")
+    assert (trailed, digested) == (every - 1, 1)
+    # A cache whose trail is cut off: its signatures are looked up by digest, as before.
+    whole = cache.read_bytes()
+    cache.write_bytes(whole[:-10])
+    trailed, digested, looked_up = trailed_build(load_toml(toml), tmp_path / "4.bin")
+    assert (trailed, digested, looked_up) == (0, every, changed)
+    # No cache at all: the same octets, every signature made.
+    cache.unlink()
+    assert trailed_build(load_toml(toml), tmp_path / "5.bin") == (0, every, changed)
+
+
 def test_with_an_epoch_cached_signatures_are_reused_only_with_their_very_times(tmp_path,
                                                                                 monkeypatch):
     cache = tmp_path / "cache" / "signed"
