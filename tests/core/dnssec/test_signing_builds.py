@@ -252,30 +252,37 @@ def test_a_rebuild_signs_only_what_changed(tmp_path, monkeypatch):
 
 
 def trailed_build(config, data_file: Path) -> tuple[int, int, bytes]:
-    """(signatures taken by their trail, signatures made or verified, the data)."""
+    """(signatures taken by their trail, signatures digested for the check, the data)."""
     phases = {}
     core.bake(config, data_file,
               on_phase=lambda name, seconds, count, unit: phases.update({name: count}))
-    return (phases.get("signatures taken by their trail", 0), phases.get("signatures", 0),
+    return (phases.get("signatures by their trail", 0), phases.get("signatures", 0),
             data_file.read_bytes())
+
+
+# Enough names that most signatures are past the check's sample (the first 64 of a zone).
+HOSTS = "".join(f"h{i} A 192.0.2.{i % 250 + 1}\n" for i in range(300))
 
 
 def test_an_unchanged_rrset_takes_its_signature_by_the_trail(tmp_path, monkeypatch):
     """The cache keeps the order the build signed in and, per signature, what it covered: a
     rebuild takes the signatures of RRsets as they were without their canonical form, their
-    digests or a lookup, and writes what a build with a cache and no trail writes."""
+    digests or a lookup, checks a sample of them, and writes what a build without the trail
+    writes."""
     cache = tmp_path / "cache" / "signed"
     monkeypatch.setattr(signing, "cache_path", lambda origins: cache)
     monkeypatch.setenv("SOURCE_DATE_EPOCH", str(EPOCH))
-    toml = signed_set(tmp_path, "nsec3")
+    toml = signed_set(tmp_path, "nsec3", zone=ZONE + HOSTS)
     trailed, every, first = trailed_build(load_toml(toml), tmp_path / "1.bin")
-    assert trailed == 0 and every > 25  # no cache yet: every signature digested
-    assert trailed_build(load_toml(toml), tmp_path / "2.bin") == (every, 0, first)
+    assert trailed == 0 and every > 600  # no cache yet: every signature digested
+    trailed, sampled, again = trailed_build(load_toml(toml), tmp_path / "2.bin")
+    assert (trailed, again) == (every, first)
+    assert 64 <= sampled < every // 4  # the first 64 and about one in 256 of the rest
 
     # One address changed: its RRset's signature is made again, every other is taken.
-    (tmp_path / "example.com.zone").write_text(ZONE.replace("192.0.2.25", "192.0.2.26"))
-    trailed, digested, changed = trailed_build(load_toml(toml), tmp_path / "3.bin")
-    assert (trailed, digested) == (every - 1, 1)
+    (tmp_path / "example.com.zone").write_text(ZONE.replace("192.0.2.25", "192.0.2.26") + HOSTS)
+    trailed, sampled, changed = trailed_build(load_toml(toml), tmp_path / "3.bin")
+    assert trailed == every - 1 and sampled < every // 4
     # A cache whose trail is cut off: its signatures are looked up by digest, as before.
     whole = cache.read_bytes()
     cache.write_bytes(whole[:-10])
@@ -284,6 +291,32 @@ def test_an_unchanged_rrset_takes_its_signature_by_the_trail(tmp_path, monkeypat
     # No cache at all: the same octets, every signature made.
     cache.unlink()
     assert trailed_build(load_toml(toml), tmp_path / "5.bin") == (0, every, changed)
+
+
+def test_a_trail_naming_other_signatures_fails_the_build(tmp_path, monkeypatch):
+    """The check's sample of the signatures taken by their trail is looked up in the
+    verification cache: a trail that names the wrong signatures sends them to verify, where
+    they fail."""
+    cache = tmp_path / "cache" / "signed"
+    monkeypatch.setattr(signing, "cache_path", lambda origins: cache)
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", str(EPOCH))
+    toml = signed_set(tmp_path, "nsec3", zone=ZONE + HOSTS)
+    trailed_build(load_toml(toml), tmp_path / "1.bin")
+    # The file: magic, count, the signatures (108 octets each), padding to 8, the trail's
+    # count, its entries (id, content, place, spare: 24 octets). Every place one further on.
+    data = bytearray(cache.read_bytes())
+    count = int.from_bytes(data[8:16], "little")
+    at = 8 + (8 + count * 108 + 7) // 8 * 8
+    entries = int.from_bytes(data[at:at + 8], "little")
+    for i in range(entries):
+        place = at + 8 + 24 * i + 16
+        moved = (int.from_bytes(data[place:place + 4], "little") + 1) % count
+        data[place:place + 4] = moved.to_bytes(4, "little")
+    cache.write_bytes(bytes(data))
+    with pytest.raises(CompileError) as refused:
+        core.bake(load_toml(toml), tmp_path / "2.bin")
+    assert "the signature does not verify (RFC 4035 §5.3.3)" in str(refused.value)
+    assert not (tmp_path / "2.bin").exists()
 
 
 def test_with_an_epoch_cached_signatures_are_reused_only_with_their_very_times(tmp_path,
