@@ -275,16 +275,26 @@ static const struct cached *trailed(uint64_t id, uint64_t content, const struct 
 	return t->content == content && t->cached < ncache ? in_time(&cache[t->cached], s) : NULL;
 }
 
-/* What makes an RRset's signature by a key, but for the times: the zone (the signer), the
- * owner (its key: the signature covers it lowercased), the type, the key. */
-static uint64_t identity(uint32_t zone, const struct rrset *rs, const struct signing_key *key)
+/* What makes an RRset's signature by a key, but for the times: the zone (the signer) and
+ * the key, digested once per zone and key (signer_of); the owner (its key: the signature
+ * covers it lowercased), once per RRset (owner_of); the type. */
+static uint64_t signer_of(uint32_t zone, const struct signing_key *key)
 {
 	uint8_t wire[256];
-	size_t len = name_key(rs->owner, wire);
-	uint64_t h = zb_hash(wire, len, 0x6964656e74697479ull);
-	len = name_key(zones.v[zone].origin, wire);
-	h = zb_hash(wire, len, h ^ (uint64_t)rs->type << 32);
-	return zb_hash(key->rdata, key->len, h ^ (uint64_t)key->algorithm << 16 ^ key->tag);
+	size_t len = name_key(zones.v[zone].origin, wire);
+	uint64_t h = zb_hash(wire, len, 0x7369676e6572ull ^ (uint64_t)key->algorithm << 16 ^ key->tag);
+	return zb_hash(key->rdata, key->len, h);
+}
+
+static uint64_t owner_of(const struct rrset *rs)
+{
+	uint8_t wire[256];
+	return zb_hash(wire, name_key(rs->owner, wire), 0x6964656e74697479ull);
+}
+
+static uint64_t identity(uint64_t owner, uint64_t signer, uint16_t type)
+{
+	return mix64(owner ^ mix64(signer ^ type));
 }
 
 /* And what it signs of the RRset: its TTL and records as read, the names as spelled (a
@@ -395,13 +405,16 @@ static size_t ask(uint32_t zone, const struct signer_files *f, pending_list *pen
 	fwrite(REQUESTS_MAGIC, 1, 8, out);
 	bytes_t data = {0}, keyed = {0};
 	size_t asked = 0, end = rrsets.n;
+	uint64_t *signers = xmalloc((s->keys.n ? s->keys.n : 1) * sizeof *signers);
+	for (size_t k = 0; k < s->keys.n; k++)
+		signers[k] = signer_of(zone, &s->keys.v[k]);
 	for (size_t set = z->rrsets_begin; set < end; set++) {
 		const struct rrset *rs = &rrsets.v[set];
 		if (!signable(zone, rs))
 			continue;
 		int apex_keys = apex_key_set(zone, rs);
 		size_t fields = 0;
-		uint64_t content = 0;
+		uint64_t content = 0, owner = 0;
 		int have_content = 0;
 		for (size_t k = 0; k < s->keys.n; k++) {
 			const struct signing_key *key = &s->keys.v[k];
@@ -409,9 +422,10 @@ static size_t ask(uint32_t zone, const struct signer_files *f, pending_list *pen
 				continue;
 			if (!have_content) {
 				content = content_of(rs);
+				owner = owner_of(rs);
 				have_content = 1;
 			}
-			uint64_t id = identity(zone, rs, key);
+			uint64_t id = identity(owner, signers[k], rs->type);
 			const struct cached *known = trailed(id, content, s);
 			if (known) {
 				ntrusted++;
@@ -460,6 +474,7 @@ static size_t ask(uint32_t zone, const struct signer_files *f, pending_list *pen
 		fail("cannot write %s", f->requests);
 	free(data.v);
 	free(keyed.v);
+	free(signers);
 	return asked;
 }
 
