@@ -71,9 +71,9 @@ struct made {
 	uint64_t id, content;  /* for the next build's trail */
 };
 
-/* The earlier builds' signatures, mapped (load_cache), and this build's: millions each;
- * this build's are moved onto huge pages once sorted (signer_finish), where 4 KiB pages made
- * every lookup by digest a TLB miss besides a cache miss. */
+/* The earlier builds' signatures, mapped (load_cache), and this build's (signer_finish
+ * writes them as the next cache); of these, those the driver made, sorted and indexed for
+ * signer_made. */
 static const uint8_t *cache_map;
 static size_t cache_map_len;
 static const struct cached *cache;
@@ -214,7 +214,6 @@ static void sort_made(uint32_t *order, size_t n)
 	}
 	free(keys);
 }
-
 
 /* A cached signature is reused with the very times asked for under SOURCE_DATE_EPOCH, else
  * while enough of its validity is left. */
@@ -529,8 +528,9 @@ static void add_signatures(uint32_t zone, const pending_list *pending)
 		size_t before = rdatas.n;
 		add_record(zone, owner, T_RRSIG, rs->ttl, rd, rs->pos);  /* rs may move */
 		if (p->trusted && rdatas.n > before) {
-			while (trusted.n < rdatas.n)
-				PUSH(trusted, 0);
+			RESERVE(trusted, rdatas.n - trusted.n);
+			memset(trusted.v + trusted.n, 0, rdatas.n - trusted.n);
+			trusted.n = rdatas.n;
 			trusted.v[rdatas.n - 1] = 1;
 		}
 		uint32_t view = type == T_NSEC3 ? HASHED_VIEW(zone) : zone;
@@ -588,8 +588,8 @@ void signer_finish(const struct signer_files *f)
 			first[from] = i;
 	}
 	sort_made(rest, nrest);
-	fresh_sorted = huge_alloc((nrest ? nrest : 1) * sizeof *fresh_sorted);
 	fresh_bytes = (nrest ? nrest : 1) * sizeof *fresh_sorted;
+	fresh_sorted = huge_alloc(fresh_bytes);
 	for (size_t r = 0; r < nrest; r++)
 		fresh_sorted[r] = made.v[rest[r]];
 	digest_index_of_records(&made_index, (const uint8_t *)fresh_sorted, nrest, SHA256_LEN,
