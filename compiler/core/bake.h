@@ -314,6 +314,7 @@ int types_has(const types_t *types, uint16_t type);
 uint32_t add_zone(const char *origin, const char *path, const char *display);
 void add_record(uint32_t zone, name_t owner, uint16_t type, uint32_t ttl, struct rdata rd,
 		struct pos pos);
+void add_first_signature(uint32_t zone, uint32_t covered, struct rdata rd, struct pos pos);
 void check_zone(uint32_t zone, int lenient);
 void assign_zones(void);  /* each name interned so far to the deepest zone above it */
 
@@ -322,6 +323,7 @@ void assign_zones(void);  /* each name interned so far to the deepest zone above
 /* What a zone holds at a name: its RRsets (a list by `next`, file order) and flags; a name
  * in a child zone's namespace holds the parent's records there too (views.c). */
 uint32_t *rrsets_head(uint32_t zone, name_t name);
+void views_expect(size_t count);  /* room for `count` more names held by another zone */
 uint32_t first_rrset(uint32_t zone, name_t name);
 uint32_t rrset_in(uint32_t zone, name_t name, uint16_t type);   /* NONE when absent */
 /* The RRset of a type and, for RRSIG, of the type it covers. */

@@ -198,13 +198,8 @@ static void add_nsec_chain(uint32_t zone)
 struct hashed {
 	uint8_t hash[ZB_SHA1_LEN];
 	name_t name;
+	uint32_t bitmap;  /* in the chain's `bitmaps`: its length (16 bits), then it */
 };
-
-static int by_hash(const void *x, const void *y)
-{
-	return memcmp(((const struct hashed *)x)->hash, ((const struct hashed *)y)->hash,
-		      ZB_SHA1_LEN);
-}
 
 /* The label of an NSEC3 owner: the hash in base32hex, lowercased (RFC 5155 §3, RFC 4648 §7). */
 static void base32hex(const uint8_t hash[ZB_SHA1_LEN], uint8_t out[32])
@@ -217,6 +212,31 @@ static void base32hex(const uint8_t hash[ZB_SHA1_LEN], uint8_t out[32])
 		out[i] = digits[v];
 	}
 }
+
+/* Each chain entry's hash and type bitmap, in the zone's order: its names' records are read
+ * where they lie. Made in hash order, each entry read two or three names' records at random,
+ * most of a million names' chain. */
+static void hash_entry(uint32_t zone, name_t name, struct typeset *types, bytes_t *bitmaps,
+		       struct hashed *h)
+{
+	uint8_t key[256], no_salt[1] = {0};
+	h->name = name;
+	zb_nsec3_hash(key, name_key(name, key), no_salt, 0, 0, h->hash);
+	types_at(zone, name, types);
+	/* Signed there: every RRset of a name with data but at a cut its DS alone. */
+	if (types->n > 0 && (!(flags_in(zone, name) & NAME_CUT) || has_type(types, T_DS)))
+		type_add(types, T_RRSIG);
+	size_t at = bitmaps->n;
+	bytes_put(bitmaps, "\0\0", 2);
+	put_bitmap(bitmaps, types);
+	size_t len = bitmaps->n - at - 2;  /* at most 256 windows of 34 octets */
+	bitmaps->v[at] = len >> 8;
+	bitmaps->v[at + 1] = len & 0xFF;
+	h->bitmap = at;
+}
+
+/* How far ahead of its insertion an NSEC3 owner's slot among the names is fetched. */
+#define OWNERS_AHEAD 8
 
 /* RFC 5155 §7.1: an NSEC3 for every authoritative name and every empty non-terminal; with
  * opt-out, none for an insecure delegation, nor for a non-terminal above only such. */
@@ -234,51 +254,53 @@ static void add_nsec3_chain(uint32_t zone)
 	data_names(zone, &owners);
 	uint8_t *seen = xcalloc(names.n, 1);
 	VEC(struct hashed) chain = {0};
+	bytes_t bitmaps = {0};
+	struct typeset *types = xmalloc(sizeof *types);
 	for (size_t i = 0; i < owners.n; i++) {
 		name_t name = owners.v[i];
 		if (opt_out && (flags_in(zone, name) & NAME_CUT) && rrset_in(zone, name, T_DS) == NONE)
 			continue;
 		for (; !seen[name]; name = N(name)->parent) {
 			seen[name] = 1;
-			struct hashed h = {.name = name};
-			uint8_t key[256], no_salt[1] = {0};
-			zb_nsec3_hash(key, name_key(name, key), no_salt, 0, 0, h.hash);
-			PUSH(chain, h);
+			RESERVE(chain, 1);
+			hash_entry(zone, name, types, &bitmaps, &chain.v[chain.n++]);
 			if (name == z->origin)
 				break;
 		}
 	}
+	free(types);
 	free(seen);
-	qsort(chain.v, chain.n, sizeof *chain.v, by_hash);
+	/* By hash first: its octets lead the entry, which has no padding. */
+	_Static_assert(sizeof *chain.v == ZB_SHA1_LEN + 8, "struct hashed is packed");
+	digests_sort((uint8_t *)chain.v, chain.n, sizeof *chain.v);
 	for (size_t i = 1; i < chain.n; i++)
 		if (memcmp(chain.v[i - 1].hash, chain.v[i].hash, ZB_SHA1_LEN) == 0)
 			diagnose(zone, ERROR, generated(zone), "%s and %s have the same NSEC3 hash "
 				 "(RFC 5155 §7.1): sign the zone with denial = \"nsec\"",
 				 name_text(chain.v[i - 1].name), name_text(chain.v[i].name));
+	names_expect(names.n + chain.n);  /* not grown halfway */
+	views_expect(chain.n);            /* the hashed view's names */
+	uint8_t (*labels)[32] = xmalloc((chain.n ? chain.n : 1) * sizeof *labels);
+	for (size_t i = 0; i < chain.n; i++)
+		base32hex(chain.v[i].hash, labels[i]);
 	uint32_t ttl = z->neg_ttl;  /* RFC 9077 §3.3 */
 	bytes_t rdata = {0};
-	struct typeset *types = xmalloc(sizeof *types);
 	for (size_t i = 0; i < chain.n; i++) {
-		name_t name = chain.v[i].name;
-		static const uint8_t head[5] = {NSEC3_SHA1, 0, 0, 0, 0};  /* flags set below */
+		if (i + OWNERS_AHEAD < chain.n)
+			name_child_prefetch(z->origin, labels[i + OWNERS_AHEAD], 32);
+		/* Hash, flags, iterations, salt length (RFC 5155 §3.2), the next hash, the
+		 * types. */
+		uint8_t head[6] = {NSEC3_SHA1, opt_out ? NSEC3_OPT_OUT : 0, 0, 0, 0, ZB_SHA1_LEN};
+		const uint8_t *bitmap = bitmaps.v + chain.v[i].bitmap;
 		rdata.n = 0;
 		bytes_put(&rdata, head, sizeof head);
-		rdata.v[1] = opt_out ? NSEC3_OPT_OUT : 0;
-		uint8_t len = ZB_SHA1_LEN;
-		bytes_put(&rdata, &len, 1);
 		bytes_put(&rdata, chain.v[(i + 1) % chain.n].hash, ZB_SHA1_LEN);
-		types_at(zone, name, types);
-		/* Signed there: every RRset of a name with data but at a cut its DS alone. */
-		if (types->n > 0 && (!(flags_in(zone, name) & NAME_CUT) || has_type(types, T_DS)))
-			type_add(types, T_RRSIG);
-		put_bitmap(&rdata, types);
-		uint8_t label[32];
-		base32hex(chain.v[i].hash, label);
-		add_raw(zone, name_child(z->origin, label, sizeof label), T_NSEC3, ttl, rdata.v,
-			rdata.n);
+		bytes_put(&rdata, bitmap + 2, bitmap[0] << 8 | bitmap[1]);
+		add_raw(zone, name_child(z->origin, labels[i], 32), T_NSEC3, ttl, rdata.v, rdata.n);
 	}
-	free(types);
+	free(labels);
 	free(rdata.v);
+	free(bitmaps.v);
 	free(chain.v);
 	free(owners.v);
 }

@@ -62,12 +62,12 @@ static const char CACHE_MAGIC[8] = "ZBSCH2\0";
 static const char REQUESTS_MAGIC[8] = "ZBSGN1\0";
 static const char SIGNED_MAGIC[8] = "ZBSGD1\0";
 
-/* A signature of this build, and whether the driver made it now (else it came from the
- * cache, and is verified as any other unless verified before). */
+/* A signature of this build: from the cache, or made by the driver now (verified as any
+ * other unless verified before). Where it lies, not a copy: a million names' rebuild takes
+ * millions from the cache, and copying them was a third of a gigabyte of new memory. */
 struct made {
-	struct cached c;
-	int fresh;
 	uint32_t from;         /* its place in the cache it came from, or NONE */
+	uint32_t at;           /* else its place in `fresh` */
 	uint64_t id, content;  /* for the next build's trail */
 };
 
@@ -81,8 +81,8 @@ static size_t ncache;
 static struct digest_index cache_index;
 static int cache_loaded;
 static VEC(struct made) made;  /* this build's signatures: the next build's cache */
-static size_t made_fresh;  /* of them, those the driver made */
-static struct made *fresh_sorted;  /* those the driver made, sorted (signer_finish) */
+static VEC(struct cached) fresh;  /* of them, those the driver made */
+static struct cached *fresh_sorted;  /* those, sorted (signer_finish) */
 static size_t fresh_bytes;
 static struct digest_index made_index;  /* over fresh_sorted */
 static const struct trail *trail;  /* the cache's, and its table by id */
@@ -91,6 +91,11 @@ static uint32_t *trail_table;      /* index + 1; 0 empty */
 static size_t trail_mask;
 static VEC(uint8_t) trusted;       /* per record: an RRSIG taken by its trail */
 static size_t ntrusted;
+
+static struct cached *made_signature(const struct made *m)
+{
+	return m->from != NONE ? (struct cached *)&cache[m->from] : &fresh.v[m->at];
+}
 
 static uint64_t read_u64(const uint8_t *p)
 {
@@ -192,7 +197,7 @@ static void sort_made(uint32_t *order, size_t n)
 	uint8_t *keys = xmalloc((n ? n : 1) * ORDER_KEY);
 	for (size_t i = 0; i < n; i++) {
 		uint8_t *k = keys + i * ORDER_KEY;
-		memcpy(k, made.v[order[i]].c.digest, 8);
+		memcpy(k, made_signature(&made.v[order[i]])->digest, 8);
 		k[8] = order[i] >> 24, k[9] = order[i] >> 16, k[10] = order[i] >> 8, k[11] = order[i];
 	}
 	digests_sort(keys, n, ORDER_KEY);
@@ -204,8 +209,10 @@ static void sort_made(uint32_t *order, size_t n)
 		for (b = a + 1; b < n && !memcmp(keys + a * ORDER_KEY, keys + b * ORDER_KEY, 8); b++)
 			;
 		for (size_t i = a + 1; i < b; i++)
-			for (size_t j = i; j > a && memcmp(made.v[order[j - 1]].c.digest,
-							   made.v[order[j]].c.digest, SHA256_LEN) > 0;
+			for (size_t j = i; j > a &&
+					   memcmp(made_signature(&made.v[order[j - 1]])->digest,
+						  made_signature(&made.v[order[j]])->digest,
+						  SHA256_LEN) > 0;
 			     j--) {
 				uint32_t t = order[j];
 				order[j] = order[j - 1];
@@ -429,7 +436,7 @@ static size_t ask(uint32_t zone, const struct signer_files *f, pending_list *pen
 			if (known) {
 				ntrusted++;
 				struct pending p = {set, k, made.n, 0, 1};
-				PUSH(made, ((struct made){*known, 0, known - cache, id, content}));
+				PUSH(made, ((struct made){known - cache, NONE, id, content}));
 				PUSH(*pending, p);
 				continue;
 			}
@@ -463,9 +470,10 @@ static size_t ask(uint32_t zone, const struct signer_files *f, pending_list *pen
 				fwrite(data.v, 1, data.n, out);
 				asked++;
 			}
-			PUSH(made, ((struct made){entry, old == NULL, old ? old - cache : NONE, id,
-						  content}));
-			made_fresh += old == NULL;
+			if (!old)
+				PUSH(fresh, entry);
+			PUSH(made, ((struct made){old ? old - cache : NONE, old ? NONE : fresh.n - 1,
+						  id, content}));
 			PUSH(*pending, p);
 		}
 	}
@@ -498,7 +506,7 @@ static void receive(const struct signer_files *f, size_t asked, pending_list *pe
 	for (size_t i = 0; i < pending->n; i++) {
 		if (!pending->v[i].asked)
 			continue;
-		struct cached *c = &made.v[pending->v[i].made].c;
+		struct cached *c = made_signature(&made.v[pending->v[i].made]);
 		int len = fgetc(in);
 		if (len <= 0 || len > MAX_SIGNATURE || fread(c->signature, 1, len, in) != (size_t)len)
 			fail("%s: ends early, or a signature of a length no key makes",
@@ -509,12 +517,19 @@ static void receive(const struct signer_files *f, size_t asked, pending_list *pe
 }
 
 /* Each signature as an RRSIG record, and each RRSIG RRset linked to the RRset it covers. */
+#define SIGNATURES_AHEAD 8
 static void add_signatures(uint32_t zone, const pending_list *pending)
 {
 	const struct zone_signing *s = zones.v[zone].sign;
 	for (size_t i = 0; i < pending->n; i++) {
 		const struct pending *p = &pending->v[i];
-		const struct cached *c = &made.v[p->made].c;
+		const struct cached *c = made_signature(&made.v[p->made]);
+		if (i + SIGNATURES_AHEAD < pending->n) {  /* the cache is in digest order */
+			const uint8_t *ahead = (const uint8_t *)made_signature(
+				&made.v[pending->v[i + SIGNATURES_AHEAD].made]);
+			__builtin_prefetch(ahead + SHA256_LEN);
+			__builtin_prefetch(ahead + sizeof(struct cached) - 1);
+		}
 		const struct rrset *rs = &rrsets.v[p->set];
 		uint8_t rrsig[RRSIG_FIXED + 256];
 		size_t len = rrsig_fields(zone, rs, &s->keys.v[p->key], c->inception,
@@ -526,15 +541,19 @@ static void add_signatures(uint32_t zone, const pending_list *pending)
 		name_t owner = rs->owner;
 		uint16_t type = rs->type;
 		size_t before = rdatas.n;
-		add_record(zone, owner, T_RRSIG, rs->ttl, rd, rs->pos);  /* rs may move */
+		if (rs->sigs == NONE) {
+			add_first_signature(zone, p->set, rd, rs->pos);
+		} else {  /* another key's: as any record (a key listed twice signs alike: dropped) */
+			add_record(zone, owner, T_RRSIG, rs->ttl, rd, rs->pos);  /* rs may move */
+			uint32_t view = type == T_NSEC3 ? HASHED_VIEW(zone) : zone;
+			rrsets.v[p->set].sigs = rrset_covering(view, owner, T_RRSIG, type);
+		}
 		if (p->trusted && rdatas.n > before) {
 			RESERVE(trusted, rdatas.n - trusted.n);
 			memset(trusted.v + trusted.n, 0, rdatas.n - trusted.n);
 			trusted.n = rdatas.n;
 			trusted.v[rdatas.n - 1] = 1;
 		}
-		uint32_t view = type == T_NSEC3 ? HASHED_VIEW(zone) : zone;
-		rrsets.v[p->set].sigs = rrset_covering(view, owner, T_RRSIG, type);
 	}
 }
 
@@ -591,7 +610,7 @@ void signer_finish(const struct signer_files *f)
 	fresh_bytes = (nrest ? nrest : 1) * sizeof *fresh_sorted;
 	fresh_sorted = huge_alloc(fresh_bytes);
 	for (size_t r = 0; r < nrest; r++)
-		fresh_sorted[r] = made.v[rest[r]];
+		fresh_sorted[r] = *made_signature(&made.v[rest[r]]);
 	digest_index_of_records(&made_index, (const uint8_t *)fresh_sorted, nrest, SHA256_LEN,
 				sizeof *fresh_sorted);
 	FILE *out = NULL;
@@ -614,8 +633,8 @@ void signer_finish(const struct signer_files *f)
 		if (c == ncache && r == nrest)
 			break;
 		int old = r == nrest || (c < ncache && before_made(cache[c].digest, first[c],
-								   made.v[rest[r]].c.digest, rest[r]));
-		const struct cached *e = old ? &cache[c] : &made.v[rest[r]].c;
+								   fresh_sorted[r].digest, rest[r]));
+		const struct cached *e = old ? &cache[c] : &fresh_sorted[r];
 		if (!last || memcmp(last, e->digest, SHA256_LEN) != 0) {
 			if (out)
 				fwrite(e, sizeof *e, 1, out);
@@ -654,7 +673,7 @@ void signer_finish(const struct signer_files *f)
 int signer_made(const uint8_t *data, size_t len, const uint8_t *key, size_t key_len,
 		const uint8_t *signature, size_t signature_len, bytes_t *scratch)
 {
-	if (made_fresh == 0 || len < TIMES_AT + 8)
+	if (fresh.n == 0 || len < TIMES_AT + 8)
 		return 0;  /* a rebuild's signatures all from the cache: none to match */
 	scratch->n = 0;
 	bytes_put(scratch, data, len);
@@ -664,13 +683,13 @@ int signer_made(const uint8_t *data, size_t len, const uint8_t *key, size_t key_
 	sha256(scratch->v, scratch->n, digest);
 	int equal;
 	size_t rank = digest_rank(&made_index, digest, &equal);
-	const struct made *m = equal ? &fresh_sorted[rank - 1] : NULL;
+	const struct cached *m = equal ? &fresh_sorted[rank - 1] : NULL;
 	uint32_t expiration = (uint32_t)data[TIMES_AT] << 24 | data[TIMES_AT + 1] << 16 |
 			      data[TIMES_AT + 2] << 8 | data[TIMES_AT + 3];
 	uint32_t inception = (uint32_t)data[TIMES_AT + 4] << 24 | data[TIMES_AT + 5] << 16 |
 			     data[TIMES_AT + 6] << 8 | data[TIMES_AT + 7];
-	return m && m->fresh && m->c.expiration == expiration && m->c.inception == inception &&
-	       m->c.len == signature_len && memcmp(m->c.signature, signature, signature_len) == 0;
+	return m && m->expiration == expiration && m->inception == inception &&
+	       m->len == signature_len && memcmp(m->signature, signature, signature_len) == 0;
 }
 
 int signer_trusted(uint32_t rdata)
@@ -699,7 +718,8 @@ void signer_reset(void)
 	cache_loaded = 0;
 	free(made.v);
 	made.v = NULL;
-	made.n = made.cap = made_fresh = 0;
+	made.n = made.cap = 0;
+	VEC_FREE(fresh);
 	if (fresh_sorted)
 		huge_free(fresh_sorted, fresh_bytes);
 	fresh_sorted = NULL;

@@ -30,14 +30,39 @@ static size_t slot_of(uint32_t zone, name_t name)
 	return (h >> 32) & (nslots - 1);
 }
 
+/* The slots made again, `size` of them, for the entries there are. */
+static void rehash(size_t size)
+{
+	free(slots);
+	nslots = size;
+	slots = xmalloc(nslots * sizeof *slots);
+	memset(slots, 0xFF, nslots * sizeof *slots);
+	for (uint32_t i = 0; i < foreign.n; i++) {
+		size_t t = slot_of(foreign.v[i].zone, foreign.v[i].name);
+		while (slots[t] != NONE)
+			t = (t + 1) & (nslots - 1);
+		slots[t] = i;
+	}
+}
+
+/* Room for `count` more, made at once: an NSEC3 chain adds a name of the hashed view for
+ * each name of its zone, and growing by doubling placed them all again twenty times. */
+void views_expect(size_t count)
+{
+	size_t size = nslots ? nslots : 64;
+	while (size < 2 * (foreign.n + count))
+		size *= 2;
+	if (size > nslots)
+		rehash(size);
+	RESERVE(foreign, count);
+}
+
 static struct foreign *find(uint32_t zone, name_t name, int add)
 {
 	if (nslots == 0) {
 		if (!add)
 			return NULL;
-		nslots = 64;
-		slots = xmalloc(nslots * sizeof *slots);
-		memset(slots, 0xFF, nslots * sizeof *slots);
+		rehash(64);
 	}
 	size_t s = slot_of(zone, name);
 	for (; slots[s] != NONE; s = (s + 1) & (nslots - 1)) {
@@ -50,17 +75,8 @@ static struct foreign *find(uint32_t zone, name_t name, int add)
 	struct foreign f = {zone, name, NONE, 0};
 	PUSH(foreign, f);
 	slots[s] = foreign.n - 1;
-	if (2 * foreign.n > nslots) {
-		nslots *= 2;
-		slots = xrealloc(slots, nslots * sizeof *slots);
-		memset(slots, 0xFF, nslots * sizeof *slots);
-		for (uint32_t i = 0; i < foreign.n; i++) {
-			size_t t = slot_of(foreign.v[i].zone, foreign.v[i].name);
-			while (slots[t] != NONE)
-				t = (t + 1) & (nslots - 1);
-			slots[t] = i;
-		}
-	}
+	if (2 * foreign.n > nslots)
+		rehash(nslots * 2);
 	return &foreign.v[foreign.n - 1];
 }
 

@@ -183,6 +183,32 @@ void add_record(uint32_t zone, name_t owner, uint16_t type, uint32_t ttl, struct
 	set->count++;
 }
 
+/* A signature of the RRset `covered` that has none yet, as add_record would add it: its
+ * RRSIG RRset made, last at its owner, and linked. The signer's millions of signatures,
+ * without add_record's two walks of the owner's RRsets and lookups in the other view. */
+void add_first_signature(uint32_t zone, uint32_t covered, struct rdata rd, struct pos pos)
+{
+	struct zone *z = &zones.v[zone];
+	const struct rrset *c = &rrsets.v[covered];
+	name_t owner = c->owner;
+	uint32_t view = c->type == T_NSEC3 ? HASHED_VIEW(zone) : zone;
+	PUSH(rdatas, rd);
+	uint32_t r = rdatas.n - 1;
+	struct rrset set = {.owner = owner, .type = T_RRSIG, .covers = c->type, .ttl = c->ttl,
+			    .first = r, .last = r, .count = 1, .next = NONE, .sigs = NONE,
+			    .pos = pos};
+	PUSH(rrsets, set);
+	uint32_t s = rrsets.n - 1;
+	uint32_t *link = rrsets_head(view, owner);
+	while (*link != NONE)
+		link = &rrsets.v[*link].next;
+	*link = s;
+	rrsets.v[covered].sigs = s;
+	types_add(&z->types, T_RRSIG);
+	if (view == zone)
+		mark_exists(zone, owner, z->origin);
+}
+
 static uint32_t soa_minimum(uint32_t soa)
 {
 	const uint8_t *raw = rdata_raw.v + rdatas.v[rrsets.v[soa].first].raw;
