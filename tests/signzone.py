@@ -32,3 +32,18 @@ def sign(zone: Path, origin: str, directory: Path, kinds=("nsec", "nsec3")) -> d
         partial.rename(signed[kind])
     unsigned.unlink()
     return signed
+
+
+def sign_salted(unsigned: str, origin: str, directory: Path, salt: str, iterations: int,
+                keygen: str = "dnssec-keygen", signzone: str = "dnssec-signzone") -> Path:
+    """UNSIGNED (a zone's text) signed with NSEC3 of that salt (hex) and those iterations,
+    with a new key: DIRECTORY/signed.zone."""
+    key = subprocess.run([keygen, "-q", "-f", "KSK", "-a", "ED25519", "-K", str(directory),
+                          origin], capture_output=True, text=True, check=True).stdout.strip()
+    keyed = directory / "unsigned.zone"
+    keyed.write_text(unsigned + (directory / f"{key}.key").read_text())
+    signed = directory / "signed.zone"
+    subprocess.run([signzone, "-q", "-z", "-S", "-K", str(directory), "-o", origin, "-3", salt,
+                    "-H", str(iterations), "-f", str(signed), str(keyed)], check=True,
+                   cwd=directory, capture_output=True)
+    return signed

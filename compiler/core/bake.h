@@ -218,6 +218,7 @@ void print_diagnostics(void);  /* see diagnostics.c */
  * diagnostics_mark. One such thread at a time. */
 void diagnostics_aside(int on);
 size_t diagnostics_mark(void);
+size_t diagnostics_count(void);  /* so far, on this thread's side */
 void diagnostics_put_back(size_t mark);
 
 /* ---- zones.c ---- */
@@ -386,6 +387,9 @@ struct child_gaps {
 };
 
 void build_chains(void);  /* every zone's, once the zones are read and checked */
+/* What a zone's chain check read, digested, when it found nothing; else 0 (chaincheck.c). */
+uint64_t chain_checked(uint32_t zone);
+size_t chains_kept(void);  /* zones whose chain was not checked again: as checked before */
 uint16_t chain_kind(uint32_t zone);  /* T_NSEC, T_NSEC3, or 0 when unsigned */
 int any_chain(void);                 /* a zone of the set is signed: its nodes have DO twins */
 size_t chain_length(uint32_t zone);
@@ -837,6 +841,10 @@ void reuse_files(const char *state_out, const char *state_in, const char *blob_i
 int reuse_wanted(void);
 int reuse_has_earlier(void);  /* an earlier build's state was named: one may be built over */
 void reuse_decides(const void *data, size_t len);  /* what but the records decides the output */
+/* Once the manifest is read: the earlier build mapped, if this core made it from this
+ * manifest; then its chain_checked of a zone (0: none). */
+void reuse_early(void);
+uint64_t reuse_earlier_chain(uint32_t zone);
 /* After the checks, when a state is wanted: this build's name states; 1 when an earlier
  * build can be built over. */
 int reuse_prepare(void);
@@ -884,6 +892,7 @@ void zones_reset(void);
 void views_reset(void);
 void dname_reset(void);
 void chains_reset(size_t nzones);
+void chains_checked_reset(void);
 void denial_region_reset(void);
 void answers_reset(void);
 void bodies_reset(void);

@@ -41,6 +41,11 @@ size_t diagnostics_mark(void)
 	return found.n;
 }
 
+size_t diagnostics_count(void)
+{
+	return set_aside ? aside.n : found.n;
+}
+
 void diagnostics_put_back(size_t mark)
 {
 	if (aside.n == 0)

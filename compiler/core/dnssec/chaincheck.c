@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "bake.h"
+#include "hash.h"
 #include "query/nsec3hash.h"
 
 #define MAX_TYPES 256 /* a name's types we compare; more are not served by anyone */
@@ -250,19 +251,93 @@ static void check_nsec3(struct zone_chain *c)
 	free(matched);
 }
 
+/* What a zone's chain check reads: each RRset's owner (its key) and type, which make its
+ * names, their types and where its cuts are; and the records of the chain and its
+ * parameters. Names hashed from their parents', once each. */
+static uint64_t check_input(uint32_t zone, uint64_t *memo)
+{
+	const struct zone *z = &zones.v[zone];
+	uint64_t h = mix64(chain_kind(zone) ^ (uint64_t)(z->rrsets_end - z->rrsets_begin) << 16);
+	for (uint32_t s = z->rrsets_begin; s < z->rrsets_end; s++) {
+		const struct rrset *set = &rrsets.v[s];
+		name_t chain[128];
+		size_t up = 0;
+		for (name_t n = set->owner; n != NONE && !memo[n] && up < 128; n = N(n)->parent)
+			chain[up++] = n;
+		while (up-- > 0) {
+			name_t n = chain[up], parent = N(n)->parent;
+			uint8_t label[64];
+			size_t len = N(n)->label_len;
+			memcpy(label, name_label(n), len);
+			for (size_t i = 0; i < len; i++)
+				label[i] += label[i] >= 'A' && label[i] <= 'Z' ? 'a' - 'A' : 0;
+			memo[n] = mix64((parent == NONE ? 1 : memo[parent]) ^
+					zb_hash(label, len, KEY_SEED)) | 1;
+		}
+		h = mix64(h ^ memo[set->owner] ^ (uint64_t)set->type << 48 ^ set->covers);
+		if (set->type == T_NSEC || set->type == T_NSEC3 || set->type == T_NSEC3PARAM)
+			for (uint32_t r = set->first; r != NONE; r = rdatas.v[r].next)
+				h = zb_hash(rdata_raw.v + rdatas.v[r].raw, rdatas.v[r].raw_len,
+					    h ^ rdatas.v[r].raw_len);
+	}
+	return h | 1;
+}
+
+static uint64_t *checked;  /* per zone: chain_checked */
+static size_t kept;        /* zones whose check the earlier build's stands for */
+
+uint64_t chain_checked(uint32_t zone)
+{
+	return checked ? checked[zone] : 0;
+}
+
+/*
+ * A zone's chain is checked unless the earlier build (reuse.c) checked the very same and
+ * found nothing: its records, its names and their types, as check_input digests them, are
+ * all the check reads, so it would find nothing again. A rebuild that changes a record's
+ * value leaves them so, and the check was a second of a million names' rebuild.
+ */
 void check_chains(void)
 {
+	free(checked);
+	checked = xcalloc(zones.n ? zones.n : 1, sizeof *checked);
+	kept = 0;
+	uint64_t *memo = NULL;
 	for (uint32_t zone = 0; zone < zones.n; zone++) {
 		struct zone_chain c = {.zone = zone};
+		if (!chain_kind(zone))
+			continue;
+		if (!memo)
+			memo = xcalloc(names.n, sizeof *memo);
+		uint64_t input = check_input(zone, memo);
+		if (input == reuse_earlier_chain(zone)) {
+			checked[zone] = input;
+			kept++;
+			continue;
+		}
+		size_t found = diagnostics_count();
 		if (chain_kind(zone) == T_NSEC)
 			check_nsec(&c);
-		else if (chain_kind(zone) == T_NSEC3)
-			check_nsec3(&c);
 		else
-			continue;
+			check_nsec3(&c);
 		const struct pos pos = rrsets.v[chain_rrset(zone, 0)].pos;
 		diagnose_rest(zone, ERROR, pos, c.missing, "names without their chain entry");
 		diagnose_rest(zone, ERROR, pos, c.misnext, "chain entries naming the wrong next one");
 		diagnose_rest(zone, ERROR, pos, c.bitmaps, "type bitmaps that do not match their name");
+		if (diagnostics_count() == found)
+			checked[zone] = input;
 	}
+	free(memo);
+}
+
+size_t chains_kept(void)
+{
+	return kept;
+}
+
+void chains_checked_reset(void)
+{
+	free(checked);
+	checked = NULL;
+	kept = 0;
 }

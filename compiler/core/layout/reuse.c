@@ -39,11 +39,12 @@
 #include "hash.h"
 #include "zonedata.h"
 
-#define STATE_MAGIC "zbstate3"
+#define STATE_MAGIC "zbstate4"
 
 struct state_head {
 	char magic[8];
 	uint64_t global, seed, blob_size, table_digest;
+	uint64_t early;  /* `global` as the manifest left it, before the checks (reuse_early) */
 	uint32_t ngroups, groups_off;
 	uint64_t nnames;
 	uint64_t content;  /* the groups', names' and zones' entries, digested in turn (a state
@@ -63,6 +64,7 @@ struct state_zone {
 	uint32_t nsigs;       /* its RRSIGs; NONE: more than MAX_SOA_SIGS */
 	uint64_t sigs;        /* their rdata, digested; 0: none */
 	uint64_t kinds[MAX_SOA_SIGS];  /* each: algorithm << 32 | key tag << 16 | length, ascending */
+	uint64_t chain;       /* chain_checked */
 };
 
 /* A new serial of a zone, written over the old where a copied region holds its SOA. */
@@ -89,6 +91,7 @@ struct state_group {
 
 static const char *new_state, *old_state, *old_blob;
 static uint64_t global = 0x7a6f6e6562616b65ull;  /* reuse_reset sets it again */
+static uint64_t early;  /* `global` when the manifest is read (reuse_early) */
 
 /* The earlier build, mapped: its state and its blob. */
 static struct {
@@ -153,17 +156,22 @@ static uint64_t table_digest(const uint8_t *blob, uint32_t groups_off, uint32_t 
 	return zb_hash(blob + groups_off, (size_t)n * sizeof(struct zb_group), 0x7461626c65);
 }
 
-/* The earlier build's state and blob, when they match each other and this build's
- * settings: 1, or 0 (a full build). */
-static int load_before(void)
+/* The earlier build's state and blob mapped and whole, made by this core from this
+ * manifest: 1, or 0. Once; before the checks, which may take what it says of them. */
+static int mapped = -1;
+
+static int map_before(void)
 {
+	if (mapped >= 0)
+		return mapped;
+	mapped = 0;
 	if (!old_state || !old_blob)
 		return 0;
 	before.head = map_file(old_state, &before.state_len, NULL);
 	before.blob = map_file(old_blob, &before.blob_len, &before.blob_fd);
 	const struct state_head *h = before.head;
 	if (!h || !before.blob || before.state_len < sizeof *h ||
-	    memcmp(h->magic, STATE_MAGIC, 8) != 0 || h->global != global ||
+	    memcmp(h->magic, STATE_MAGIC, 8) != 0 || h->early != early ||
 	    h->nnames > before.state_len / sizeof(struct name_state) ||
 	    h->blob_size != before.blob_len ||
 	    h->nzones > before.state_len / sizeof(struct state_zone) ||
@@ -189,7 +197,37 @@ static int load_before(void)
 	for (uint32_t g = 0; g < h->ngroups; g++)  /* every region it names lies in the blob */
 		if ((uint64_t)before.groups[g].at + before.groups[g].size > before.blob_len)
 			return 0;
+	mapped = 1;
 	return 1;
+}
+
+/* ...and made with this build's settings: 1, or 0 (a full build). */
+static int load_before(void)
+{
+	return map_before() && before.head->global == global;
+}
+
+static uint64_t origin_digest(uint32_t z)
+{
+	uint8_t key[256];
+	return zb_hash(key, name_key(zones.v[z].origin, key), KEY_SEED);
+}
+
+void reuse_early(void)
+{
+	early = global;
+	map_before();
+}
+
+uint64_t reuse_earlier_chain(uint32_t zone)
+{
+	if (mapped != 1)
+		return 0;
+	uint64_t origin = origin_digest(zone);
+	for (uint64_t z = 0; z < before.head->nzones; z++)
+		if (before.zones[z].origin == origin)
+			return before.zones[z].chain;
+	return 0;
 }
 
 /* This build's zones' entries, taken before the records are let go (after the answers). */
@@ -206,8 +244,8 @@ static uint64_t sig_kind(const uint8_t *rdata, size_t len)
 static struct state_zone this_zone(uint32_t z)
 {
 	struct state_zone sz = {0};
-	uint8_t key[256];
-	sz.origin = zb_hash(key, name_key(zones.v[z].origin, key), KEY_SEED);
+	sz.origin = origin_digest(z);
+	sz.chain = chain_checked(z);
 	sz.soa = soa_state(z);
 	if (zones.v[z].soa == NONE)
 		return sz;
@@ -542,8 +580,8 @@ void write_state(const char *blob_path, uint32_t groups_off, uint64_t seed)
 	const uint8_t *blob = map_file(blob_path, &blob_len, NULL);
 	if (!blob)
 		fail("cannot read %s back", blob_path);
-	struct state_head h = {.global = global, .seed = seed, .blob_size = blob_len,
-			       .table_digest = table_digest(blob, groups_off, ngroups),
+	struct state_head h = {.global = global, .early = early, .seed = seed,
+			       .blob_size = blob_len, .table_digest = table_digest(blob, groups_off, ngroups),
 			       .ngroups = ngroups, .groups_off = groups_off,
 			       .nnames = name_states.n, .denial_len = denial_region.n};
 	memcpy(h.magic, STATE_MAGIC, 8);
@@ -597,4 +635,6 @@ void reuse_reset(void)
 	reused = NULL;
 	new_state = old_state = old_blob = NULL;
 	global = 0x7a6f6e6562616b65ull;
+	early = 0;
+	mapped = -1;
 }

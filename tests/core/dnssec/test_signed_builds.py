@@ -4,12 +4,12 @@ expiry reported. The refusals with their positions are in tests/zones/broken/sig
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from conftest import ZONES, require, run_zonebake
+from signzone import sign_salted
 from zonebake.config import load_toml
 from zonebake.core import run as core
 from zonebake.dnssec import signatures
@@ -112,15 +112,8 @@ def test_chain_warnings_come_before_signature_warnings_as_the_checks_run(tmp_pat
     """The chain is checked on a thread beside the signatures (compiler/core/main.c); its
     warnings still come first, as when one check ran after the other, build after build."""
     keygen, signzone = require("bind9-utils", "dnssec-keygen", "dnssec-signzone")
-    key = subprocess.run([keygen, "-q", "-f", "KSK", "-a", "ED25519", "-K", str(tmp_path),
-                          "example."], capture_output=True, text=True, check=True).stdout.strip()
-    unsigned = tmp_path / "unsigned.zone"
-    unsigned.write_text((SIGNED / "example.unsigned.zone").read_text()
-                        + (tmp_path / f"{key}.key").read_text())
-    zone = tmp_path / "signed.zone"
-    subprocess.run([signzone, "-q", "-z", "-S", "-K", str(tmp_path), "-o", "example.", "-3",
-                    "aabbccdd", "-H", "12", "-f", str(zone), str(unsigned)], check=True,
-                   cwd=tmp_path, capture_output=True)
+    zone = sign_salted((SIGNED / "example.unsigned.zone").read_text(), "example.", tmp_path,
+                       "aabbccdd", 12, keygen, signzone)
     config = config_for(tmp_path, zone, 'signature-warning = "1000w"')
     for _ in range(3):
         baked = core.bake(config, tmp_path / "zonedata.bin")

@@ -92,15 +92,30 @@ def signatures_at_one_time(tmp_path, monkeypatch):
     monkeypatch.setattr(signatures, "cache_path", lambda origins: tmp_path / "cache" / "checked")
 
 
-def bake(toml: Path, out: Path, earlier: Path) -> tuple[tuple, list[int]]:
+def bake(toml: Path, out: Path, earlier: Path, counts: dict | None = None
+         ) -> tuple[tuple, list[int]]:
+    """(the data, the state, the layout's numbers), and the regions reused; COUNTS gets
+    every count the core reports, by its name."""
     out.mkdir(parents=True)
     reused: list[int] = []
+    counts = {} if counts is None else counts
+
+    def on_phase(name, seconds, count, unit):
+        counts[name] = count
+        if name == "regions reused":
+            reused.append(count)
+
     state = core.State(out / "zonedata.state", earlier / "zonedata.state",
                        earlier / "zonedata.bin")
-    baked = core.bake(load_toml(toml), out / "zonedata.bin", state=state,
-                      on_phase=lambda name, seconds, count, unit:
-                      reused.append(count) if name == "regions reused" else None)
+    baked = core.bake(load_toml(toml), out / "zonedata.bin", state=state, on_phase=on_phase)
     return ((out / "zonedata.bin").read_bytes(), state.out.read_bytes(), baked.layout), reused
+
+
+# The changes that add or remove a name or a type: the chain changes with them, and is
+# checked again (compiler/core/dnssec/chaincheck.c). Every other leaves it as the earlier
+# build checked it.
+NEW_CHAIN = {"name added", "name removed", "type added", "delegation added",
+             "name added" + BUMPED}
 
 
 @pytest.mark.parametrize("denial, opt_out", [("nsec3", False), ("nsec3", True),
@@ -114,8 +129,11 @@ def test_a_signed_build_over_an_earlier_one_writes_what_a_full_build_writes(
     first, _ = bake(toml, earlier, tmp_path / "none")
     for kind, copied in KINDS.items():
         zone.write_text(changed(text, kind))
-        full, _ = bake(toml, tmp_path / kind / "full", tmp_path / "none")
-        over, reused = bake(toml, tmp_path / kind / "over", earlier)
+        full_counts, over_counts = {}, {}
+        full, _ = bake(toml, tmp_path / kind / "full", tmp_path / "none", full_counts)
+        over, reused = bake(toml, tmp_path / kind / "over", earlier, over_counts)
+        assert "chains as checked before" not in full_counts, kind
+        assert over_counts.get("chains as checked before", 0) == (kind not in NEW_CHAIN), kind
         assert over[0] == full[0], kind  # the data
         assert over[1] == full[1], kind  # the state
         assert over[2] == full[2], kind  # the layout's numbers
