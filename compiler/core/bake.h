@@ -359,6 +359,7 @@ void add_denial(uint32_t zone);  /* DNSKEY, CDS, CDNSKEY, NSEC3PARAM, the chain 
 /* After the zone's checks: everything signing adds, the signatures last. */
 void sign_zone(uint32_t zone, const struct signer_files *f);
 void signer_finish(const struct signer_files *f);  /* this build's cache, for the driver */
+void signer_written(void);  /* ...once it is written (a thread of its own writes it) */
 /* A zone the build signed, every record, as a zone file at `path` (--write-signed): how
  * many records. */
 size_t write_signed_text(uint32_t zone, const char *path);

@@ -168,6 +168,7 @@ int compile_set(const struct compile_options *o, struct chaos *chaos, size_t nch
 			phase("chains", chain_links(), "records");
 		}
 	}
+	signer_written();
 	if (chains_kept())  /* a count: progress.py */
 		phase_took("chains as checked before", 0.0, chains_kept(), "kept");
 	if (diagnostics_errors() > 0) {

@@ -587,32 +587,18 @@ static int before_made(const uint8_t *a, uint32_t ia, const uint8_t *b, uint32_t
  * cache is read through once, the entries this build took kept, merged with those the
  * driver made (sorted: a rebuild's few). Sorting all of them, and moving them, took a
  * second and more of a million names' rebuild. Only the driver's are looked up after
- * (signer_made): they alone are indexed. */
-void signer_finish(const struct signer_files *f)
+ * (signer_made): they alone are indexed, here; the file is written on a thread of its own
+ * while the checks run (signer_written), from what neither changes. */
+static uint32_t *taken_first;  /* per cache entry, its first taker in `made`, or NONE */
+static uint32_t *fresh_order;  /* the driver's, in `made`, in digest order */
+static size_t nfresh_order;
+static struct beside writer;
+
+static void *write_cache(void *arg)
 {
-	if (made.n == 0)
-		return;
-	if (made.n > UINT32_MAX)
-		unsupported("more than 2^32 signatures");
-	uint32_t *first = xmalloc((ncache ? ncache : 1) * sizeof *first);  /* its first taker */
-	for (size_t c = 0; c < ncache; c++)
-		first[c] = NONE;
-	uint32_t *rest = xmalloc(made.n * sizeof *rest);
-	size_t nrest = 0;
-	for (size_t i = 0; i < made.n; i++) {
-		uint32_t from = made.v[i].from;
-		if (from == NONE)
-			rest[nrest++] = i;
-		else if (first[from] == NONE)
-			first[from] = i;
-	}
-	sort_made(rest, nrest);
-	fresh_bytes = (nrest ? nrest : 1) * sizeof *fresh_sorted;
-	fresh_sorted = huge_alloc(fresh_bytes);
-	for (size_t r = 0; r < nrest; r++)
-		fresh_sorted[r] = *made_signature(&made.v[rest[r]]);
-	digest_index_of_records(&made_index, (const uint8_t *)fresh_sorted, nrest, SHA256_LEN,
-				sizeof *fresh_sorted);
+	const struct signer_files *f = arg;
+	const uint32_t *first = taken_first, *rest = fresh_order;
+	size_t nrest = nfresh_order;
 	FILE *out = NULL;
 	char path[4096];
 	if (f->cache) {
@@ -624,7 +610,7 @@ void signer_finish(const struct signer_files *f)
 	}
 	/* Each signature's place in the file, for the trail: by where it came from. */
 	uint32_t *rest_at = xmalloc(made.n * sizeof *rest_at);  /* by number made */
-	uint32_t *taken_at = first;  /* in place: each place is read before it is written */
+	uint32_t *taken_at = taken_first;  /* in place: each is read before it is written */
 	uint64_t written = 0;
 	const uint8_t *last = NULL;
 	for (size_t c = 0, r = 0;;) {
@@ -646,14 +632,12 @@ void signer_finish(const struct signer_files *f)
 		else
 			rest_at[rest[r++]] = written - 1;
 	}
-	free(rest);
 	struct trail *next = xmalloc(made.n * sizeof *next);
 	for (size_t i = 0; i < made.n; i++) {
 		uint32_t from = made.v[i].from;
 		next[i] = (struct trail){made.v[i].id, made.v[i].content,
 					 from != NONE ? taken_at[from] : rest_at[i], 0};
 	}
-	free(first);
 	free(rest_at);
 	if (out) {
 		static const uint8_t zeros[8];
@@ -666,8 +650,50 @@ void signer_finish(const struct signer_files *f)
 			remove(path);  /* a cache, no more */
 	}
 	free(next);
+	return NULL;
+}
+
+void signer_finish(const struct signer_files *f)
+{
+	if (made.n == 0)
+		return;
+	if (made.n > UINT32_MAX)
+		unsupported("more than 2^32 signatures");
+	uint32_t *first = xmalloc((ncache ? ncache : 1) * sizeof *first);
+	for (size_t c = 0; c < ncache; c++)
+		first[c] = NONE;
+	uint32_t *rest = xmalloc(made.n * sizeof *rest);
+	size_t nrest = 0;
+	for (size_t i = 0; i < made.n; i++) {
+		uint32_t from = made.v[i].from;
+		if (from == NONE)
+			rest[nrest++] = i;
+		else if (first[from] == NONE)
+			first[from] = i;
+	}
+	sort_made(rest, nrest);
+	fresh_bytes = (nrest ? nrest : 1) * sizeof *fresh_sorted;
+	fresh_sorted = huge_alloc(fresh_bytes);
+	for (size_t r = 0; r < nrest; r++)
+		fresh_sorted[r] = *made_signature(&made.v[rest[r]]);
+	digest_index_of_records(&made_index, (const uint8_t *)fresh_sorted, nrest, SHA256_LEN,
+				sizeof *fresh_sorted);
+	taken_first = first;
+	fresh_order = rest;
+	nfresh_order = nrest;
+	start_beside(&writer, write_cache, (void *)f);
 	if (ntrusted)  /* a count: progress.py */
 		phase_took("signatures by their trail", 0.0, ntrusted, "taken");
+}
+
+void signer_written(void)
+{
+	join_beside(&writer);
+	memset(&writer, 0, sizeof writer);
+	free(taken_first);
+	free(fresh_order);
+	taken_first = fresh_order = NULL;
+	nfresh_order = 0;
 }
 
 int signer_made(const uint8_t *data, size_t len, const uint8_t *key, size_t key_len,
@@ -699,6 +725,7 @@ int signer_trusted(uint32_t rdata)
 
 void signer_reset(void)
 {
+	signer_written();
 	if (cache_map)
 		munmap((void *)cache_map, cache_map_len);
 	cache_map = NULL;
