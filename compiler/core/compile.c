@@ -145,6 +145,7 @@ int compile_set(const struct compile_options *o, struct chaos *chaos, size_t nch
 	if (rdatas.n > read || read == 0)
 		phase("read", rdatas.n - read, "records");
 	if (diagnostics_errors() > 0) {
+		signer_written();
 		print_diagnostics();
 		return EXIT_ERRORS;
 	}

@@ -594,20 +594,20 @@ static uint32_t *fresh_order;  /* the driver's, in `made`, in digest order */
 static size_t nfresh_order;
 static struct beside writer;
 
+static char *cache_out;  /* where it goes (the thread's own copy), or NULL: nowhere */
+
 static void *write_cache(void *arg)
 {
-	const struct signer_files *f = arg;
+	(void)arg;
 	const uint32_t *first = taken_first, *rest = fresh_order;
 	size_t nrest = nfresh_order;
 	FILE *out = NULL;
-	char path[4096];
-	if (f->cache) {
-		snprintf(path, sizeof path, "%s.cache", f->signed_path);
-		out = open_or_fail(path, "wb");
-		fwrite(CACHE_MAGIC, 1, 8, out);
-		uint64_t unknown = 0;  /* written over at the end */
-		fwrite(&unknown, sizeof unknown, 1, out);
-	}
+	const char *path = cache_out;
+	if (!path || (out = fopen(path, "wb")) == NULL)
+		return NULL;  /* a cache, no more */
+	fwrite(CACHE_MAGIC, 1, 8, out);
+	uint64_t unknown = 0;  /* written over at the end */
+	fwrite(&unknown, sizeof unknown, 1, out);
 	/* Each signature's place in the file, for the trail: by where it came from. */
 	uint32_t *rest_at = xmalloc(made.n * sizeof *rest_at);  /* by number made */
 	uint32_t *taken_at = taken_first;  /* in place: each is read before it is written */
@@ -622,8 +622,7 @@ static void *write_cache(void *arg)
 								   fresh_sorted[r].digest, rest[r]));
 		const struct cached *e = old ? &cache[c] : &fresh_sorted[r];
 		if (!last || memcmp(last, e->digest, SHA256_LEN) != 0) {
-			if (out)
-				fwrite(e, sizeof *e, 1, out);
+			fwrite(e, sizeof *e, 1, out);
 			written++;
 		}
 		last = e->digest;
@@ -681,7 +680,9 @@ void signer_finish(const struct signer_files *f)
 	taken_first = first;
 	fresh_order = rest;
 	nfresh_order = nrest;
-	start_beside(&writer, write_cache, (void *)f);
+	if (f->cache && asprintf(&cache_out, "%s.cache", f->signed_path) < 0)
+		fail("out of memory");
+	start_beside(&writer, write_cache, NULL);
 	if (ntrusted)  /* a count: progress.py */
 		phase_took("signatures by their trail", 0.0, ntrusted, "taken");
 }
@@ -692,7 +693,9 @@ void signer_written(void)
 	memset(&writer, 0, sizeof writer);
 	free(taken_first);
 	free(fresh_order);
+	free(cache_out);
 	taken_first = fresh_order = NULL;
+	cache_out = NULL;
 	nfresh_order = 0;
 }
 
