@@ -638,16 +638,14 @@ static void *write_cache(void *arg)
 					 from != NONE ? taken_at[from] : rest_at[i], 0};
 	}
 	free(rest_at);
-	if (out) {
-		static const uint8_t zeros[8];
-		fwrite(zeros, 1, (8 - (8 + written * sizeof(struct cached)) % 8) % 8, out);
-		uint64_t ntrail_next = made.n;
-		fwrite(&ntrail_next, sizeof ntrail_next, 1, out);
-		fwrite(next, sizeof *next, made.n, out);
-		if (fflush(out) != 0 || pwrite(fileno(out), &written, sizeof written, 8) != 8 ||
-		    ferror(out) | (fclose(out) != 0))
-			remove(path);  /* a cache, no more */
-	}
+	static const uint8_t zeros[8];
+	fwrite(zeros, 1, (8 - (8 + written * sizeof(struct cached)) % 8) % 8, out);
+	uint64_t ntrail_next = made.n;
+	fwrite(&ntrail_next, sizeof ntrail_next, 1, out);
+	fwrite(next, sizeof *next, made.n, out);
+	if (fflush(out) != 0 || pwrite(fileno(out), &written, sizeof written, 8) != 8 ||
+	    ferror(out) | (fclose(out) != 0))
+		remove(path);  /* a cache, no more */
 	free(next);
 	return NULL;
 }
