@@ -94,6 +94,7 @@ struct beside {
 void start_beside(struct beside *b, void *(*fn)(void *), void *arg);
 void join_beside(struct beside *b);  /* for hash tables; see util.c */
 void huge_free(void *p, size_t bytes);
+const void *map_file(const char *path, size_t *len, int populate, int *keep_fd);  /* util.c */
 void let_go_pages(const void *from, const void *to);  /* a file mapping's, see util.c */
 void phase(const char *name, size_t count, const char *unit);  /* see util.c */
 double clock_seconds(void);  /* monotonic */
@@ -720,6 +721,8 @@ struct name_state {
 extern VEC(struct name_state) name_states;  /* by key */
 /* This build's, every name of a zone: 0 when two keys hash alike. */
 int compute_name_states(void);
+/* A name's key digested, memoized in MEMO (one per name, zeroed): the states' keys. */
+uint64_t name_key_digest(uint64_t *memo, name_t id);
 /* A zone's SOA RRset but for its serial, digested (after compute_name_states); 0: none. */
 uint64_t soa_state(uint32_t zone);
 /* Per name, whether a change since the earlier build (its states OLD, by key) reaches its
@@ -851,8 +854,7 @@ uint64_t reuse_earlier_chain(uint32_t zone);
 int reuse_prepare(void);
 void reuse_group_digests(const struct phash *ph, const uint8_t *keys, const uint32_t *key_off);
 /* The nodes whose answers to make (NULL: all), once the perfect hash is made. */
-uint8_t *reuse_plan(const struct phash *ph, const uint8_t *keys, const uint32_t *key_off,
-		    size_t *reached_names, uint32_t *groups_reused);
+uint8_t *reuse_plan(const struct phash *ph, size_t *reached_names, uint32_t *groups_reused);
 /* A group's region from the earlier blob: its size, its octets and answers; NONE: lay out. */
 uint32_t reused_region(uint32_t g, const uint8_t **octets, uint32_t *nanswers);
 /* ...and where it lies in the earlier blob's file, to copy it from there: 0 when it can't. */

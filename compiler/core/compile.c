@@ -85,7 +85,7 @@ static int compile_over_earlier(const struct compile_options *o, struct chaos *c
 {
 	size_t reached;
 	uint32_t reused;
-	uint8_t *make = reuse_plan(&c->ph, c->keys.v, c->key_off, &reached, &reused);
+	uint8_t *make = reuse_plan(&c->ph, &reached, &reused);
 	phase("changes", reached, "names");  /* what the change reaches */
 	phase_took("regions reused", 0, reused, "regions");  /* a count: progress.py */
 	build_answers(o->minimal, make);

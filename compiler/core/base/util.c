@@ -1,10 +1,14 @@
-/* util.c - memory that never comes back empty, growable arrays, and the two ways out. */
+/* util.c - memory that never comes back empty, growable arrays, files mapped whole, and the
+ * two ways out. */
+#define _GNU_SOURCE  /* MAP_POPULATE */
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -189,4 +193,27 @@ void join_beside(struct beside *b)
 {
 	if (b->started)
 		pthread_join(b->thread, NULL);
+}
+
+/* A file mapped read-only whole, its pages read in at once with `populate` (a cache read at
+ * random); NULL when it cannot be, or is empty. With keep_fd, its descriptor stays open
+ * there (to copy from it by the kernel). */
+const void *map_file(const char *path, size_t *len, int populate, int *keep_fd)
+{
+	int fd = path ? open(path, O_RDONLY) : -1;
+	if (fd < 0)
+		return NULL;
+	struct stat st;
+	void *map = MAP_FAILED;
+	if (fstat(fd, &st) == 0 && st.st_size > 0)
+		map = mmap(NULL, st.st_size, PROT_READ,
+			   MAP_PRIVATE | (populate ? MAP_POPULATE : 0), fd, 0);
+	if (keep_fd && map != MAP_FAILED)
+		*keep_fd = fd;
+	else
+		close(fd);
+	if (map == MAP_FAILED)
+		return NULL;
+	*len = st.st_size;
+	return map;
 }

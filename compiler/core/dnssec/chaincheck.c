@@ -253,28 +253,15 @@ static void check_nsec3(struct zone_chain *c)
 
 /* What a zone's chain check reads: each RRset's owner (its key) and type, which make its
  * names, their types and where its cuts are; and the records of the chain and its
- * parameters. Names hashed from their parents', once each. */
+ * parameters. Names digested from their parents', once each (name_key_digest). */
 static uint64_t check_input(uint32_t zone, uint64_t *memo)
 {
 	const struct zone *z = &zones.v[zone];
 	uint64_t h = mix64(chain_kind(zone) ^ (uint64_t)(z->rrsets_end - z->rrsets_begin) << 16);
 	for (uint32_t s = z->rrsets_begin; s < z->rrsets_end; s++) {
 		const struct rrset *set = &rrsets.v[s];
-		name_t chain[128];
-		size_t up = 0;
-		for (name_t n = set->owner; n != NONE && !memo[n] && up < 128; n = N(n)->parent)
-			chain[up++] = n;
-		while (up-- > 0) {
-			name_t n = chain[up], parent = N(n)->parent;
-			uint8_t label[64];
-			size_t len = N(n)->label_len;
-			memcpy(label, name_label(n), len);
-			for (size_t i = 0; i < len; i++)
-				label[i] += label[i] >= 'A' && label[i] <= 'Z' ? 'a' - 'A' : 0;
-			memo[n] = mix64((parent == NONE ? 1 : memo[parent]) ^
-					zb_hash(label, len, KEY_SEED)) | 1;
-		}
-		h = mix64(h ^ memo[set->owner] ^ (uint64_t)set->type << 48 ^ set->covers);
+		h = mix64(h ^ name_key_digest(memo, set->owner) ^ (uint64_t)set->type << 48 ^
+			  set->covers);
 		if (set->type == T_NSEC || set->type == T_NSEC3 || set->type == T_NSEC3PARAM)
 			for (uint32_t r = set->first; r != NONE; r = rdatas.v[r].next)
 				h = zb_hash(rdata_raw.v + rdatas.v[r].raw, rdatas.v[r].raw_len,

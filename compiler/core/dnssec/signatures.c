@@ -26,15 +26,11 @@
  * and OUT.digests receives those of this build, for the driver to put in its place once every
  * signature written to OUT has verified.
  */
-#define _GNU_SOURCE  /* MAP_POPULATE */
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "bake.h"
 
@@ -156,18 +152,8 @@ static VEC(uint8_t) digests;
 
 static void load_cache(const char *path)
 {
-	int fd = path ? open(path, O_RDONLY) : -1;
-	struct stat st;
-	if (fd >= 0 && fstat(fd, &st) == 0 && st.st_size >= SHA256_LEN) {
-		void *map = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
-		if (map != MAP_FAILED) {
-			cached = map;
-			cached_len = st.st_size;
-			ncached = cached_len / SHA256_LEN;
-		}
-	}
-	if (fd >= 0)
-		close(fd);
+	cached = map_file(path, &cached_len, 1, NULL);
+	ncached = cached ? cached_len / SHA256_LEN : 0;
 	digest_index_build(&cached_index, cached, ncached, SHA256_LEN);
 }
 

@@ -28,13 +28,11 @@
  * entries, the struct trail entries. One file: the trail always names the cache it was
  * written with.
  */
-#define _GNU_SOURCE  /* MAP_POPULATE */
-#include <fcntl.h>
+#define _GNU_SOURCE  /* asprintf */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "bake.h"
@@ -125,19 +123,8 @@ static void index_trail(void)
 static void load_cache(const char *path)
 {
 	cache_loaded = 1;
-	int fd = path ? open(path, O_RDONLY) : -1;
-	struct stat st;
-	if (fd < 0)
-		return;
-	if (fstat(fd, &st) == 0 && (size_t)st.st_size >= 8 + 8) {
-		void *map = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
-		if (map != MAP_FAILED) {
-			cache_map = map;
-			cache_map_len = st.st_size;
-		}
-	}
-	close(fd);
-	if (!cache_map || memcmp(cache_map, CACHE_MAGIC, 8) != 0)
+	cache_map = map_file(path, &cache_map_len, 1, NULL);
+	if (!cache_map || cache_map_len < 8 + 8 || memcmp(cache_map, CACHE_MAGIC, 8) != 0)
 		return;
 	const uint8_t *v = cache_map + 8;
 	size_t len = cache_map_len - 8;

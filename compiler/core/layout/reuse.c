@@ -26,13 +26,10 @@
  * otherwise changed (every negative answer holds it), a state or a blob that do not
  * match.
  */
-#define _GNU_SOURCE  /* loff_t */
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "bake.h"
@@ -132,25 +129,6 @@ void reuse_decides(const void *data, size_t len)
 	global = zb_hash(data, len, global);
 }
 
-static const void *map_file(const char *path, size_t *len, int *keep_fd)
-{
-	int fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return NULL;
-	struct stat st;
-	void *map = MAP_FAILED;
-	if (fstat(fd, &st) == 0 && st.st_size > 0)
-		map = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	if (keep_fd && map != MAP_FAILED)
-		*keep_fd = fd;
-	else
-		close(fd);
-	if (map == MAP_FAILED)
-		return NULL;
-	*len = st.st_size;
-	return map;
-}
-
 static uint64_t table_digest(const uint8_t *blob, uint32_t groups_off, uint32_t n)
 {
 	return zb_hash(blob + groups_off, (size_t)n * sizeof(struct zb_group), 0x7461626c65);
@@ -167,8 +145,8 @@ static int map_before(void)
 	mapped = 0;
 	if (!old_state || !old_blob)
 		return 0;
-	before.head = map_file(old_state, &before.state_len, NULL);
-	before.blob = map_file(old_blob, &before.blob_len, &before.blob_fd);
+	before.head = map_file(old_state, &before.state_len, 0, NULL);
+	before.blob = map_file(old_blob, &before.blob_len, 0, &before.blob_fd);
 	const struct state_head *h = before.head;
 	if (!h || !before.blob || before.state_len < sizeof *h ||
 	    memcmp(h->magic, STATE_MAGIC, 8) != 0 || h->early != early ||
@@ -486,8 +464,7 @@ static int aliases(name_t owner, name_t target)
 	return 0;
 }
 
-uint8_t *reuse_plan(const struct phash *ph, const uint8_t *keys, const uint32_t *key_off,
-		    size_t *reached_names, uint32_t *groups_reused)
+uint8_t *reuse_plan(const struct phash *ph, size_t *reached_names, uint32_t *groups_reused)
 {
 	*reached_names = 0;
 	*groups_reused = 0;
@@ -577,7 +554,7 @@ void write_state(const char *blob_path, uint32_t groups_off, uint64_t seed)
 	if (!new_state)
 		return;
 	size_t blob_len;
-	const uint8_t *blob = map_file(blob_path, &blob_len, NULL);
+	const uint8_t *blob = map_file(blob_path, &blob_len, 0, NULL);
 	if (!blob)
 		fail("cannot read %s back", blob_path);
 	struct state_head h = {.global = global, .early = early, .seed = seed,

@@ -64,9 +64,16 @@ static uint64_t spelling(name_t id)
 	return memo_hash(spelled, id, 0);
 }
 
+/* A name's key digested (its lowercased wire form, from the root down), memoized in MEMO
+ * (one per name, zeroed): the state's key of a name, and the chain check's (chaincheck.c). */
+uint64_t name_key_digest(uint64_t *memo, name_t id)
+{
+	return memo_hash(memo, id, 1);
+}
+
 static uint64_t key_of(name_t id)
 {
-	return memo_hash(keyed, id, 1);
+	return name_key_digest(keyed, id);
 }
 
 static uint64_t rrset_digest(uint32_t zone, const struct rrset *s)

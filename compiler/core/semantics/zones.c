@@ -119,6 +119,26 @@ static const char *why_single(uint16_t type)
 	return NULL;
 }
 
+/* An RRset of one record, `r`, last among its owner's in `view` (file order). */
+static uint32_t new_rrset(uint32_t zone, uint32_t view, name_t owner, uint16_t type,
+			  uint16_t covers, uint32_t ttl, uint32_t r, struct pos pos)
+{
+	struct zone *z = &zones.v[zone];
+	struct rrset set = {.owner = owner, .type = type, .covers = covers, .ttl = ttl,
+			    .first = r, .last = r, .count = 1, .next = NONE, .sigs = NONE,
+			    .pos = pos};
+	PUSH(rrsets, set);
+	uint32_t s = rrsets.n - 1;
+	uint32_t *link = rrsets_head(view, owner);
+	while (*link != NONE)
+		link = &rrsets.v[*link].next;
+	*link = s;
+	types_add(&z->types, type);
+	if (view == zone)
+		mark_exists(zone, owner, z->origin);
+	return s;
+}
+
 void add_record(uint32_t zone, name_t owner, uint16_t type, uint32_t ttl, struct rdata rd,
 		struct pos pos)
 {
@@ -141,18 +161,7 @@ void add_record(uint32_t zone, name_t owner, uint16_t type, uint32_t ttl, struct
 	uint32_t r = rdatas.n - 1;
 	uint32_t s = rrset_covering(view, owner, type, covers);
 	if (s == NONE) {
-		struct rrset set = {.owner = owner, .type = type, .covers = covers, .ttl = ttl,
-				    .first = r, .last = r, .count = 1, .next = NONE, .sigs = NONE,
-				    .pos = pos};
-		PUSH(rrsets, set);
-		s = rrsets.n - 1;
-		uint32_t *link = rrsets_head(view, owner);
-		while (*link != NONE)
-			link = &rrsets.v[*link].next;
-		*link = s;
-		types_add(&z->types, type);
-		if (view == zone)
-			mark_exists(zone, owner, z->origin);
+		new_rrset(zone, view, owner, type, covers, ttl, r, pos);
 		return;
 	}
 	struct rrset *set = &rrsets.v[s];
@@ -185,28 +194,15 @@ void add_record(uint32_t zone, name_t owner, uint16_t type, uint32_t ttl, struct
 
 /* A signature of the RRset `covered` that has none yet, as add_record would add it: its
  * RRSIG RRset made, last at its owner, and linked. The signer's millions of signatures,
- * without add_record's two walks of the owner's RRsets and lookups in the other view. */
+ * without add_record's search for an RRSIG RRset there is not (a walk of the owner's
+ * RRsets, a lookup in the hashed view for an NSEC3's). */
 void add_first_signature(uint32_t zone, uint32_t covered, struct rdata rd, struct pos pos)
 {
-	struct zone *z = &zones.v[zone];
 	const struct rrset *c = &rrsets.v[covered];
-	name_t owner = c->owner;
 	uint32_t view = c->type == T_NSEC3 ? HASHED_VIEW(zone) : zone;
 	PUSH(rdatas, rd);
-	uint32_t r = rdatas.n - 1;
-	struct rrset set = {.owner = owner, .type = T_RRSIG, .covers = c->type, .ttl = c->ttl,
-			    .first = r, .last = r, .count = 1, .next = NONE, .sigs = NONE,
-			    .pos = pos};
-	PUSH(rrsets, set);
-	uint32_t s = rrsets.n - 1;
-	uint32_t *link = rrsets_head(view, owner);
-	while (*link != NONE)
-		link = &rrsets.v[*link].next;
-	*link = s;
+	uint32_t s = new_rrset(zone, view, c->owner, T_RRSIG, c->type, c->ttl, rdatas.n - 1, pos);
 	rrsets.v[covered].sigs = s;
-	types_add(&z->types, T_RRSIG);
-	if (view == zone)
-		mark_exists(zone, owner, z->origin);
 }
 
 static uint32_t soa_minimum(uint32_t soa)
