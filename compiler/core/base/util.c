@@ -73,8 +73,20 @@ void *xmalloc(size_t size)
 	return p;
 }
 
+/* A large array is zeroed by writing it, not by calloc's fresh pages: a fresh page that is
+ * read first maps the shared zero page, and the write after it copies that page and flushes
+ * the translations of every thread's processor (an interrupt each); the memoized digests
+ * (changes.c) read each slot before they write it. The barrier keeps the compiler from
+ * turning malloc and memset back into calloc. */
+#define ZEROED_BY_WRITING (1u << 20)
+
 void *xcalloc(size_t n, size_t size)
 {
+	if (n && size && n <= SIZE_MAX / size && n * size >= ZEROED_BY_WRITING) {
+		void *p = xmalloc(n * size);
+		__asm__ volatile("" : : "r"(p) : "memory");
+		return memset(p, 0, n * size);
+	}
 	void *p = calloc(n ? n : 1, size ? size : 1);
 	if (!p)
 		fail("out of memory (%zu x %zu bytes)", n, size);
