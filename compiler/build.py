@@ -29,8 +29,10 @@ class Built:
 
 
 # Beside the data: what the next build over this one needs to copy the regions a change
-# does not reach (the core's layout/reuse.c).
+# does not reach (the core's layout/reuse.c), and to read only the lines of a zone file that
+# changed (its image of the zone's records as read: read/image.c).
 STATE_FILE = "zonedata.state"
+IMAGE_FILE = "zonedata.image"
 
 
 def _bake(config: ZoneSetConfig, data_file: Path, progress: Progress, lenient: bool,
@@ -58,6 +60,21 @@ def _drop_cached(path: Path) -> None:
         os.posix_fadvise(descriptor, 0, 0, os.POSIX_FADV_DONTNEED)
     finally:
         os.close(descriptor)
+
+
+def _put_image(image: Path, path: Path, meanwhile: ThreadPoolExecutor) -> None:
+    """The core's image of this build's zone written whole, in place of the last one; an
+    empty one: none (the core keeps none of this set). Where the core wrote none, it brought
+    the last one up to date in place."""
+    if not image.exists():
+        return
+    if image.stat().st_size == 0:
+        image.unlink()
+        path.unlink(missing_ok=True)
+        return
+    old = replacing.replace(image, path)
+    if old is not None:
+        meanwhile.submit(os.close, old)
 
 
 def check(config: ZoneSetConfig, lenient: bool = False,
@@ -138,9 +155,11 @@ def build(config: ZoneSetConfig, outdir: Path, lenient: bool = False,
             old = replacing.replace(state.out, state_file)
             if old is not None:
                 meanwhile.submit(os.close, old)
+            _put_image(state.image_out, outdir / IMAGE_FILE, meanwhile)
             early.data_written()
         except BaseException as exc:
             state.out.unlink(missing_ok=True)
+            state.image_out.unlink(missing_ok=True)
             if isinstance(exc, CompileError):  # why a zone is compiled from its last file
                 exc.diagnostics[:0] = fetched.warnings
             early.abandon()

@@ -24,8 +24,9 @@ LOOK_EVERY = 1024  # items counted between looks at the clock
 # Units of the core's reports that count something rather than time a step: the regions a
 # build over an earlier build copied from it (compiler/core/layout/reuse.c), the signatures
 # a rebuild took from the signing cache by its trail (compiler/core/dnssec/signer.c), the
-# zones whose chain it did not check again (compiler/core/dnssec/chaincheck.c).
-COUNTED = {"regions", "taken", "kept"}
+# zones whose chain it did not check again (compiler/core/dnssec/chaincheck.c), the lines of
+# a zone file read again over the earlier build's image of it (compiler/core/read/image.c).
+COUNTED = {"regions", "taken", "kept", "lines"}
 
 
 @dataclass

@@ -23,6 +23,8 @@
  *     readzone.c  reading zone files: the lexer, on a thread of its own for a large one, and
  *                 the names interned and the records filed in file order
  *     records.c   records dnspython read, handed over in wire form
+ *     image.c     a zone's records as read, kept for the next build, which reads only the
+ *                 lines of its file that changed into them
  *   semantics/  the zones' meaning: checks, names, and the response to every question
  *     zones.c     records into RRsets, and the checks
  *     views.c     what a zone holds at a name, a parent's records in its child's namespace too
@@ -108,7 +110,12 @@ void phase_took(const char *name, double seconds, size_t count, const char *unit
 		grow((void **)&(vec).v, &(vec).cap, sizeof *(vec).v, (vec).n + (more)); \
 } while (0)
 #define PUSH(vec, x) do { RESERVE(vec, 1); (vec).v[(vec).n++] = (x); } while (0)
-#define VEC_FREE(vec) do { free((vec).v); (vec).v = NULL; (vec).n = (vec).cap = 0; } while (0)
+#define VEC_FREE(vec) do { \
+	vec_release((vec).v, (vec).cap * sizeof *(vec).v); \
+	(vec).v = NULL; (vec).n = (vec).cap = 0; \
+} while (0)
+/* An array's memory back: free()'s, or a reservation's (reserve_huge, image.c) unmapped. */
+void vec_release(void *v, size_t cap_bytes);
 
 /* Octet strings. Inline: serializing the answers calls these a dozen times a record. */
 typedef VEC(uint8_t) bytes_t;
@@ -147,6 +154,8 @@ enum name_flags {
 	NAME_ORIGIN = 2,
 	NAME_CUT = 4,     /* owns NS and is not an apex */
 	NAME_DNAME = 8,   /* owns a DNAME */
+	NAME_GONE = 16,   /* named by no record since a build over an image (image.c): in no
+			   * zone, and as a new name when named again */
 };
 
 struct name {
@@ -165,6 +174,9 @@ struct name {
 };
 
 extern VEC(struct name) names;
+/* Names found spelled otherwise than they first came (names.c), for image.c: a name keeps
+ * its first spelling, so a reading of part of a file cannot tell which one that is. */
+extern size_t names_spelled_otherwise;
 
 void names_init(void);
 void names_expect(size_t count);
@@ -188,6 +200,22 @@ static inline int wire_is_key(const uint8_t *wire, const uint8_t *key, size_t le
 }
 size_t name_wire(name_t id, uint8_t *out);    /* wire format as spelled */
 const char *name_text(name_t id);             /* for messages; a static buffer */
+/* For image.c: the names' arrays as they are, to keep; the names set aside (the manifest's,
+ * while an image is tried) and put back; the names of an image taken instead (their table
+ * from huge_alloc). */
+struct names_aside {
+	struct name *names;
+	size_t n, cap;
+	bytes_t labels;
+	void *table;
+	size_t table_size, spelled_otherwise;
+};
+void names_image_parts(const uint8_t **labels, size_t *nlabels, const void **slots,
+		       size_t *slot_bytes);
+int names_adopt(struct name *v, size_t n, size_t cap, uint8_t *labels, size_t nlabels,
+		size_t labels_cap, void *slots, size_t slot_bytes);
+void names_set_aside(struct names_aside *a);
+void names_put_back(struct names_aside *a);
 
 /* Where a record comes from: a file of `files` (a zone file, or one it includes) and a line. */
 struct pos {
@@ -243,6 +271,7 @@ enum rdtype {
 struct rdata {
 	uint32_t raw;      /* offset in the rdata arena */
 	uint16_t raw_len;
+	uint16_t spare;    /* zero: an image (image.c) holds records octet for octet */
 	name_t name, name2;
 	uint32_t next;     /* the next record of its RRset */
 };
@@ -317,7 +346,12 @@ uint32_t add_zone(const char *origin, const char *path, const char *display);
 void add_record(uint32_t zone, name_t owner, uint16_t type, uint32_t ttl, struct rdata rd,
 		struct pos pos);
 void add_first_signature(uint32_t zone, uint32_t covered, struct rdata rd, struct pos pos);
+int same_rdata(const struct rdata *a, const struct rdata *b);  /* the same record data */
+const char *why_single(uint16_t type);  /* a name holds one record of it: why; else NULL */
 void check_zone(uint32_t zone, int lenient);
+/* What filing the zone's RRsets made, made again from them in their order: the names'
+ * existence, the tree's nodes, wildcards, the zone's types (image.c, once it changed them). */
+void rederive_zone(uint32_t zone);
 void assign_zones(void);  /* each name interned so far to the deepest zone above it */
 
 /* ---- views.c ---- */
@@ -326,6 +360,7 @@ void assign_zones(void);  /* each name interned so far to the deepest zone above
  * in a child zone's namespace holds the parent's records there too (views.c). */
 uint32_t *rrsets_head(uint32_t zone, name_t name);
 void views_expect(size_t count);  /* room for `count` more names held by another zone */
+size_t views_count(void);  /* names held by another zone than their own */
 uint32_t first_rrset(uint32_t zone, name_t name);
 uint32_t rrset_in(uint32_t zone, name_t name, uint16_t type);   /* NONE when absent */
 /* The RRset of a type and, for RRSIG, of the type it covers. */
@@ -343,6 +378,21 @@ void release_records(void);  /* after the answers: none of the above is read aga
 
 int parse_name(const char *text, size_t len, name_t origin, name_t *out);
 void read_zone_file(uint32_t zone);
+
+/* ---- image.c ---- */
+
+struct lexer;
+void image_files(const char *out, const char *earlier);  /* the manifest's; "": none */
+void image_before_read(uint32_t zone);
+void image_line(uint32_t record, uint32_t line);  /* as the reader files each record */
+void image_keep(uint32_t zone, struct lexer *lx);  /* the zone read: its image out (its
+						   * mapped text taken over) */
+void image_written(void);  /* once its writer no longer reads the records (release_records) */
+/* The zone's records from the earlier build's image and its file's changes since: 1, or 0
+ * (nothing done: read the file). */
+int image_read_zone(uint32_t zone);
+size_t image_left_over(void);  /* records taken out by image_read_zone, linked from nothing */
+void image_reset(void);
 
 /* ---- records.c ---- */
 
@@ -848,6 +898,7 @@ void reuse_decides(const void *data, size_t len);  /* what but the records decid
 /* Once the manifest is read: the earlier build mapped, if this core made it from this
  * manifest; then its chain_checked of a zone (0: none). */
 void reuse_early(void);
+uint64_t reuse_early_digest(void);  /* the manifest's settings and the core, as reuse_early saw them */
 uint64_t reuse_earlier_chain(uint32_t zone);
 /* After the checks, when a state is wanted: this build's name states; 1 when an earlier
  * build can be built over. */

@@ -108,9 +108,10 @@ int compile_set(const struct compile_options *o, struct chaos *chaos, size_t nch
 		size_t errors = diagnostics_errors();
 		zones.v[z].rrsets_begin = rrsets.n;
 		reading_zone = z;
+		image_before_read(z);
 		if (zones.v[z].records)
 			read_records(z, zones.v[z].records);
-		else
+		else if (!image_read_zone(z))
 			read_zone_file(z);
 		reading_zone = NONE;
 		zones.v[z].rrsets_end = rrsets.n;
@@ -130,7 +131,7 @@ int compile_set(const struct compile_options *o, struct chaos *chaos, size_t nch
 			if (!o->signer.requests)
 				fail("manifest: a zone to sign, but no `signing` files");
 			size_t before = rdatas.n;
-			phase("read", before - read, "records");
+			phase("read", before - read - image_left_over(), "records");
 			sign_zone(z, &o->signer);
 			zones.v[z].rrsets_end = rrsets.n;
 			phase("sign", rdatas.n - before, "records");
@@ -143,7 +144,7 @@ int compile_set(const struct compile_options *o, struct chaos *chaos, size_t nch
 	}
 	signer_finish(&o->signer);
 	if (rdatas.n > read || read == 0)
-		phase("read", rdatas.n - read, "records");
+		phase("read", rdatas.n - read - (read ? 0 : image_left_over()), "records");
 	if (diagnostics_errors() > 0) {
 		signer_written();
 		print_diagnostics();
@@ -233,6 +234,7 @@ void core_reset(void)
 	signer_reset();
 	changes_reset();
 	reuse_reset();
+	image_reset();
 	spill_reset();
 	diagnostics_reset();
 	reading_zone = NONE;

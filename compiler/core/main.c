@@ -21,7 +21,8 @@
  * zone's records go when it has no error, as its last good copy (compiler/keepgoing.py).
  * `state` then three lines: where this build's state goes, and the earlier build's state and
  * blob to build over (layout/reuse.c; empty: none); `core-id ID`: the core's own digest
- * (program.py), which a state holds.
+ * (program.py), which a state holds. `image` then two lines: where this build's image of a
+ * zone's records goes, and the earlier build's (read/image.c; empty: none).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -184,6 +185,9 @@ int main(int argc, char **argv)
 		} else if (strcmp(line, "state") == 0) {
 			char *out = next_line(f), *state = next_line(f), *blob = next_line(f);
 			reuse_files(out, state, blob);
+		} else if (strcmp(line, "image") == 0) {
+			char *out = next_line(f), *earlier = next_line(f);
+			image_files(out, earlier);
 		} else if (strncmp(line, "core-id ", 8) == 0) {
 			reuse_decides(line, strlen(line));
 		} else if (strcmp(line, "end") == 0) {
@@ -198,6 +202,7 @@ int main(int argc, char **argv)
 
 	struct compiled compiled;
 	int status = compile_set(&options, chaos.v, chaos.n, &compiled);
+	image_written();  /* where the records were not let go (zones with errors) */
 	if (status != 0)
 		return status;
 	const struct layout_info info = compiled.info;

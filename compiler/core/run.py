@@ -88,10 +88,19 @@ def _manifest(config: ZoneSetConfig, lenient: bool, zones: list[int],
 class State:
     """A build's state (layout/reuse.c): where this build writes its own, and the earlier
     build's state and data, which the core copies the regions a change does not reach from
-    when they match (each may be missing: a full build)."""
+    when they match (each may be missing: a full build). Beside each state, its image of a
+    zone's records as read (read/image.c): `image_out` and `image_earlier`."""
     out: Path
     earlier: Path
     earlier_data: Path
+
+    @property
+    def image_out(self) -> Path:
+        return self.out.with_suffix(".image")
+
+    @property
+    def image_earlier(self) -> Path:
+        return self.earlier.with_suffix(".image")
 
 
 def _with_state(manifest: str, program: Path, state: State | None) -> str:
@@ -101,7 +110,11 @@ def _with_state(manifest: str, program: Path, state: State | None) -> str:
                                for path in (state.earlier, state.earlier_data))]
     if any("\n" in path for path in paths):
         raise Unsupported("an output directory with a newline in its path")
-    lines = ["state", *paths, f"core-id {program.name}", "end", ""]
+    images = [str(state.image_out),
+              str(state.image_earlier) if state.image_earlier.is_file() else ""]
+    if any("\n" in path for path in images):
+        raise Unsupported("an output directory with a newline in its path")
+    lines = ["state", *paths, "image", *images, f"core-id {program.name}", "end", ""]
     return manifest.removesuffix("end\n") + "\n".join(lines)
 
 

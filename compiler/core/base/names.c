@@ -21,6 +21,7 @@ static bytes_t labels;       /* first labels, as spelled */
  * chains, reading the zone files spent a third of its time on the names of each chain. */
 static struct name_slot { uint32_t tag, id; } *table;  /* id NONE when empty */
 static size_t table_size;    /* a power of two */
+size_t names_spelled_otherwise;
 
 static inline uint8_t lower(uint8_t c)
 {
@@ -116,6 +117,13 @@ name_t name_child(name_t parent, const uint8_t *label, size_t len)
 		const uint8_t *known = labels.v + n->label;
 		if (!same_ignoring_case(known, label, len))
 			continue;
+		if (memcmp(known, label, len) != 0)
+			names_spelled_otherwise++;
+		if (n->flags & NAME_GONE)  /* no record names it since a build over an image */
+			*n = (struct name){.parent = parent, .label = n->label, .label_len = len,
+					   .nlabels = n->nlabels, .wire_len = n->wire_len,
+					   .zone = N(parent)->zone, .rrsets = NONE, .redirect = NONE,
+					   .wildcard = NONE};
 		return id;
 	}
 	struct name *p = N(parent);
@@ -211,6 +219,54 @@ const char *name_text(name_t id)
 	return text;
 }
 
+void names_image_parts(const uint8_t **label_octets, size_t *nlabels, const void **slots,
+		       size_t *slot_bytes)
+{
+	*label_octets = labels.v;
+	*nlabels = labels.n;
+	*slots = table;
+	*slot_bytes = table_size * sizeof *table;
+}
+
+int names_adopt(struct name *v, size_t n, size_t cap, uint8_t *label_octets, size_t nlabels,
+		size_t labels_cap, void *slots, size_t slot_bytes)
+{
+	if (slot_bytes % sizeof *table || (slot_bytes / sizeof *table) & (slot_bytes / sizeof *table - 1))
+		return 0;
+	names_reset();
+	names.v = v;
+	names.n = n;
+	names.cap = cap;
+	labels.v = label_octets;
+	labels.n = nlabels;
+	labels.cap = labels_cap;
+	table = slots;
+	table_size = slot_bytes / sizeof *table;
+	return 1;
+}
+
+void names_set_aside(struct names_aside *a)
+{
+	a->names = names.v, a->n = names.n, a->cap = names.cap;
+	a->labels = labels;
+	a->table = table, a->table_size = table_size;
+	a->spelled_otherwise = names_spelled_otherwise;
+	memset(&names, 0, sizeof names);
+	memset(&labels, 0, sizeof labels);
+	table = NULL;
+	table_size = 0;
+}
+
+void names_put_back(struct names_aside *a)
+{
+	names_reset();
+	names.v = a->names, names.n = a->n, names.cap = a->cap;
+	labels = a->labels;
+	table = a->table, table_size = a->table_size;
+	names_spelled_otherwise = a->spelled_otherwise;
+	memset(a, 0, sizeof *a);
+}
+
 void names_reset(void)
 {
 	VEC_FREE(names);
@@ -218,4 +274,5 @@ void names_reset(void)
 	huge_free(table, table_size * sizeof *table);
 	table = NULL;
 	table_size = 0;
+	names_spelled_otherwise = 0;
 }

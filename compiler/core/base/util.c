@@ -157,6 +157,14 @@ void huge_free(void *p, size_t bytes)
 		munmap(p, bytes);
 }
 
+void vec_release(void *v, size_t cap_bytes)
+{
+	if (cap_bytes > HUGE_RESERVE / 2)
+		munmap(v, HUGE_RESERVE);
+	else
+		free(v);
+}
+
 void bytes_release(bytes_t *b)
 {
 	if (b->cap >= HUGE_RESERVE)

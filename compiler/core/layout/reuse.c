@@ -191,6 +191,11 @@ static uint64_t origin_digest(uint32_t z)
 	return zb_hash(key, name_key(zones.v[z].origin, key), KEY_SEED);
 }
 
+uint64_t reuse_early_digest(void)
+{
+	return early;
+}
+
 void reuse_early(void)
 {
 	early = global;

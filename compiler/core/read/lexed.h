@@ -69,6 +69,24 @@ struct ttls {
 	uint8_t last_known, fallback_known, fallback_from_soa;
 };
 
+/* Lines joined from parentheses: octets [from, to) of the zone file's text. */
+struct span {
+	uint64_t from, to;
+};
+
+/* What a zone file's text is to a build over its image (image.c): where its first record's
+ * line begins, the origin and TTLs that line starts with, whether a directive comes after it
+ * (or an $INCLUDE anywhere), and its records over more than one line. */
+struct head {
+	int known;           /* a record was read */
+	size_t end;
+	uint8_t origin[255];
+	size_t origin_len;
+	struct ttls ttls;
+	int late;
+	VEC(struct span) spans;
+};
+
 /* The lexer's state. `deliver` takes `block` when it is full (last 0) and returns with an
  * empty one in its place, or takes the last block (last 1) and returns once every record
  * handed over has been filed. */
@@ -96,9 +114,32 @@ struct lexer {
 	char *including[MAX_INCLUDE_DEPTH];  /* their real paths, for cycles */
 	VEC(struct included) included;
 	bytes_t joined;      /* a record's lines in parentheses, joined (kept once filed) */
+	size_t line_start;   /* the offset of the logical line being read, in the file's text */
+	struct head head;
 };
 
 void lex_zone_file(struct lexer *lx);
+
+/* A part of a zone file read into records, for a build over its image (image.c): each with
+ * its names interned, not filed; its records over more than one line; whether it held
+ * anything but records (a directive: image.c takes none). */
+struct region_record {
+	name_t owner;
+	uint16_t type;
+	uint32_t ttl, line;
+	struct rdata rd;
+};
+struct region {
+	VEC(struct region_record) records;
+	VEC(struct span) spans;
+	int odd;
+};
+void read_zone_region(uint32_t zone, const char *text, size_t size, uint32_t first_line,
+		      const uint8_t *origin_wire, size_t origin_len, name_t origin,
+		      struct ttls ttls, struct region *out);
+/* The lexer's `text` alone, a part of a zone file whose origin and TTLs are set already,
+ * its lines numbered from `first_line` (image.c). */
+void lex_region(struct lexer *lx, uint32_t first_line);
 
 /* Inline, so that the words' lengths are constants: it runs a dozen times a record. */
 static inline int eq_upper(struct token t, const char *word)

@@ -49,6 +49,20 @@ static void prefetch_name(const struct reader *r, struct token t)
 		name_child_prefetch(r->origin, (const uint8_t *)t.p, t.len);
 }
 
+/* A record's names interned, in file order: its owner's (when it gives one), then those of
+ * its data. */
+static struct rdata names_of(struct reader *r, const struct lexed *it)
+{
+	if (it->owner.p)
+		r->last = name_field(r, it->owner);
+	struct rdata rd = it->rd;
+	if (it->nnames > 0)
+		rd.name = name_field(r, it->names[0]);
+	if (it->nnames > 1)
+		rd.name2 = name_field(r, it->names[1]);
+	return rd;
+}
+
 static void file_block(struct reader *r, const struct lexed_block *b)
 {
 	for (size_t i = 0; i < b->n; i++) {
@@ -81,16 +95,14 @@ static void file_block(struct reader *r, const struct lexed_block *b)
 			r->file = r->before[r->depth].file;
 			continue;
 		}
-		if (it->owner.p)
-			r->last = name_field(r, it->owner);
-		struct rdata rd = it->rd;
-		if (it->nnames > 0)
-			rd.name = name_field(r, it->names[0]);
-		if (it->nnames > 1)
-			rd.name2 = name_field(r, it->names[1]);
-		if (it->kind == LEXED_RECORD)
+		struct rdata rd = names_of(r, it);
+		if (it->kind == LEXED_RECORD) {
+			size_t before = rdatas.n;
 			add_record(r->zone_index, r->last, it->type, it->ttl, rd,
 				   (struct pos){r->file, it->line});
+			if (rdatas.n > before)
+				image_line(before, it->line);
+		}
 	}
 }
 
@@ -278,6 +290,75 @@ void read_zone_file(uint32_t zone_index)
 		in_progress = NULL;
 		free(lx->block);
 	}
+	image_keep(zone_index, lx);
+	release_lexer(lx);
+}
+
+/* ---- a part of a zone file, for a build over its image (image.c) ---- */
+
+struct region_reader {
+	struct reader r;
+	struct region *out;
+};
+
+/* As file_block, but the records kept in a list, not filed. */
+static void collect_block(struct region_reader *rr, const struct lexed_block *b)
+{
+	struct reader *r = &rr->r;
+	for (size_t i = 0; i < b->n; i++) {
+		const struct lexed *it = &b->v[i];
+		r->line = it->line;
+		if (it->kind != LEXED_RECORD && it->kind != LEXED_PARTIAL) {
+			rr->out->odd = 1;  /* a directive: image.c reads the file whole instead */
+			continue;
+		}
+		struct rdata rd = names_of(r, it);
+		if (it->kind == LEXED_RECORD && r->last != NONE)
+			PUSH(rr->out->records, ((struct region_record){r->last, it->type, it->ttl,
+								      it->line, rd}));
+		else if (it->kind == LEXED_RECORD)
+			rr->out->odd = 1;
+	}
+}
+
+static void collect_here(struct lexer *lx, int last)
+{
+	(void)last;
+	void (*hook)(void *) = before_decline;
+	before_decline = NULL;
+	collect_block(lx->queue, lx->block);
+	lx->block->n = 0;
+	kept_filed(lx, lx->filling + 1);
+	before_decline = hook;
+}
+
+void read_zone_region(uint32_t zone_index, const char *text, size_t size, uint32_t first_line,
+		      const uint8_t *origin_wire, size_t origin_len, name_t origin,
+		      struct ttls ttls, struct region *out)
+{
+	const struct zone *zone = &zones.v[zone_index];
+	struct region_reader rr = {.r = {.zone = zone, .zone_index = zone_index,
+					 .origin = origin, .last = NONE, .file = zone->file},
+				   .out = out};
+	struct lexer *lx = xcalloc(1, sizeof *lx);
+	lx->zone = zone;
+	lx->text = text;
+	lx->size = size;
+	memcpy(lx->origin, origin_wire, origin_len);
+	lx->origin_len = origin_len;
+	lx->ttls = ttls;
+	lx->block = xmalloc(sizeof *lx->block);
+	lx->block->n = 0;
+	lx->deliver = collect_here;
+	lx->queue = &rr;
+	in_progress = lx;
+	lex_region(lx, first_line);
+	in_progress = NULL;
+	out->odd |= lx->head.late;
+	for (size_t i = 0; i < lx->head.spans.n; i++)
+		PUSH(out->spans, lx->head.spans.v[i]);
+	free(lx->block);
+	lx->block = NULL;
 	release_lexer(lx);
 }
 

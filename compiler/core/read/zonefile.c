@@ -376,6 +376,13 @@ static void record(struct lexer *r, const char *line, size_t len)
 		r->building = 0;
 		return;
 	}
+	if (!r->head.known) {  /* what a record anywhere after the head starts from (image.c) */
+		r->head.known = 1;
+		r->head.end = r->line_start;
+		memcpy(r->head.origin, r->origin, r->origin_len);
+		r->head.origin_len = r->origin_len;
+		r->head.ttls = r->ttls;
+	}
 	size_t at = 0;
 	if (space(line[0])) {
 		if (!r->have_owner)
@@ -451,7 +458,7 @@ static void emit(struct lexer *lx, struct lexed it)
 }
 
 static void lex_lines(struct lexer *lx, const char *text, size_t size, const char *display,
-		      int high);
+		      int high, uint32_t first_line);
 static int scan_text(const char *text, size_t size, const char *display);
 
 /* A file an $INCLUDE names, relative to the zone file's directory (as in Knot; dnspython
@@ -493,6 +500,7 @@ static void include(struct lexer *lx, struct token file, const struct token *ori
 {
 	if (lx->depth == MAX_INCLUDE_DEPTH)
 		decline("%s:%u: an $INCLUDE the full reader must read", lx->zone->display, lx->line);
+	lx->head.late = 1;
 	struct included in = open_included(lx, file);
 	char *real = realpath(in.path, NULL), *zone_real = realpath(lx->zone->path, NULL);
 	int cycle = !real || (zone_real && strcmp(real, zone_real) == 0);
@@ -516,7 +524,7 @@ static void include(struct lexer *lx, struct token file, const struct token *ori
 		set_origin(lx, *origin);
 	lx->memo.len = 0;  /* the origin may be another: the same text, another name */
 	lx->including[lx->depth++] = real;
-	lex_lines(lx, in.text, in.size, in.display, high);
+	lex_lines(lx, in.text, in.size, in.display, high, 1);
 	free(lx->including[--lx->depth]);
 	lx->ttls = ttls;
 	lx->have_owner = have_owner;
@@ -533,6 +541,7 @@ static void directive(struct lexer *r, const char *line, size_t len)
 	tokenize(line, len, &tk);
 	const struct token *t = tk.v;
 	size_t n = tk.n;
+	r->head.late |= r->head.known;  /* a directive after a record */
 	if (tk.quoted) {
 		decline("%s:%u: %.*s with quotes", r->zone->display, r->line, (int)t[0].len,
 			t[0].p);
@@ -665,6 +674,7 @@ void free_kept(struct lexer *lx)
 	}
 	VEC_FREE(lx->included);
 	VEC_FREE(lx->joined);
+	VEC_FREE(lx->head.spans);
 }
 
 /* The lexer's way out: the records before the one it declines are filed first, and the
@@ -804,18 +814,31 @@ void lex_zone_file(struct lexer *lx)
 		let_go_before(lx, lx->text + lx->size);  /* the scan's pages: lines come back */
 		lx->let_go = lx->text;
 	}
-	lex_lines(lx, lx->text, lx->size, lx->zone->display, high);
+	lex_lines(lx, lx->text, lx->size, lx->zone->display, high, 1);
 	before_decline = NULL;
 	lx->deliver(lx, 1);
 }
 
-/* The records of a text, in order: one logical line at a time, parentheses joined. */
+void lex_region(struct lexer *lx, uint32_t first_line)
+{
+	before_decline = lexer_declines;
+	before_decline_arg = lx;
+	int high = scan_text(lx->text, lx->size, lx->zone->display);
+	lx->head.known = 1;  /* a directive here is a late one */
+	lex_lines(lx, lx->text, lx->size, lx->zone->display, high, first_line);
+	before_decline = NULL;
+	lx->deliver(lx, 1);
+}
+
+/* The records of a text, in order: one logical line at a time, parentheses joined; its lines
+ * numbered from `first_line`. */
 static void lex_lines(struct lexer *lx, const char *text, size_t size, const char *display,
-		      int high)
+		      int high, uint32_t first_line)
 {
 	const char *end = text + size;
 	bytes_t *joined = &lx->joined;  /* an $INCLUDE's lines use it too, once it is kept */
-	uint32_t number = 0;
+	uint32_t number = first_line - 1;
+	int own = text == lx->text;  /* the zone file's text, not an $INCLUDE's */
 	for (const char *p = text; p < end;) {
 		if (lx->mapped && text == lx->text && p - lx->let_go > LET_GO_STEP + LET_GO_BEHIND)
 			let_go_before(lx, p - LET_GO_BEHIND);
@@ -828,11 +851,14 @@ static void lex_lines(struct lexer *lx, const char *text, size_t size, const cha
 		struct shape s = shape_of(p, len, high);
 		if (s.odd)
 			decline("%s:%u: %s", display, lx->line, s.odd);
+		if (own)
+			lx->line_start = p - text;
 		if (!s.open && !s.close) {
 			logical_line(lx, p, len);
 			p = next;
 			continue;
 		}
+		const char *first = p;
 		/* Parentheses only group (RFC 1035 §5.1): join the lines, comments dropped. */
 		if (s.opens != 1 || (s.close && s.close < s.open))
 			decline("%s:%u: parentheses the full reader must read", display, lx->line);
@@ -864,6 +890,8 @@ static void lex_lines(struct lexer *lx, const char *text, size_t size, const cha
 				decline("%s:%u: text after a closing parenthesis", display,
 					number);
 		joined->n = closing;
+		if (own && number > lx->line)  /* lines joined: image.c keeps its edits off them */
+			PUSH(lx->head.spans, ((struct span){first - text, next - text}));
 		logical_line(lx, keep(lx, (const char *)joined->v, joined->n), joined->n);
 		p = next;
 	}

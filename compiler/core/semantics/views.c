@@ -80,6 +80,11 @@ static struct foreign *find(uint32_t zone, name_t name, int add)
 	return &foreign.v[foreign.n - 1];
 }
 
+size_t views_count(void)
+{
+	return foreign.n;
+}
+
 uint32_t *rrsets_head(uint32_t zone, name_t name)
 {
 	if (N(name)->zone == zone)

@@ -72,7 +72,7 @@ void assign_zones(void)
 }
 
 /* Names are interned, so two records' names are equal when their ids are. */
-static int same_rdata(const struct rdata *a, const struct rdata *b)
+int same_rdata(const struct rdata *a, const struct rdata *b)
 {
 	return a->name == b->name && a->name2 == b->name2 && a->raw_len == b->raw_len &&
 	       (a->raw_len == 0 ||
@@ -101,9 +101,25 @@ static void mark_exists(uint32_t zone, name_t name, name_t origin)
 	}
 }
 
+void rederive_zone(uint32_t zone)
+{
+	struct zone *z = &zones.v[zone];
+	for (name_t id = 0; id < names.n; id++)
+		if (N(id)->zone == zone) {
+			N(id)->flags &= ~NAME_EXISTS;
+			N(id)->wildcard = NONE;
+		}
+	nodes.n = 0;
+	z->types.n = 0;
+	for (size_t s = z->rrsets_begin; s < z->rrsets_end; s++) {
+		types_add(&z->types, rrsets.v[s].type);
+		mark_exists(zone, rrsets.v[s].owner, z->origin);
+	}
+}
+
 /* Types a name holds one record of (dnspython's singletons): a second would replace the
  * first there, silently; here it is an error. */
-static const char *why_single(uint16_t type)
+const char *why_single(uint16_t type)
 {
 	switch (type) {
 	case T_SOA:
@@ -419,15 +435,10 @@ void check_zone(uint32_t zone, int lenient)
  * pages the process has not had before cost more than the copying into them. */
 void release_records(void)
 {
-	free(rdatas.v);
-	free(rrsets.v);
-	if (rdata_raw.cap >= HUGE_RESERVE)
-		munmap(rdata_raw.v, rdata_raw.cap);  /* readzone.c's reservation */
-	else
-		free(rdata_raw.v);
-	memset(&rdatas, 0, sizeof rdatas);
-	memset(&rrsets, 0, sizeof rrsets);
-	memset(&rdata_raw, 0, sizeof rdata_raw);
+	image_written();  /* its writer reads them */
+	VEC_FREE(rdatas);
+	VEC_FREE(rrsets);
+	bytes_release(&rdata_raw);  /* readzone.c's reservation, or image.c's */
 }
 
 void zones_reset(void)

@@ -1,0 +1,1215 @@
+/*
+ * image.c - a zone's records as its file was read, kept beside the output (zonedata.image)
+ * for the next build over it, and that build's reading: the file compared with the text the
+ * image was read from, the records of the lines that changed taken out, the lines that took
+ * their place read and their records put in (readzone.c's read_zone_region), instead of the
+ * whole file read again. Reading was the longest step left of a rebuild of a large zone.
+ *
+ * What it leaves is what reading the whole file leaves, as the rest of the build sees it:
+ * each name's RRsets in file order, each RRset's records in file order, the RRsets in the
+ * order their first records come (the order the checks speak in), the tree's nodes, the
+ * names' existence, wildcards and the zone's types made again in that order (zones.c's
+ * rederive_zone). Ids may differ: a name new to the zone gets the next id, a record the next
+ * place; a name no record names any more is marked gone (NAME_GONE: in no zone, and back as
+ * any new name when named again), a record taken out stays where it was, linked from
+ * nothing. The answers, the states and the layout read none of that.
+ *
+ * An image is kept only where that holds without doubt, and a build takes one only where its
+ * file's changes stay within it; else the file is read whole, as without an image:
+ *   - one zone in the set, read by the fast reader, from one file ($INCLUDE none) whose
+ *     directives all come before its first record and give a $TTL (a record without a TTL
+ *     then has the $TTL, whatever came before it: RFC 2308 §4, as dnspython reads it);
+ *   - no DNSSEC records in it (a zone given signed), no DNAME;
+ *   - no diagnostic while it was read (a duplicate dropped, a TTL lowered: which record is
+ *     dropped, and where it is said, depends on the order of the whole file), and no name
+ *     spelled two ways (a name keeps the spelling it first comes with, names.c);
+ *   - the changed lines after the first record, none a directive, the first record among
+ *     them and the first after them each naming its owner (not continuing the previous
+ *     one), their parentheses balanced, and a record over several lines (struct span) wholly
+ *     in or out of them;
+ *   - nothing in the new lines that reading them into the rest would diagnose: a record
+ *     outside the zone, one of an RRset with another TTL, a duplicate, a second record of a
+ *     type a name holds one of, a name spelled otherwise than it is.
+ * The image holds the text it was read from, the core's records (names, RRsets, records,
+ * their octets, per record its line and RRset), the tree's nodes, the zone's types, and a
+ * digest of all of it that a damaged file fails; it is made with this core from this
+ * manifest's settings (reuse.c's early digest) or not taken. Once a fourth of its records or
+ * names are left over from changes, no image is kept: the next build reads the file whole.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bake.h"
+#include "hash.h"
+#include "read/lexed.h"
+
+
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22
+#endif
+
+#define IMAGE_MAGIC "zbimage1"
+/* Each part at a multiple of this in the file: a page (of any size Linux has), so that a
+ * build over the image maps its arrays from the file rather than copying them. */
+#define PART_ALIGN 65536
+
+enum part {
+	P_NAMES, P_LABELS, P_TABLE, P_NODES, P_TYPES, P_SPANS, P_PATH,  /* snapshot, then... */
+	P_TEXT, P_RRSETS, P_RDATAS, P_RAW, P_LINES, P_SETS,  /* ...written from where they are */
+	NPARTS
+};
+#define FIRST_IN_PLACE P_TEXT
+#define ROOM (1 << 20)  /* octets each part has to grow into, besides an eighth of it */
+
+struct image_head {
+	char magic[8];
+	uint64_t early;    /* reuse_early_digest(): the core and the manifest's settings */
+	uint64_t digest;   /* of the parts, in order */
+	uint64_t size;     /* the file's */
+	struct { uint64_t at, len, slot; } part[NPARTS];  /* octets: where, how many, room */
+	uint64_t head_end; /* where the text's first record's line begins */
+	uint32_t origin_len, ttl;  /* the origin and the $TTL from there on */
+	uint8_t origin[256];
+};
+
+static const char *image_out, *image_in;
+static int lines_wanted;
+static size_t left_over;  /* records taken out by a build over an image, linked from nothing */
+/* Per record of the zone as read or patched: its line (0: taken out). */
+static VEC(uint32_t) lines;
+
+void image_files(const char *out, const char *earlier)
+{
+	image_out = *out ? out : NULL;
+	image_in = *earlier ? earlier : NULL;
+}
+
+void image_before_read(uint32_t zone)
+{
+	VEC_FREE(lines);
+	lines_wanted = image_out && zones.n == 1 && !zones.v[zone].records;
+}
+
+void image_line(uint32_t record, uint32_t line)
+{
+	if (!lines_wanted)
+		return;
+	if (record != lines.n) {  /* not as reading files them: no image */
+		lines_wanted = 0;
+		return;
+	}
+	PUSH(lines, line);
+}
+
+/* ---- writing ---- */
+
+/* A digest of `len` octets after `seed`: zb_hash's blocks in four independent lanes, so
+ * that the multiplications overlap (hundreds of megabytes are digested each build). */
+static uint64_t digest_of(const void *data, size_t len, uint64_t seed)
+{
+	const uint8_t *p = data;
+	uint64_t k = ZB_HASH_KEY(seed), lane[4];
+	for (int i = 0; i < 4; i++)
+		lane[i] = zb_hash_start(len, k + i);
+	size_t i = 0;
+	for (; i + 64 <= len; i += 64)
+		for (int j = 0; j < 4; j++) {
+			uint64_t lo, hi;
+			memcpy(&lo, p + i + 16 * j, 8);
+			memcpy(&hi, p + i + 16 * j + 8, 8);
+			lane[j] = zb_hash_block(lane[j], lo, hi, k);
+		}
+	uint64_t h = zb_hash(p + i, len - i, seed);
+	for (int j = 0; j < 4; j++)
+		h = zb_hash_block(h, lane[j], j, k);
+	return zb_hash_end(h);
+}
+
+static int forbidden_type(uint16_t type)
+{
+	return type == T_RRSIG || type == T_NSEC || type == T_NSEC3 || type == T_NSEC3PARAM ||
+	       type == T_DNAME;
+}
+
+static int keepable(uint32_t zone, const struct head *h)
+{
+	const struct zone *z = &zones.v[zone];
+	if (!lines_wanted || lines.n != rdatas.n || zones.n != 1 || z->records || !h->known ||
+	    h->late || !h->ttls.fallback_known || h->ttls.fallback_from_soa ||
+	    diagnostics_count() != 0 || files.n != 1 || views_count() != 0 ||
+	    names_spelled_otherwise != 0 || rdatas.n >= NONE || rdata_raw.n >= NONE)
+		return 0;
+	for (size_t t = 0; t < z->types.n; t++)
+		if (forbidden_type(z->types.v[t]))
+			return 0;
+	return 1;
+}
+
+/* No image for the next build: an empty file where a new one would go, which the driver
+ * takes for the earlier one's removal once this build is in place (compiler/build.py). */
+static void no_image(void)
+{
+	if (image_out && image_in) {
+		int fd = open(image_out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (fd >= 0)
+			close(fd);
+	}
+}
+
+static int put_at(int fd, const void *data, size_t len, uint64_t at)
+{
+	const uint8_t *p = data;
+	while (len) {
+		ssize_t n = pwrite(fd, p, len, at);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		at += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/* An image being written: its first parts copied (the checks and answers change the names
+ * and the nodes), the rest written from where they lie, which nothing changes before
+ * release_records (for a zone the build does not sign), on a thread of its own. */
+static struct writer {
+	struct image_head head;
+	const void *part[NPARTS];
+	void *own[NPARTS];           /* copies, freed once written */
+	const char *unmap;           /* the zone file's text, mapped: unmapped once written */
+	size_t unmap_len;
+	uint32_t *sets;              /* made from the RRsets, when NULL */
+	__typeof__(lines) lines;     /* taken over */
+	int fd;                      /* the image written in place (update_in_place) */
+	char *path;
+	struct beside thread;
+	int running;
+} writer;
+
+static void *copy_bytes(const void *p, size_t len)
+{
+	void *c = xmalloc(len ? len : 1);
+	if (len)
+		memcpy(c, p, len);
+	return c;
+}
+
+static void *write_parts(void *arg)
+{
+	struct writer *w = arg;
+	if (!w->sets) {
+		w->sets = xmalloc((rdatas.n ? rdatas.n : 1) * sizeof *w->sets);
+		memset(w->sets, 0xFF, (rdatas.n ? rdatas.n : 1) * sizeof *w->sets);
+		for (uint32_t s = 0; s < rrsets.n; s++)
+			for (uint32_t r = rrsets.v[s].first; r != NONE; r = rdatas.v[r].next)
+				w->sets[r] = s;
+	}
+	w->part[P_SETS] = w->sets;
+	uint64_t digest = 0;
+	for (int i = 0; i < NPARTS; i++)
+		digest = digest_of(w->part[i] ? w->part[i] : (const void *)"", w->head.part[i].len,
+				 digest);
+	w->head.digest = digest;
+	int fd = open(w->path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	int ok = fd >= 0 && ftruncate(fd, w->head.size) == 0;
+	for (int i = 0; ok && i < NPARTS; i++)
+		ok = put_at(fd, w->part[i], w->head.part[i].len, w->head.part[i].at) == 0;
+	ok = ok && put_at(fd, &w->head, sizeof w->head, 0) == 0;  /* last: whole, or no image */
+	if (fd >= 0 && close(fd) != 0)
+		ok = 0;
+	if (!ok)
+		unlink(w->path);  /* an image, no more: the next build reads the file whole */
+	return NULL;
+}
+
+void image_written(void)
+{
+	if (!writer.running)
+		return;
+	join_beside(&writer.thread);
+	for (int i = 0; i < NPARTS; i++)
+		free(writer.own[i]);
+	if (writer.unmap)
+		munmap((void *)writer.unmap, writer.unmap_len);
+	free(writer.sets);
+	VEC_FREE(writer.lines);
+	free(writer.path);
+	memset(&writer, 0, sizeof writer);
+}
+
+/* The parts of an image of the zone as the core holds it now, with `text` the file's and
+ * `sets` each record's RRset (NULL: the writer makes them): 0 when no image is to be kept,
+ * or so much is left over from changes that the next build should read the file whole and
+ * keep a clean one. */
+struct part_ref {
+	const void *p;
+	size_t len;
+};
+
+static int parts_now(uint32_t zone, const struct head *h, const char *text, size_t text_len,
+		     const uint32_t *sets, struct part_ref parts[NPARTS])
+{
+	const struct zone *z = &zones.v[zone];
+	size_t gone = 0;
+	for (size_t id = 0; id < names.n; id++)
+		gone += !!(names.v[id].flags & NAME_GONE);
+	if (!keepable(zone, h) || left_over > rdatas.n / 4 || gone > names.n / 4)
+		return 0;
+	const uint8_t *labels;
+	const void *table;
+	size_t nlabels, table_bytes;
+	names_image_parts(&labels, &nlabels, &table, &table_bytes);
+	const struct part_ref now[NPARTS] = {
+		[P_NAMES] = {names.v, names.n * sizeof *names.v},
+		[P_LABELS] = {labels, nlabels},
+		[P_TABLE] = {table, table_bytes},
+		[P_NODES] = {nodes.v, nodes.n * sizeof *nodes.v},
+		[P_TYPES] = {z->types.v, z->types.n * sizeof *z->types.v},
+		[P_SPANS] = {h->spans.v, h->spans.n * sizeof *h->spans.v},
+		[P_PATH] = {z->path, strlen(z->path)},
+		[P_TEXT] = {text, text_len},
+		[P_RRSETS] = {rrsets.v, rrsets.n * sizeof *rrsets.v},
+		[P_RDATAS] = {rdatas.v, rdatas.n * sizeof *rdatas.v},
+		[P_RAW] = {rdata_raw.v, rdata_raw.n},
+		[P_LINES] = {lines.v, lines.n * sizeof *lines.v},
+		[P_SETS] = {sets, rdatas.n * sizeof *sets},
+	};
+	memcpy(parts, now, sizeof now);
+	return 1;
+}
+
+/* The image of the zone as read (or patched), written whole: `text` the file's, mapped
+ * (`mapped`: unmapped once written, else copied); `sets` each record's RRset, or NULL (made
+ * from the RRsets); both taken over. */
+static void write_image(uint32_t zone, const char *text, size_t text_len, int mapped,
+			const struct head *h, uint32_t *sets)
+{
+	image_written();
+	struct part_ref parts[NPARTS];
+	if (!parts_now(zone, h, text, text_len, sets, parts)) {
+		no_image();
+		if (mapped)
+			munmap((void *)text, text_len);
+		free(sets);
+		return;
+	}
+	struct writer *w = &writer;
+	memcpy(w->head.magic, IMAGE_MAGIC, 8);
+	w->head.early = reuse_early_digest();
+	w->head.head_end = h->end;
+	w->head.origin_len = h->origin_len;
+	w->head.ttl = h->ttls.fallback;
+	memcpy(w->head.origin, h->origin, h->origin_len);
+	uint64_t at = (sizeof w->head + PART_ALIGN - 1) / PART_ALIGN * PART_ALIGN;
+	for (int i = 0; i < NPARTS; i++) {
+		/* Room to grow: a build over the image writes what changed in place. */
+		uint64_t slot = parts[i].len + parts[i].len / 8 + ROOM;
+		w->head.part[i].at = at;
+		w->head.part[i].len = parts[i].len;
+		w->head.part[i].slot = slot = (slot + PART_ALIGN - 1) / PART_ALIGN * PART_ALIGN;
+		at += slot;
+		w->part[i] = parts[i].p;
+		if (i < FIRST_IN_PLACE)
+			w->part[i] = w->own[i] = copy_bytes(parts[i].p, parts[i].len);
+	}
+	w->head.size = at;
+	if (mapped) {
+		w->unmap = text;
+		w->unmap_len = text_len;
+	} else {
+		w->part[P_TEXT] = w->own[P_TEXT] = copy_bytes(text, text_len);
+	}
+	w->sets = sets;
+	w->lines = lines;
+	memset(&lines, 0, sizeof lines);
+	w->path = xmalloc(strlen(image_out) + 1);
+	strcpy(w->path, image_out);
+	w->running = 1;
+	/* A zone the build signs gets its signatures added to these arrays (they may move):
+	 * written before. */
+	if (zones.v[zone].sign)
+		write_parts(w);
+	else
+		start_beside(&w->thread, write_parts, w);
+}
+
+void image_keep(uint32_t zone, struct lexer *lx)
+{
+	write_image(zone, lx->text, lx->size, lx->mapped, &lx->head, NULL);
+	lx->mapped = 0;  /* the writer's now */
+	VEC_FREE(lines);
+	lines_wanted = 0;
+}
+
+/* ---- reading: the image ---- */
+
+struct loaded {
+	int fd;
+	const uint8_t *map;   /* the image file, mapped */
+	size_t map_len;
+	const struct image_head *head;
+	const char *text;     /* the zone file's, mapped */
+	size_t text_len;
+	struct beside digest; /* of the image's parts, worked out meanwhile */
+	uint64_t digested;
+};
+
+static const void *part_of(const struct loaded *l, enum part p, size_t *len)
+{
+	*len = l->head->part[p].len;
+	return l->map + l->head->part[p].at;
+}
+
+static void *digest_parts(void *arg)
+{
+	struct loaded *l = arg;
+	uint64_t digest = 0;
+	for (int i = 0; i < NPARTS; i++)
+		digest = digest_of(l->map + l->head->part[i].at, l->head->part[i].len, digest);
+	l->digested = digest;
+	return NULL;
+}
+
+static int check_image(struct loaded *l, uint32_t zone)
+{
+	l->fd = open(image_in, O_RDONLY);
+	struct stat st;
+	if (l->fd < 0 || fstat(l->fd, &st) != 0 || (size_t)st.st_size < sizeof *l->head ||
+	    sysconf(_SC_PAGESIZE) > PART_ALIGN)
+		return 0;
+	void *map = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, l->fd, 0);
+	if (map == MAP_FAILED)
+		return 0;
+	l->map = map;
+	l->map_len = st.st_size;
+	const struct image_head *h = l->head = (const void *)l->map;
+	if (memcmp(h->magic, IMAGE_MAGIC, 8) != 0 || h->early != reuse_early_digest() ||
+	    h->size != l->map_len || h->origin_len == 0 || h->origin_len > 255)
+		return 0;
+	for (int i = 0; i < NPARTS; i++)
+		if (h->part[i].at % PART_ALIGN || h->part[i].at > l->map_len ||
+		    h->part[i].slot > l->map_len - h->part[i].at || h->part[i].len > h->part[i].slot)
+			return 0;
+	size_t len;
+	const char *path = part_of(l, P_PATH, &len);
+	const char *want = zones.v[zone].path;
+	if (len != strlen(want) || memcmp(path, want, len) != 0 ||
+	    h->part[P_NAMES].len % sizeof(struct name) ||
+	    h->part[P_RRSETS].len % sizeof(struct rrset) ||
+	    h->part[P_RDATAS].len % sizeof(struct rdata) ||
+	    h->part[P_LINES].len != h->part[P_RDATAS].len / sizeof(struct rdata) * 4 ||
+	    h->part[P_SETS].len != h->part[P_LINES].len || h->part[P_NODES].len % 4 ||
+	    h->part[P_TYPES].len % 2 || h->part[P_SPANS].len % sizeof(struct span) ||
+	    h->part[P_TABLE].len % sizeof(uint64_t) || h->head_end > h->part[P_TEXT].len)
+		return 0;
+	start_beside(&l->digest, digest_parts, l);
+	return 1;
+}
+
+/* A part as a growable array: mapped from the file (copied on write, a page at a time) at
+ * the start of an address range reserved for it to grow into, as reserve_huge's: reading
+ * it in was a tenth of a second for a million names. NULL where it cannot be. */
+static void *map_part(const struct loaded *l, enum part p)
+{
+	void *base = mmap(NULL, HUGE_RESERVE, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (base == MAP_FAILED)
+		return NULL;
+	size_t len = l->head->part[p].len;
+	if (len && mmap(base, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, l->fd,
+			l->head->part[p].at) == MAP_FAILED) {
+		munmap(base, HUGE_RESERVE);
+		return NULL;
+	}
+	/* Its pages mapped at once, read-only until written: faulting them in one by one took
+	 * longer than reading the file (MAP_POPULATE would copy each, the mapping being
+	 * writable). Where the kernel has no MADV_POPULATE_READ (Linux 5.14), they fault in. */
+	if (len)
+		madvise(base, len, MADV_POPULATE_READ);
+	return base;
+}
+
+/* ---- reading: what changed ---- */
+
+struct change {
+	size_t start, old_end, new_end;  /* [start, old_end) of the image's text became
+					  * [start, new_end) of the file's */
+	uint32_t first_line, old_end_line, new_end_line;  /* their lines: [first, end) */
+};
+
+/* Newlines in [p, p + n), eight octets at a time. */
+static size_t newlines(const char *p, size_t n)
+{
+	const uint64_t ones = 0x0101010101010101ull, sevens = 0x7F7F7F7F7F7F7F7Full;
+	size_t count = 0, i = 0;
+	for (; i + 8 <= n; i += 8) {
+		uint64_t w;
+		memcpy(&w, p + i, 8);
+		w ^= ones * '\n';  /* a newline is a zero octet now */
+		uint64_t nonzero = ((w & sevens) + sevens) | w;
+		count += __builtin_popcountll(~nonzero & ~sevens);
+	}
+	for (; i < n; i++)
+		count += p[i] == '\n';
+	return count;
+}
+
+static size_t common_prefix(const char *a, const char *b, size_t n)
+{
+	size_t i = 0;
+	for (size_t step = 4096; i + step <= n && memcmp(a + i, b + i, step) == 0; i += step)
+		;
+	while (i < n && a[i] == b[i])
+		i++;
+	return i;
+}
+
+static size_t common_suffix(const char *a, size_t na, const char *b, size_t nb, size_t max)
+{
+	size_t i = 0;
+	for (size_t step = 4096; i + step <= max &&
+	     memcmp(a + na - i - step, b + nb - i - step, step) == 0; i += step)
+		;
+	while (i < max && a[na - 1 - i] == b[nb - 1 - i])
+		i++;
+	return i;
+}
+
+static int at_line_start(const char *t, size_t at)
+{
+	return at == 0 || t[at - 1] == '\n';
+}
+
+/* The line at `at` and those after it up to `end`: 1 when none is a directive. */
+static int no_directive(const char *t, size_t at, size_t end)
+{
+	for (; at < end; at++)
+		if (at_line_start(t, at) && t[at] == '$')
+			return 0;
+	return 1;
+}
+
+/* The first line from `at` (before `end`) that holds more than blanks and a comment: 1 when
+ * there is none, or it begins with its owner. */
+static int owner_first(const char *t, size_t at, size_t end)
+{
+	while (at < end) {
+		size_t i = at;
+		while (i < end && (t[i] == ' ' || t[i] == '\t'))
+			i++;
+		if (i < end && t[i] != '\n' && t[i] != ';' && t[i] != '\r')
+			return i == at;
+		while (i < end && t[i] != '\n')
+			i++;
+		at = i + 1;
+	}
+	return 1;
+}
+
+/* Parentheses outside quotes and comments, opened and closed as often: the lexer reads the
+ * lines they join within them. */
+static int balanced(const char *t, size_t at, size_t end)
+{
+	long depth = 0;
+	int quoted = 0;
+	for (size_t i = at; i < end; i++) {
+		char c = t[i];
+		if (quoted) {
+			if (c == '\\')
+				i++;
+			else if (c == '"' || c == '\n')
+				quoted = 0;
+		} else if (c == '\\') {
+			i++;
+		} else if (c == '"') {
+			quoted = 1;
+		} else if (c == ';') {
+			while (i < end && t[i] != '\n')
+				i++;
+		} else if (c == '(') {
+			depth++;
+		} else if (c == ')') {
+			if (--depth < 0)
+				return 0;
+		}
+	}
+	return depth == 0;
+}
+
+static int find_change(const struct loaded *l, struct change *c)
+{
+	size_t old_len, nspans;
+	const char *old = part_of(l, P_TEXT, &old_len), *now = l->text;
+	const struct span *spans = part_of(l, P_SPANS, &nspans);
+	size_t now_len = l->text_len;
+	nspans /= sizeof *spans;
+	size_t max = old_len < now_len ? old_len : now_len;
+	size_t prefix = common_prefix(old, now, max);
+	if (prefix == old_len && prefix == now_len) {  /* the same text */
+		*c = (struct change){old_len, old_len, old_len, 0, 0, 0};
+		return 1;
+	}
+	size_t suffix = common_suffix(old, old_len, now, now_len, max - prefix);
+	c->start = prefix;
+	while (!at_line_start(old, c->start))
+		c->start--;
+	c->old_end = old_len - suffix;
+	c->new_end = now_len - suffix;
+	/* Whole lines, and each record over several lines wholly in or out. */
+	for (int moved = 1; moved;) {
+		moved = 0;
+		while (c->old_end < old_len &&
+		       !(at_line_start(old, c->old_end) && at_line_start(now, c->new_end)))
+			c->old_end++, c->new_end++;
+		for (size_t i = 0; i < nspans; i++) {
+			if (spans[i].from >= c->old_end || spans[i].to <= c->start)
+				continue;
+			if (spans[i].from < c->start)
+				c->start = spans[i].from, moved = 1;
+			if (spans[i].to > c->old_end) {
+				c->new_end += spans[i].to - c->old_end;
+				c->old_end = spans[i].to;
+				moved = 1;
+			}
+		}
+	}
+	if (c->start < l->head->head_end || !no_directive(old, c->start, c->old_end) ||
+	    !no_directive(now, c->start, c->new_end) || !owner_first(now, c->start, c->new_end) ||
+	    !owner_first(now, c->new_end, now_len) || !balanced(now, c->start, c->new_end))
+		return 0;
+	c->first_line = 1 + newlines(old, c->start);
+	/* A last line without its newline is a line all the same. */
+	c->old_end_line = c->first_line + newlines(old + c->start, c->old_end - c->start) +
+			  (c->old_end > c->start && old[c->old_end - 1] != '\n');
+	c->new_end_line = c->first_line + newlines(now + c->start, c->new_end - c->start) +
+			  (c->new_end > c->start && now[c->new_end - 1] != '\n');
+	return 1;
+}
+
+/* ---- reading: the records put in ---- */
+
+static int by_owner_type(const void *x, const void *y)
+{
+	const struct region_record *a = *(struct region_record *const *)x,
+				   *b = *(struct region_record *const *)y;
+	if (a->owner != b->owner)
+		return a->owner < b->owner ? -1 : 1;
+	if (a->type != b->type)
+		return a->type < b->type ? -1 : 1;
+	return a->line < b->line ? -1 : a->line > b->line;
+}
+
+/* Whether filing the new records among those that stay would say anything (zones.c's
+ * add_record): then the file is read whole, and says it. */
+static int files_quietly(uint32_t zone, const struct region *in, const uint8_t *removed)
+{
+	size_t n = in->records.n;
+	const struct region_record **sorted = xmalloc((n ? n : 1) * sizeof *sorted);
+	for (size_t i = 0; i < n; i++)
+		sorted[i] = &in->records.v[i];
+	qsort(sorted, n, sizeof *sorted, by_owner_type);
+	int quiet = 1;
+	for (size_t i = 0, j; quiet && i < n; i = j) {
+		const struct region_record *x = sorted[i];
+		for (j = i + 1; j < n && sorted[j]->owner == x->owner && sorted[j]->type == x->type;)
+			j++;
+		if (forbidden_type(x->type) || !in_zone(zone, x->owner)) {
+			quiet = 0;
+			break;
+		}
+		uint32_t s = rrset_in(zone, x->owner, x->type);
+		size_t staying = 0;
+		for (uint32_t r = s == NONE ? NONE : rrsets.v[s].first; quiet && r != NONE;
+		     r = rdatas.v[r].next) {
+			if (removed[r])
+				continue;
+			staying++;
+			for (size_t k = i; k < j && quiet; k++)
+				quiet = !same_rdata(&rdatas.v[r], &sorted[k]->rd);
+		}
+		uint32_t ttl = staying ? rrsets.v[s].ttl : x->ttl;
+		for (size_t k = i; k < j && quiet; k++) {
+			quiet = sorted[k]->ttl == ttl;
+			for (size_t m = i; m < k && quiet; m++)
+				quiet = !same_rdata(&sorted[m]->rd, &sorted[k]->rd);
+		}
+		if (why_single(x->type) && staying + (j - i) > 1)
+			quiet = 0;
+	}
+	free(sorted);
+	return quiet;
+}
+
+/* ---- reading: the patch ---- */
+
+struct patch {
+	uint32_t zone;
+	uint32_t nsets;          /* the image's RRsets: those after them are new */
+	uint32_t *sets;          /* per record: its RRset, NONE when taken out */
+	uint8_t *touched;        /* per RRset: its records changed */
+	VEC(name_t) owners;      /* of the RRsets touched */
+	int shape;               /* an RRset came, went, or has another first record */
+};
+
+static void touch(struct patch *p, uint32_t s)
+{
+	if (!p->touched[s]) {
+		p->touched[s] = 1;
+		PUSH(p->owners, rrsets.v[s].owner);
+	}
+}
+
+static void unlink_record(struct patch *p, uint32_t r)
+{
+	uint32_t s = p->sets[r];
+	struct rrset *set = &rrsets.v[s];
+	uint32_t before = NONE;
+	for (uint32_t i = set->first; i != r; i = rdatas.v[i].next)
+		before = i;
+	if (before == NONE)
+		set->first = rdatas.v[r].next;
+	else
+		rdatas.v[before].next = rdatas.v[r].next;
+	if (set->last == r)
+		set->last = before;
+	set->count--;
+	rdatas.v[r].next = NONE;
+	p->sets[r] = NONE;
+	lines.v[r] = 0;
+	touch(p, s);
+}
+
+/* A record into its RRset, in line order. */
+static void link_record(struct patch *p, uint32_t s, uint32_t r)
+{
+	struct rrset *set = &rrsets.v[s];
+	uint32_t *link = &set->first;
+	while (*link != NONE && lines.v[*link] < lines.v[r])
+		link = &rdatas.v[*link].next;
+	rdatas.v[r].next = *link;
+	*link = r;
+	if (rdatas.v[r].next == NONE)
+		set->last = r;
+	set->count++;
+	p->sets[r] = s;
+	touch(p, s);
+}
+
+static int by_line(const void *x, const void *y)
+{
+	uint32_t a = rrsets.v[*(const uint32_t *)x].pos.line,
+		 b = rrsets.v[*(const uint32_t *)y].pos.line;
+	return a < b ? -1 : a > b;
+}
+
+/* An owner's RRsets relinked in the order their first records come, the empty ones left out. */
+static void relink_owner(struct patch *p, name_t owner)
+{
+	uint32_t *head = rrsets_head(p->zone, owner);
+	VEC(uint32_t) sets = {0};
+	for (uint32_t s = *head; s != NONE; s = rrsets.v[s].next)
+		if (rrsets.v[s].count)
+			PUSH(sets, s);
+	if (sets.n > 1)
+		qsort(sets.v, sets.n, sizeof *sets.v, by_line);
+	*head = NONE;
+	for (size_t i = sets.n; i-- > 0;) {
+		rrsets.v[sets.v[i]].next = *head;
+		*head = sets.v[i];
+	}
+	free(sets.v);
+}
+
+/* The RRsets in the order their first records come, as reading puts them, the empty ones
+ * left out; what names them numbered again. Those untouched are in that order already. */
+static void reorder_rrsets(struct patch *p)
+{
+	VEC(uint32_t) moved = {0};
+	uint32_t *renumber = xmalloc((rrsets.n ? rrsets.n : 1) * sizeof *renumber);
+	for (uint32_t s = 0; s < rrsets.n; s++)
+		if (p->touched[s] && rrsets.v[s].count)
+			PUSH(moved, s);
+	if (moved.n > 1)
+		qsort(moved.v, moved.n, sizeof *moved.v, by_line);
+	struct rrset *fresh = xmalloc((rrsets.n ? rrsets.n : 1) * sizeof *fresh);
+	memset(renumber, 0xFF, (rrsets.n ? rrsets.n : 1) * sizeof *renumber);  /* NONE: gone */
+	size_t n = 0, m = 0;
+	for (uint32_t s = 0; s <= rrsets.n; s++) {
+		if (s < rrsets.n && (p->touched[s] || !rrsets.v[s].count))
+			continue;  /* among `moved`, or gone */
+		while (m < moved.n && (s == rrsets.n ||
+				       rrsets.v[moved.v[m]].pos.line < rrsets.v[s].pos.line)) {
+			renumber[moved.v[m]] = n;
+			fresh[n++] = rrsets.v[moved.v[m++]];
+		}
+		if (s < rrsets.n) {
+			renumber[s] = n;
+			fresh[n++] = rrsets.v[s];
+		}
+	}
+	for (size_t s = 0; s < n; s++)
+		if (fresh[s].next != NONE)
+			fresh[s].next = renumber[fresh[s].next];
+	for (name_t id = 0; id < names.n; id++)
+		if (names.v[id].rrsets != NONE)
+			names.v[id].rrsets = renumber[names.v[id].rrsets];
+	for (size_t r = 0; r < rdatas.n; r++)
+		if (p->sets[r] != NONE)
+			p->sets[r] = renumber[p->sets[r]];
+	VEC_FREE(rrsets);
+	rrsets.v = fresh;
+	rrsets.n = n;
+	rrsets.cap = n ? n : 1;
+	free(renumber);
+	free(moved.v);
+}
+
+/* Names no record names any more, with no name below them that any does: gone, as they are
+ * from a reading of the file whole. Only names the records taken out named may be. */
+static void mark_gone(struct patch *p, const name_t *named, size_t nnamed)
+{
+	uint8_t *candidate = xcalloc(names.n ? names.n : 1, 1);
+	VEC(name_t) list = {0};
+	name_t origin = zones.v[p->zone].origin;
+	for (size_t i = 0; i < nnamed; i++)
+		for (name_t id = named[i]; id != NONE && !candidate[id]; id = names.v[id].parent) {
+			if (id == origin || names.v[id].zone != p->zone ||
+			    names.v[id].rrsets != NONE)
+				break;  /* the apex, outside the zone, or owns records: stays */
+			candidate[id] = 1;
+			PUSH(list, id);
+		}
+	if (list.n) {
+		uint8_t *alive = xcalloc(names.n, 1);
+		for (size_t r = 0; r < rdatas.n; r++) {
+			if (p->sets[r] == NONE)
+				continue;
+			if (rdatas.v[r].name != NONE && candidate[rdatas.v[r].name])
+				alive[rdatas.v[r].name] = 1;
+			if (rdatas.v[r].name2 != NONE && candidate[rdatas.v[r].name2])
+				alive[rdatas.v[r].name2] = 1;
+		}
+		for (name_t id = 0; id < names.n; id++) {
+			name_t up = names.v[id].parent;
+			if (up != NONE && candidate[up] && !candidate[id] &&
+			    !(names.v[id].flags & NAME_GONE))
+				alive[up] = 1;
+		}
+		for (int more = 1; more;) {  /* a name stays where one below it does */
+			more = 0;
+			for (size_t i = 0; i < list.n; i++) {
+				name_t up = names.v[list.v[i]].parent;
+				if (alive[list.v[i]] && candidate[up] && !alive[up])
+					alive[up] = more = 1;
+			}
+		}
+		for (size_t i = 0; i < list.n; i++)
+			if (!alive[list.v[i]]) {
+				struct name *n = &names.v[list.v[i]];
+				n->flags = NAME_GONE;
+				n->zone = NONE;
+				n->wildcard = NONE;
+			}
+		free(alive);
+	}
+	free(candidate);
+	free(list.v);
+}
+
+static void apply(struct patch *p, const struct change *c, const struct region *in,
+		  const uint8_t *removed, size_t nimage)
+{
+	uint32_t shift = c->new_end_line - c->old_end_line;  /* modulo 2^32: lines may go */
+	VEC(name_t) named = {0};
+	for (uint32_t r = 0; r < nimage; r++) {
+		if (!removed[r])
+			continue;
+		PUSH(named, rrsets.v[p->sets[r]].owner);
+		if (rdatas.v[r].name != NONE)
+			PUSH(named, rdatas.v[r].name);
+		if (rdatas.v[r].name2 != NONE)
+			PUSH(named, rdatas.v[r].name2);
+		unlink_record(p, r);
+	}
+	if (shift) {
+		for (size_t r = 0; r < nimage; r++)
+			if (p->sets[r] != NONE && lines.v[r] >= c->old_end_line)
+				lines.v[r] += shift;
+		for (size_t s = 0; s < rrsets.n; s++)
+			if (rrsets.v[s].pos.line >= c->old_end_line)
+				rrsets.v[s].pos.line += shift;
+	}
+	for (size_t i = 0; i < in->records.n; i++) {
+		const struct region_record *x = &in->records.v[i];
+		uint32_t s = rrset_in(p->zone, x->owner, x->type);
+		if (s == NONE) {
+			struct rrset set = {.owner = x->owner, .type = x->type, .ttl = x->ttl,
+					    .first = NONE, .last = NONE, .next = NONE, .sigs = NONE,
+					    .pos = {zones.v[p->zone].file, x->line}};
+			PUSH(rrsets, set);
+			s = rrsets.n - 1;
+			uint32_t *link = rrsets_head(p->zone, x->owner);
+			while (*link != NONE)
+				link = &rrsets.v[*link].next;
+			*link = s;
+		}
+		if (rrsets.v[s].count == 0)
+			rrsets.v[s].ttl = x->ttl;
+		struct rdata rd = x->rd;
+		rd.next = NONE;
+		PUSH(rdatas, rd);
+		PUSH(lines, x->line);
+		link_record(p, s, rdatas.n - 1);
+	}
+	/* Each RRset touched starts where its first record is; one that came, went or starts
+	 * elsewhere changes the order of them all. */
+	for (size_t i = 0; i < p->owners.n; i++)
+		for (uint32_t s = *rrsets_head(p->zone, p->owners.v[i]); s != NONE;
+		     s = rrsets.v[s].next) {
+			if (!p->touched[s])
+				continue;
+			if (rrsets.v[s].count == 0 ||
+			    rrsets.v[s].pos.line != lines.v[rrsets.v[s].first] || s >= p->nsets)
+				p->shape = 1;
+			if (rrsets.v[s].count)
+				rrsets.v[s].pos.line = lines.v[rrsets.v[s].first];
+		}
+	for (size_t i = 0; i < p->owners.n; i++)
+		relink_owner(p, p->owners.v[i]);
+	if (p->shape) {
+		reorder_rrsets(p);
+		zones.v[p->zone].rrsets_end = rrsets.n;
+		rederive_zone(p->zone);
+	}
+	if (named.n)
+		mark_gone(p, named.v, named.n);
+	free(named.v);
+}
+
+/* ---- reading: the whole ---- */
+
+size_t image_left_over(void)
+{
+	return left_over;
+}
+
+static int map_text(struct loaded *l, uint32_t zone)
+{
+	int fd = open(zones.v[zone].path, O_RDONLY);
+	struct stat st;
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0) {
+		close(fd);
+		return 0;
+	}
+	void *map = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (map == MAP_FAILED)
+		return 0;
+	l->text = map;
+	l->text_len = st.st_size;
+	return 1;
+}
+
+/* Where take_arrays mapped each part: a part still there is written back a page at a time,
+ * those pages the build wrote (update_in_place). */
+static void *mapped[NPARTS];
+
+/* The core's arrays as the image has them, mapped; 0 (and nothing changed) when the names
+ * the manifest gave are not its first. */
+static int take_arrays(const struct loaded *l, uint32_t zone, struct names_aside *aside,
+		       uint32_t **sets)
+{
+	const struct image_head *h = l->head;
+	void *part[NPARTS] = {0};
+	int ok = 1;
+	for (int i = 0; i < NPARTS && ok; i++)
+		if (i == P_NAMES || i == P_LABELS || i == P_RRSETS || i == P_RDATAS ||
+		    i == P_RAW || i == P_LINES || i == P_NODES || i == P_SETS)
+			ok = (part[i] = map_part(l, i)) != NULL;
+	size_t table_bytes = h->part[P_TABLE].len;
+	void *table = ok && table_bytes ? mmap(NULL, table_bytes, PROT_READ | PROT_WRITE,
+					       MAP_PRIVATE, l->fd, h->part[P_TABLE].at) : NULL;
+	const struct name *v = part[P_NAMES];
+	const uint8_t *labels = part[P_LABELS];
+	size_t n = h->part[P_NAMES].len / sizeof *v, nlabels = h->part[P_LABELS].len;
+	ok = ok && table && table != MAP_FAILED && aside->n <= n && aside->labels.n <= nlabels &&
+	     memcmp(aside->labels.v, labels, aside->labels.n) == 0;
+	for (size_t i = 0; ok && i < aside->n; i++)
+		ok = v[i].parent == aside->names[i].parent && v[i].label == aside->names[i].label &&
+		     v[i].label_len == aside->names[i].label_len;
+	ok = ok && names_adopt(part[P_NAMES], n, HUGE_RESERVE / sizeof *v, part[P_LABELS],
+			       nlabels, HUGE_RESERVE, table, table_bytes);
+	if (!ok) {
+		for (int i = 0; i < NPARTS; i++)
+			if (part[i])
+				munmap(part[i], HUGE_RESERVE);
+		if (table && table != MAP_FAILED)
+			munmap(table, table_bytes);
+		return 0;
+	}
+	rrsets.v = part[P_RRSETS];
+	rrsets.n = h->part[P_RRSETS].len / sizeof *rrsets.v;
+	rrsets.cap = HUGE_RESERVE / sizeof *rrsets.v;
+	rdatas.v = part[P_RDATAS];
+	rdatas.n = h->part[P_RDATAS].len / sizeof *rdatas.v;
+	rdatas.cap = HUGE_RESERVE / sizeof *rdatas.v;
+	rdata_raw.v = part[P_RAW];
+	rdata_raw.n = h->part[P_RAW].len;
+	rdata_raw.cap = HUGE_RESERVE;
+	lines.v = part[P_LINES];
+	lines.n = rdatas.n;
+	lines.cap = HUGE_RESERVE / sizeof *lines.v;
+	nodes.v = part[P_NODES];
+	nodes.n = h->part[P_NODES].len / sizeof *nodes.v;
+	nodes.cap = HUGE_RESERVE / sizeof *nodes.v;
+	*sets = part[P_SETS];
+	memcpy(mapped, part, sizeof mapped);
+	mapped[P_TABLE] = table;
+	size_t len;
+	types_t *types = &zones.v[zone].types;
+	const void *p = part_of(l, P_TYPES, &len);
+	types->v = xmalloc(len + 2);
+	memcpy(types->v, p, len);
+	types->n = types->cap = len / sizeof *types->v;
+	return 1;
+}
+
+/* Back to the names the manifest gave and nothing else, as before take_arrays. */
+static void drop_arrays(uint32_t zone, struct names_aside *aside)
+{
+	names_put_back(aside);
+	VEC_FREE(rrsets);
+	VEC_FREE(rdatas);
+	bytes_release(&rdata_raw);
+	VEC_FREE(nodes);
+	VEC_FREE(zones.v[zone].types);
+	VEC_FREE(lines);
+}
+
+/* The spans of the file now: the image's outside the change, moved with it, and those of
+ * the lines read. */
+static void spans_now(const struct loaded *l, const struct change *c, const struct region *in,
+		      struct head *h)
+{
+	size_t len;
+	const struct span *old = part_of(l, P_SPANS, &len);
+	size_t n = len / sizeof *old;
+	for (size_t i = 0; i < n && old[i].to <= c->start; i++)
+		PUSH(h->spans, old[i]);
+	for (size_t i = 0; i < in->spans.n; i++)
+		PUSH(h->spans, ((struct span){c->start + in->spans.v[i].from,
+					      c->start + in->spans.v[i].to}));
+	for (size_t i = 0; i < n; i++)
+		if (old[i].from >= c->old_end)
+			PUSH(h->spans, ((struct span){old[i].from - c->old_end + c->new_end,
+						      old[i].to - c->old_end + c->new_end}));
+}
+
+/* Whether each page of [p, p + len) was written since it was mapped from the file (an
+ * anonymous page now, or one swapped out): /proc/self/pagemap's bits 63 (present), 62
+ * (swapped) and 61 (a file page). 0 where it cannot be told. */
+static int written_pages(const uint8_t *p, size_t len, size_t page, uint8_t *out)
+{
+	int fd = open("/proc/self/pagemap", O_RDONLY);
+	if (fd < 0)
+		return 0;
+	size_t first = (uintptr_t)p / page, n = (len + page - 1) / page;
+	uint64_t entry[512];
+	for (size_t i = 0; i < n; i += 512) {
+		size_t k = n - i < 512 ? n - i : 512;
+		if (pread(fd, entry, k * 8, (first + i) * 8) != (ssize_t)(k * 8)) {
+			close(fd);
+			return 0;
+		}
+		for (size_t j = 0; j < k; j++)
+			out[i + j] = ((entry[j] >> 63 & 1) && !(entry[j] >> 61 & 1)) ||
+				     (entry[j] >> 62 & 1);
+	}
+	close(fd);
+	return 1;
+}
+
+/* After an image's records were patched: the image made this build's, in its own file, by
+ * writing what changed: each mapped part's pages this build wrote (a value changed: a few
+ * pages), a part that moved whole, the text from the change on; then its head, its digest
+ * worked out from the file on a thread of its own. 0 where a part outgrew its room or the
+ * pages written cannot be told: the image is then written whole. */
+static void *finish_in_place(void *arg)
+{
+	struct writer *w = arg;
+	int fd = w->fd;
+	void *map = mmap(NULL, w->head.size, PROT_READ, MAP_SHARED, fd, 0);
+	int ok = map != MAP_FAILED;
+	if (ok) {
+		uint64_t digest = 0;
+		for (int i = 0; i < NPARTS; i++)
+			digest = digest_of((const uint8_t *)map + w->head.part[i].at,
+					 w->head.part[i].len, digest);
+		w->head.digest = digest;
+		munmap(map, w->head.size);
+		ok = put_at(fd, &w->head, sizeof w->head, 0) == 0;
+	}
+	if (close(fd) != 0 || !ok)
+		unlink(w->path);
+	return NULL;
+}
+
+static int update_in_place(const struct loaded *l, uint32_t zone, const struct change *c,
+			   const struct head *now, const uint32_t *sets)
+{
+	image_written();
+	struct part_ref parts[NPARTS];
+	if (!parts_now(zone, now, l->text, l->text_len, sets, parts)) {
+		no_image();  /* the next build reads the file whole, and keeps a new one */
+		return 1;
+	}
+	struct image_head h = *l->head;
+	for (int i = 0; i < NPARTS; i++)
+		if (parts[i].len > h.part[i].slot)
+			return 0;
+	/* In place only where the image stays for the next build: beside this build's (a
+	 * build into another directory than the earlier one's writes its own). */
+	const char *a = strrchr(image_in, '/'), *b = strrchr(image_out, '/');
+	if ((a ? a - image_in : 0) != (b ? b - image_out : 0) ||
+	    strncmp(image_in, image_out, a ? a - image_in : 0) != 0)
+		return 0;
+	int fd = open(image_in, O_RDWR);
+	if (fd < 0)
+		return 0;
+	size_t page = sysconf(_SC_PAGESIZE);
+	int ok = 1;
+	for (int i = 0; i < NPARTS && ok; i++) {
+		const uint8_t *p = parts[i].p;
+		size_t len = parts[i].len;
+		uint64_t at = h.part[i].at;
+		if (i == P_TEXT) {  /* from the change on: all after it moved when its size did */
+			size_t end = l->text_len == h.part[i].len ? c->new_end : l->text_len;
+			ok = put_at(fd, p + c->start, end - c->start, at + c->start) == 0;
+		} else if (p && p == mapped[i]) {
+			uint8_t *written = xmalloc(len / page + 1);
+			ok = written_pages(p, len, page, written);
+			for (size_t k = 0; ok && k * page < len; k++)
+				if (written[k])
+					ok = put_at(fd, p + k * page, len - k * page < page ?
+						    len - k * page : page, at + k * page) == 0;
+			free(written);
+		} else {
+			ok = put_at(fd, p, len, at) == 0;
+		}
+		h.part[i].len = len;
+	}
+	if (!ok) {  /* the file is neither the old image nor the new */
+		close(fd);
+		unlink(image_in);
+		return 1;
+	}
+	h.head_end = now->end;
+	struct writer *w = &writer;
+	w->head = h;
+	w->fd = fd;
+	w->path = xmalloc(strlen(image_in) + 1);
+	strcpy(w->path, image_in);
+	w->running = 1;
+	start_beside(&w->thread, finish_in_place, w);
+	return 1;
+}
+
+static int patch(struct loaded *l, uint32_t zone, const struct change *c)
+{
+	struct names_aside aside;
+	uint32_t *sets = NULL;
+	names_set_aside(&aside);
+	if (!take_arrays(l, zone, &aside, &sets)) {
+		names_put_back(&aside);
+		return 0;
+	}
+	size_t nimage = rdatas.n;
+	uint8_t *removed = xcalloc(nimage ? nimage : 1, 1);
+	for (size_t r = 0; r < nimage; r++)
+		removed[r] = sets[r] != NONE && lines.v[r] >= c->first_line &&
+			     lines.v[r] < c->old_end_line;
+	const struct image_head *h = l->head;
+	size_t spelled = names_spelled_otherwise;
+	name_t origin = name_from_wire(h->origin);
+	struct region in = {0};
+	struct ttls ttls = {.fallback = h->ttl, .fallback_known = 1};
+	read_zone_region(zone, l->text + c->start, c->new_end - c->start, c->first_line,
+			 h->origin, h->origin_len, origin, ttls, &in);
+	join_beside(&l->digest);
+	int quiet = l->digested == h->digest && !in.odd && names_spelled_otherwise == spelled &&
+		    files_quietly(zone, &in, removed);
+	if (quiet) {
+		struct patch p = {.zone = zone, .nsets = rrsets.n, .sets = sets};
+		p.touched = xcalloc(rrsets.n + in.records.n + 1, 1);
+		apply(&p, c, &in, removed, nimage);
+		left_over = 0;
+		for (size_t r = 0; r < rdatas.n; r++)
+			left_over += p.sets[r] == NONE;
+		struct head now = {.known = 1, .end = h->head_end, .origin_len = h->origin_len,
+				   .ttls = ttls};
+		memcpy(now.origin, h->origin, h->origin_len);
+		spans_now(l, c, &in, &now);
+		lines_wanted = 1;
+		if (!update_in_place(l, zone, c, &now, p.sets)) {
+			write_image(zone, l->text, l->text_len, 1, &now, NULL);
+			l->text = NULL;  /* the writer's now */
+		}
+		lines_wanted = 0;
+		VEC_FREE(lines);
+		VEC_FREE(now.spans);
+		free(p.touched);
+		free(p.owners.v);
+	} else {
+		drop_arrays(zone, &aside);
+	}
+	munmap(sets, HUGE_RESERVE);
+	free(removed);
+	VEC_FREE(in.records);
+	VEC_FREE(in.spans);
+	return quiet;
+}
+
+int image_read_zone(uint32_t zone)
+{
+	left_over = 0;
+	if (!image_in || zones.n != 1 || zones.v[zone].records || rrsets.n || rdatas.n ||
+	    rdata_raw.n || nodes.n || zones.v[zone].types.n)
+		return 0;
+	struct loaded l = {.fd = -1};
+	struct change c;
+	int done = check_image(&l, zone);
+	done = done && map_text(&l, zone) && find_change(&l, &c);
+	done = done && patch(&l, zone, &c);
+	if (done)  /* a count: progress.py */
+		phase_took("changed lines read", 0.0, c.new_end_line - c.first_line, "lines");
+	join_beside(&l.digest);
+	if (l.text)
+		munmap((void *)l.text, l.text_len);
+	if (l.map)
+		munmap((void *)l.map, l.map_len);
+	if (l.fd >= 0)
+		close(l.fd);
+	return done;
+}
+
+void image_reset(void)
+{
+	image_written();
+	memset(mapped, 0, sizeof mapped);
+	VEC_FREE(lines);
+	lines_wanted = 0;
+	left_over = 0;
+	image_out = image_in = NULL;
+}

@@ -1,0 +1,156 @@
+"""A build over an earlier build of a one-zone set reads only the lines of the zone file that
+changed since, into the earlier build's image of the zone's records (zonedata.image,
+compiler/core/read/image.c), and writes what reading the whole file writes, octet for
+octet: the data, the state the next build reads, the layout's numbers, the warnings. Held
+over chains of random edits of every kind, each build over the one before; where an edit
+leaves what the image holds in doubt (a directive, a record continuing the owner before it,
+a duplicate, a name spelled two ways...), the file is read whole, with the same result."""
+
+from __future__ import annotations
+
+import random
+import shutil
+import sys
+from pathlib import Path
+
+from randomsets import zone_set
+from zonebake.config import ZoneSetConfig
+from zonebake.core import run as core
+from zonebake.errors import CompileError
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "layout"))
+from test_builds_over_earlier import change, filler  # noqa: E402  (the same edits)
+
+
+def one_zone(case: int, directory: Path) -> tuple[ZoneSetConfig, Path, list[str]]:
+    """Random set CASE's first zone alone, with the fillers, but its DNAMEs (a zone with one
+    keeps no image: its images are made from the names in the order they were interned):
+    its config, file and lines."""
+    config = zone_set(case, directory)
+    config = ZoneSetConfig(config.zones[:1], config.server)
+    path = config.zones[0].path
+    lines = [line for line in path.read_text().splitlines() if " DNAME " not in line]
+    return config, path, lines + filler(random.Random(case))
+
+
+def edit(rng: random.Random, lines: list[str]) -> tuple[str, list[str]]:
+    """An edit as an operator makes one: test_builds_over_earlier's, or one of the line's
+    forms the image must read as the whole file reads it."""
+    body = [i for i, line in enumerate(lines)
+            if i > 2 and line and not line.startswith(("$", ";", "\t"))]
+    at = rng.choice(body)
+    line = lines[at]
+    owner = line.split()[0]
+    forms = {
+        "line removed": [],
+        "line moved": None,
+        "line twice": [line, line],  # a duplicate: warned of, the file read whole
+        "blank owner after": [line, "\t300 TXT \"continued\""],  # the owner before
+        "comment": [line + " ; a comment", "; and a line of one"],
+        "record over lines": [line, f"{owner} TXT ( \"one\"", "  \"two\" )"],
+        "TTL of its own": [f"{owner} 77 TXT \"ttl\""] + [line],  # 77 differs: warned
+        "spelled in capitals": [line.replace(owner, owner.upper(), 1)],
+        "directive": [line, "$TTL 120", f"z{at} A 192.0.2.77"],
+        "name below": [line, f"n{at}.{owner.lstrip('*.') or 'x'} A 198.18.3.{at % 250 + 1}"],
+    }
+    kind = rng.choice(sorted(forms) + ["change"] * 6)
+    if kind == "change":
+        return change(rng, lines)
+    if kind == "line moved":
+        to = rng.choice(body)
+        moved = lines[:at] + lines[at + 1:]
+        return kind, moved[:to] + [line] + moved[to:]
+    return kind, lines[:at] + forms[kind] + lines[at + 1:]
+
+
+# Edits after which no image is kept while they stay in the file: the reading says something
+# (a duplicate, TTLs of an RRset apart), a directive after a record, a name spelled two ways.
+LASTING = {"line twice", "TTL of its own", "directive", "spelled in capitals",
+           "spelled otherwise"}
+
+
+def bake(config: ZoneSetConfig, out: Path):
+    """A build into OUT, over the one there if any, its outputs put in place as `zonebake
+    build` puts them (compiler/build.py): (data, state, layout, warnings), or None when the
+    zone has errors; and whether the image was read."""
+    out.mkdir(parents=True, exist_ok=True)
+    data, state = out / "zonedata.bin", out / "zonedata.state"
+    temporary = core.State(out / ".zonedata.state.tmp", state, data)
+    phases: list[str] = []
+    try:
+        baked = core.bake(config, out / ".zonedata.bin.tmp", state=temporary,
+                          on_phase=lambda name, *_: phases.append(name))
+    except CompileError:
+        temporary.image_out.unlink(missing_ok=True)
+        return None, False
+    (out / ".zonedata.bin.tmp").replace(data)
+    temporary.out.replace(state)
+    if temporary.image_out.exists():  # empty: no image (compiler/build.py's _put_image)
+        if temporary.image_out.stat().st_size:
+            temporary.image_out.replace(out / "zonedata.image")
+        else:
+            temporary.image_out.unlink()
+            (out / "zonedata.image").unlink(missing_ok=True)
+    outputs = (data.read_bytes(), state.read_bytes(), baked.layout,
+               [str(d) for d in baked.warnings])
+    return outputs, "changed lines read" in phases
+
+
+def test_builds_over_images_write_what_reading_whole_files_writes(tmp_path):
+    """Chains of edits, each built over the build before and in full, compared."""
+    read_over = 0
+    for case in range(12):
+        rng = random.Random(1000 + case)
+        directory = tmp_path / str(case)
+        directory.mkdir()
+        config, path, lines = one_zone(case, directory)
+        path.write_text("\n".join(lines) + "\n")
+        over_dir = directory / "over"
+        if bake(config, over_dir)[0] is None:
+            continue  # the random set is refused
+        undo = None
+        for step in range(1, 11):
+            if undo is not None:  # back to the lines before an edit no image is kept over
+                kind, lines, undo = "undone", undo, None
+            else:
+                before = lines
+                kind, lines = edit(rng, lines)
+                undo = before if kind in LASTING else None
+            path.write_text("\n".join(lines) + "\n")
+            full, _ = bake(config, directory / f"full{step}")
+            over, over_image = bake(config, over_dir)
+            assert over == full, (case, step, kind)
+            shutil.rmtree(directory / f"full{step}")
+            read_over += over_image
+    assert read_over >= 50  # most edits are read over the image
+
+
+def test_a_damaged_image_is_not_read(tmp_path):
+    """An image changed on its way (a bad disk) fails its digest: the file is read whole."""
+    config, path, lines = one_zone(1, tmp_path)
+    path.write_text("\n".join(lines) + "\n")
+    assert bake(config, tmp_path / "over")[0] is not None
+    image = tmp_path / "over" / "zonedata.image"
+    octets = bytearray(image.read_bytes())
+    octets[octets.index(b"ns1 A 192.0.2.1") + 4] ^= 1  # in the text it was read from
+    image.write_bytes(bytes(octets))
+    _, lines = change(random.Random(0), lines, "address changed", host=200)
+    path.write_text("\n".join(lines) + "\n")
+    full, _ = bake(config, tmp_path / "full")
+    over, over_image = bake(config, tmp_path / "over")
+    assert over == full and not over_image
+
+
+def test_a_set_of_several_zones_keeps_no_image(tmp_path):
+    """The image holds one zone's records: a set of more keeps none, and leaves none of an
+    earlier build behind."""
+    config, path, lines = one_zone(0, tmp_path)  # random set 0 has two zones
+    path.write_text("\n".join(lines) + "\n")
+    assert bake(config, tmp_path / "out")[0] is not None
+    assert (tmp_path / "out" / "zonedata.image").exists()
+    several = zone_set(0, tmp_path)
+    assert len(several.zones) == 2
+    path.write_text("\n".join(lines) + "\n")
+    outputs, over_image = bake(several, tmp_path / "out")
+    assert outputs is not None and not over_image
+    assert not (tmp_path / "out" / "zonedata.image").exists()
