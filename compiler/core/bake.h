@@ -24,7 +24,7 @@
  *                 the names interned and the records filed in file order
  *     records.c   records dnspython read, handed over in wire form
  *     image.c     a zone's records as read, kept for the next build, which reads only the
- *                 lines of its file that changed into them
+ *                 lines of its file that changed into them (changedlines.c)
  *   semantics/  the zones' meaning: checks, names, and the response to every question
  *     zones.c     records into RRsets, and the checks
  *     views.c     what a zone holds at a name, a parent's records in its child's namespace too

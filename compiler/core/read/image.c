@@ -2,8 +2,9 @@
  * image.c - a zone's records as its file was read, kept beside the output (zonedata.image)
  * for the next build over it, and that build's reading: the file compared with the text the
  * image was read from, the records of the lines that changed taken out, the lines that took
- * their place read and their records put in (readzone.c's read_zone_region), instead of the
- * whole file read again. Reading was the longest step left of a rebuild of a large zone.
+ * their place read and their records put in (changedlines.c, readzone.c's
+ * read_zone_region), instead of the whole file read again. Reading was the longest step
+ * left of a rebuild of a large zone.
  *
  * What it leaves is what reading the whole file leaves, as the rest of the build sees it:
  * each name's RRsets in file order, each RRset's records in file order, the RRsets in the
@@ -48,7 +49,7 @@
 
 #include "bake.h"
 #include "hash.h"
-#include "read/lexed.h"
+#include "read/image.h"
 
 
 #ifndef MADV_POPULATE_READ
@@ -83,7 +84,7 @@ static const char *image_out, *image_in;
 static int lines_wanted;
 static size_t left_over;  /* records taken out by a build over an image, linked from nothing */
 /* Per record of the zone as read or patched: its line (0: taken out). */
-static VEC(uint32_t) lines;
+static lines_t lines;
 
 void image_files(const char *out, const char *earlier)
 {
@@ -132,7 +133,7 @@ static uint64_t digest_of(const void *data, size_t len, uint64_t seed)
 	return zb_hash_end(h);
 }
 
-static int forbidden_type(uint16_t type)
+int image_forbidden_type(uint16_t type)
 {
 	return type == T_RRSIG || type == T_NSEC || type == T_NSEC3 || type == T_NSEC3PARAM ||
 	       type == T_DNAME;
@@ -147,7 +148,7 @@ static int keepable(uint32_t zone, const struct head *h)
 	    names_spelled_otherwise != 0 || rdatas.n >= NONE || rdata_raw.n >= NONE)
 		return 0;
 	for (size_t t = 0; t < z->types.n; t++)
-		if (forbidden_type(z->types.v[t]))
+		if (image_forbidden_type(z->types.v[t]))
 			return 0;
 	return 1;
 }
@@ -189,7 +190,7 @@ static struct writer {
 	const char *unmap;           /* the zone file's text, mapped: unmapped once written */
 	size_t unmap_len;
 	uint32_t *sets;              /* made from the RRsets, when NULL */
-	__typeof__(lines) lines;     /* taken over */
+	lines_t lines;               /* taken over */
 	int fd;                      /* the image written in place (update_in_place) */
 	char *path;
 	struct beside thread;
@@ -439,463 +440,6 @@ static void *map_part(const struct loaded *l, enum part p)
 	return base;
 }
 
-/* ---- reading: what changed ---- */
-
-struct change {
-	size_t start, old_end, new_end;  /* [start, old_end) of the image's text became
-					  * [start, new_end) of the file's */
-	uint32_t first_line, old_end_line, new_end_line;  /* their lines: [first, end) */
-};
-
-/* Newlines in [p, p + n), eight octets at a time. */
-static size_t newlines(const char *p, size_t n)
-{
-	const uint64_t ones = 0x0101010101010101ull, sevens = 0x7F7F7F7F7F7F7F7Full;
-	size_t count = 0, i = 0;
-	for (; i + 8 <= n; i += 8) {
-		uint64_t w;
-		memcpy(&w, p + i, 8);
-		w ^= ones * '\n';  /* a newline is a zero octet now */
-		uint64_t nonzero = ((w & sevens) + sevens) | w;
-		count += __builtin_popcountll(~nonzero & ~sevens);
-	}
-	for (; i < n; i++)
-		count += p[i] == '\n';
-	return count;
-}
-
-static size_t common_prefix(const char *a, const char *b, size_t n)
-{
-	size_t i = 0;
-	for (size_t step = 4096; i + step <= n && memcmp(a + i, b + i, step) == 0; i += step)
-		;
-	while (i < n && a[i] == b[i])
-		i++;
-	return i;
-}
-
-static size_t common_suffix(const char *a, size_t na, const char *b, size_t nb, size_t max)
-{
-	size_t i = 0;
-	for (size_t step = 4096; i + step <= max &&
-	     memcmp(a + na - i - step, b + nb - i - step, step) == 0; i += step)
-		;
-	while (i < max && a[na - 1 - i] == b[nb - 1 - i])
-		i++;
-	return i;
-}
-
-static int at_line_start(const char *t, size_t at)
-{
-	return at == 0 || t[at - 1] == '\n';
-}
-
-/* The line at `at` and those after it up to `end`: 1 when none is a directive. */
-static int no_directive(const char *t, size_t at, size_t end)
-{
-	for (; at < end; at++)
-		if (at_line_start(t, at) && t[at] == '$')
-			return 0;
-	return 1;
-}
-
-/* The first line from `at` (before `end`) that holds more than blanks and a comment: 1 when
- * there is none, or it begins with its owner. */
-static int owner_first(const char *t, size_t at, size_t end)
-{
-	while (at < end) {
-		size_t i = at;
-		while (i < end && (t[i] == ' ' || t[i] == '\t'))
-			i++;
-		if (i < end && t[i] != '\n' && t[i] != ';' && t[i] != '\r')
-			return i == at;
-		while (i < end && t[i] != '\n')
-			i++;
-		at = i + 1;
-	}
-	return 1;
-}
-
-/* Parentheses outside quotes and comments, opened and closed as often: the lexer reads the
- * lines they join within them. */
-static int balanced(const char *t, size_t at, size_t end)
-{
-	long depth = 0;
-	int quoted = 0;
-	for (size_t i = at; i < end; i++) {
-		char c = t[i];
-		if (quoted) {
-			if (c == '\\')
-				i++;
-			else if (c == '"' || c == '\n')
-				quoted = 0;
-		} else if (c == '\\') {
-			i++;
-		} else if (c == '"') {
-			quoted = 1;
-		} else if (c == ';') {
-			while (i < end && t[i] != '\n')
-				i++;
-		} else if (c == '(') {
-			depth++;
-		} else if (c == ')') {
-			if (--depth < 0)
-				return 0;
-		}
-	}
-	return depth == 0;
-}
-
-static int find_change(const struct loaded *l, struct change *c)
-{
-	size_t old_len, nspans;
-	const char *old = part_of(l, P_TEXT, &old_len), *now = l->text;
-	const struct span *spans = part_of(l, P_SPANS, &nspans);
-	size_t now_len = l->text_len;
-	nspans /= sizeof *spans;
-	size_t max = old_len < now_len ? old_len : now_len;
-	size_t prefix = common_prefix(old, now, max);
-	if (prefix == old_len && prefix == now_len) {  /* the same text */
-		*c = (struct change){old_len, old_len, old_len, 0, 0, 0};
-		return 1;
-	}
-	size_t suffix = common_suffix(old, old_len, now, now_len, max - prefix);
-	c->start = prefix;
-	while (!at_line_start(old, c->start))
-		c->start--;
-	c->old_end = old_len - suffix;
-	c->new_end = now_len - suffix;
-	/* Whole lines, and each record over several lines wholly in or out. */
-	for (int moved = 1; moved;) {
-		moved = 0;
-		while (c->old_end < old_len &&
-		       !(at_line_start(old, c->old_end) && at_line_start(now, c->new_end)))
-			c->old_end++, c->new_end++;
-		for (size_t i = 0; i < nspans; i++) {
-			if (spans[i].from >= c->old_end || spans[i].to <= c->start)
-				continue;
-			if (spans[i].from < c->start)
-				c->start = spans[i].from, moved = 1;
-			if (spans[i].to > c->old_end) {
-				c->new_end += spans[i].to - c->old_end;
-				c->old_end = spans[i].to;
-				moved = 1;
-			}
-		}
-	}
-	if (c->start < l->head->head_end || !no_directive(old, c->start, c->old_end) ||
-	    !no_directive(now, c->start, c->new_end) || !owner_first(now, c->start, c->new_end) ||
-	    !owner_first(now, c->new_end, now_len) || !balanced(now, c->start, c->new_end))
-		return 0;
-	c->first_line = 1 + newlines(old, c->start);
-	/* A last line without its newline is a line all the same. */
-	c->old_end_line = c->first_line + newlines(old + c->start, c->old_end - c->start) +
-			  (c->old_end > c->start && old[c->old_end - 1] != '\n');
-	c->new_end_line = c->first_line + newlines(now + c->start, c->new_end - c->start) +
-			  (c->new_end > c->start && now[c->new_end - 1] != '\n');
-	return 1;
-}
-
-/* ---- reading: the records put in ---- */
-
-static int by_owner_type(const void *x, const void *y)
-{
-	const struct region_record *a = *(struct region_record *const *)x,
-				   *b = *(struct region_record *const *)y;
-	if (a->owner != b->owner)
-		return a->owner < b->owner ? -1 : 1;
-	if (a->type != b->type)
-		return a->type < b->type ? -1 : 1;
-	return a->line < b->line ? -1 : a->line > b->line;
-}
-
-/* Whether filing the new records among those that stay would say anything (zones.c's
- * add_record): then the file is read whole, and says it. */
-static int files_quietly(uint32_t zone, const struct region *in, const uint8_t *removed)
-{
-	size_t n = in->records.n;
-	const struct region_record **sorted = xmalloc((n ? n : 1) * sizeof *sorted);
-	for (size_t i = 0; i < n; i++)
-		sorted[i] = &in->records.v[i];
-	qsort(sorted, n, sizeof *sorted, by_owner_type);
-	int quiet = 1;
-	for (size_t i = 0, j; quiet && i < n; i = j) {
-		const struct region_record *x = sorted[i];
-		for (j = i + 1; j < n && sorted[j]->owner == x->owner && sorted[j]->type == x->type;)
-			j++;
-		if (forbidden_type(x->type) || !in_zone(zone, x->owner)) {
-			quiet = 0;
-			break;
-		}
-		uint32_t s = rrset_in(zone, x->owner, x->type);
-		size_t staying = 0;
-		for (uint32_t r = s == NONE ? NONE : rrsets.v[s].first; quiet && r != NONE;
-		     r = rdatas.v[r].next) {
-			if (removed[r])
-				continue;
-			staying++;
-			for (size_t k = i; k < j && quiet; k++)
-				quiet = !same_rdata(&rdatas.v[r], &sorted[k]->rd);
-		}
-		uint32_t ttl = staying ? rrsets.v[s].ttl : x->ttl;
-		for (size_t k = i; k < j && quiet; k++) {
-			quiet = sorted[k]->ttl == ttl;
-			for (size_t m = i; m < k && quiet; m++)
-				quiet = !same_rdata(&sorted[m]->rd, &sorted[k]->rd);
-		}
-		if (why_single(x->type) && staying + (j - i) > 1)
-			quiet = 0;
-	}
-	free(sorted);
-	return quiet;
-}
-
-/* ---- reading: the patch ---- */
-
-struct patch {
-	uint32_t zone;
-	uint32_t nsets;          /* the image's RRsets: those after them are new */
-	uint32_t *sets;          /* per record: its RRset, NONE when taken out */
-	uint8_t *touched;        /* per RRset: its records changed */
-	VEC(name_t) owners;      /* of the RRsets touched */
-	int shape;               /* an RRset came, went, or has another first record */
-};
-
-static void touch(struct patch *p, uint32_t s)
-{
-	if (!p->touched[s]) {
-		p->touched[s] = 1;
-		PUSH(p->owners, rrsets.v[s].owner);
-	}
-}
-
-static void unlink_record(struct patch *p, uint32_t r)
-{
-	uint32_t s = p->sets[r];
-	struct rrset *set = &rrsets.v[s];
-	uint32_t before = NONE;
-	for (uint32_t i = set->first; i != r; i = rdatas.v[i].next)
-		before = i;
-	if (before == NONE)
-		set->first = rdatas.v[r].next;
-	else
-		rdatas.v[before].next = rdatas.v[r].next;
-	if (set->last == r)
-		set->last = before;
-	set->count--;
-	rdatas.v[r].next = NONE;
-	p->sets[r] = NONE;
-	lines.v[r] = 0;
-	touch(p, s);
-}
-
-/* A record into its RRset, in line order. */
-static void link_record(struct patch *p, uint32_t s, uint32_t r)
-{
-	struct rrset *set = &rrsets.v[s];
-	uint32_t *link = &set->first;
-	while (*link != NONE && lines.v[*link] < lines.v[r])
-		link = &rdatas.v[*link].next;
-	rdatas.v[r].next = *link;
-	*link = r;
-	if (rdatas.v[r].next == NONE)
-		set->last = r;
-	set->count++;
-	p->sets[r] = s;
-	touch(p, s);
-}
-
-static int by_line(const void *x, const void *y)
-{
-	uint32_t a = rrsets.v[*(const uint32_t *)x].pos.line,
-		 b = rrsets.v[*(const uint32_t *)y].pos.line;
-	return a < b ? -1 : a > b;
-}
-
-/* An owner's RRsets relinked in the order their first records come, the empty ones left out. */
-static void relink_owner(struct patch *p, name_t owner)
-{
-	uint32_t *head = rrsets_head(p->zone, owner);
-	VEC(uint32_t) sets = {0};
-	for (uint32_t s = *head; s != NONE; s = rrsets.v[s].next)
-		if (rrsets.v[s].count)
-			PUSH(sets, s);
-	if (sets.n > 1)
-		qsort(sets.v, sets.n, sizeof *sets.v, by_line);
-	*head = NONE;
-	for (size_t i = sets.n; i-- > 0;) {
-		rrsets.v[sets.v[i]].next = *head;
-		*head = sets.v[i];
-	}
-	free(sets.v);
-}
-
-/* The RRsets in the order their first records come, as reading puts them, the empty ones
- * left out; what names them numbered again. Those untouched are in that order already. */
-static void reorder_rrsets(struct patch *p)
-{
-	VEC(uint32_t) moved = {0};
-	uint32_t *renumber = xmalloc((rrsets.n ? rrsets.n : 1) * sizeof *renumber);
-	for (uint32_t s = 0; s < rrsets.n; s++)
-		if (p->touched[s] && rrsets.v[s].count)
-			PUSH(moved, s);
-	if (moved.n > 1)
-		qsort(moved.v, moved.n, sizeof *moved.v, by_line);
-	struct rrset *fresh = xmalloc((rrsets.n ? rrsets.n : 1) * sizeof *fresh);
-	memset(renumber, 0xFF, (rrsets.n ? rrsets.n : 1) * sizeof *renumber);  /* NONE: gone */
-	size_t n = 0, m = 0;
-	for (uint32_t s = 0; s <= rrsets.n; s++) {
-		if (s < rrsets.n && (p->touched[s] || !rrsets.v[s].count))
-			continue;  /* among `moved`, or gone */
-		while (m < moved.n && (s == rrsets.n ||
-				       rrsets.v[moved.v[m]].pos.line < rrsets.v[s].pos.line)) {
-			renumber[moved.v[m]] = n;
-			fresh[n++] = rrsets.v[moved.v[m++]];
-		}
-		if (s < rrsets.n) {
-			renumber[s] = n;
-			fresh[n++] = rrsets.v[s];
-		}
-	}
-	for (size_t s = 0; s < n; s++)
-		if (fresh[s].next != NONE)
-			fresh[s].next = renumber[fresh[s].next];
-	for (name_t id = 0; id < names.n; id++)
-		if (names.v[id].rrsets != NONE)
-			names.v[id].rrsets = renumber[names.v[id].rrsets];
-	for (size_t r = 0; r < rdatas.n; r++)
-		if (p->sets[r] != NONE)
-			p->sets[r] = renumber[p->sets[r]];
-	VEC_FREE(rrsets);
-	rrsets.v = fresh;
-	rrsets.n = n;
-	rrsets.cap = n ? n : 1;
-	free(renumber);
-	free(moved.v);
-}
-
-/* Names no record names any more, with no name below them that any does: gone, as they are
- * from a reading of the file whole. Only names the records taken out named may be. */
-static void mark_gone(struct patch *p, const name_t *named, size_t nnamed)
-{
-	uint8_t *candidate = xcalloc(names.n ? names.n : 1, 1);
-	VEC(name_t) list = {0};
-	name_t origin = zones.v[p->zone].origin;
-	for (size_t i = 0; i < nnamed; i++)
-		for (name_t id = named[i]; id != NONE && !candidate[id]; id = names.v[id].parent) {
-			if (id == origin || names.v[id].zone != p->zone ||
-			    names.v[id].rrsets != NONE)
-				break;  /* the apex, outside the zone, or owns records: stays */
-			candidate[id] = 1;
-			PUSH(list, id);
-		}
-	if (list.n) {
-		uint8_t *alive = xcalloc(names.n, 1);
-		for (size_t r = 0; r < rdatas.n; r++) {
-			if (p->sets[r] == NONE)
-				continue;
-			if (rdatas.v[r].name != NONE && candidate[rdatas.v[r].name])
-				alive[rdatas.v[r].name] = 1;
-			if (rdatas.v[r].name2 != NONE && candidate[rdatas.v[r].name2])
-				alive[rdatas.v[r].name2] = 1;
-		}
-		for (name_t id = 0; id < names.n; id++) {
-			name_t up = names.v[id].parent;
-			if (up != NONE && candidate[up] && !candidate[id] &&
-			    !(names.v[id].flags & NAME_GONE))
-				alive[up] = 1;
-		}
-		for (int more = 1; more;) {  /* a name stays where one below it does */
-			more = 0;
-			for (size_t i = 0; i < list.n; i++) {
-				name_t up = names.v[list.v[i]].parent;
-				if (alive[list.v[i]] && candidate[up] && !alive[up])
-					alive[up] = more = 1;
-			}
-		}
-		for (size_t i = 0; i < list.n; i++)
-			if (!alive[list.v[i]]) {
-				struct name *n = &names.v[list.v[i]];
-				n->flags = NAME_GONE;
-				n->zone = NONE;
-				n->wildcard = NONE;
-			}
-		free(alive);
-	}
-	free(candidate);
-	free(list.v);
-}
-
-static void apply(struct patch *p, const struct change *c, const struct region *in,
-		  const uint8_t *removed, size_t nimage)
-{
-	uint32_t shift = c->new_end_line - c->old_end_line;  /* modulo 2^32: lines may go */
-	VEC(name_t) named = {0};
-	for (uint32_t r = 0; r < nimage; r++) {
-		if (!removed[r])
-			continue;
-		PUSH(named, rrsets.v[p->sets[r]].owner);
-		if (rdatas.v[r].name != NONE)
-			PUSH(named, rdatas.v[r].name);
-		if (rdatas.v[r].name2 != NONE)
-			PUSH(named, rdatas.v[r].name2);
-		unlink_record(p, r);
-	}
-	if (shift) {
-		for (size_t r = 0; r < nimage; r++)
-			if (p->sets[r] != NONE && lines.v[r] >= c->old_end_line)
-				lines.v[r] += shift;
-		for (size_t s = 0; s < rrsets.n; s++)
-			if (rrsets.v[s].pos.line >= c->old_end_line)
-				rrsets.v[s].pos.line += shift;
-	}
-	for (size_t i = 0; i < in->records.n; i++) {
-		const struct region_record *x = &in->records.v[i];
-		uint32_t s = rrset_in(p->zone, x->owner, x->type);
-		if (s == NONE) {
-			struct rrset set = {.owner = x->owner, .type = x->type, .ttl = x->ttl,
-					    .first = NONE, .last = NONE, .next = NONE, .sigs = NONE,
-					    .pos = {zones.v[p->zone].file, x->line}};
-			PUSH(rrsets, set);
-			s = rrsets.n - 1;
-			uint32_t *link = rrsets_head(p->zone, x->owner);
-			while (*link != NONE)
-				link = &rrsets.v[*link].next;
-			*link = s;
-		}
-		if (rrsets.v[s].count == 0)
-			rrsets.v[s].ttl = x->ttl;
-		struct rdata rd = x->rd;
-		rd.next = NONE;
-		PUSH(rdatas, rd);
-		PUSH(lines, x->line);
-		link_record(p, s, rdatas.n - 1);
-	}
-	/* Each RRset touched starts where its first record is; one that came, went or starts
-	 * elsewhere changes the order of them all. */
-	for (size_t i = 0; i < p->owners.n; i++)
-		for (uint32_t s = *rrsets_head(p->zone, p->owners.v[i]); s != NONE;
-		     s = rrsets.v[s].next) {
-			if (!p->touched[s])
-				continue;
-			if (rrsets.v[s].count == 0 ||
-			    rrsets.v[s].pos.line != lines.v[rrsets.v[s].first] || s >= p->nsets)
-				p->shape = 1;
-			if (rrsets.v[s].count)
-				rrsets.v[s].pos.line = lines.v[rrsets.v[s].first];
-		}
-	for (size_t i = 0; i < p->owners.n; i++)
-		relink_owner(p, p->owners.v[i]);
-	if (p->shape) {
-		reorder_rrsets(p);
-		zones.v[p->zone].rrsets_end = rrsets.n;
-		rederive_zone(p->zone);
-	}
-	if (named.n)
-		mark_gone(p, named.v, named.n);
-	free(named.v);
-}
-
 /* ---- reading: the whole ---- */
 
 size_t image_left_over(void)
@@ -996,25 +540,6 @@ static void drop_arrays(uint32_t zone, struct names_aside *aside)
 	VEC_FREE(nodes);
 	VEC_FREE(zones.v[zone].types);
 	VEC_FREE(lines);
-}
-
-/* The spans of the file now: the image's outside the change, moved with it, and those of
- * the lines read. */
-static void spans_now(const struct loaded *l, const struct change *c, const struct region *in,
-		      struct head *h)
-{
-	size_t len;
-	const struct span *old = part_of(l, P_SPANS, &len);
-	size_t n = len / sizeof *old;
-	for (size_t i = 0; i < n && old[i].to <= c->start; i++)
-		PUSH(h->spans, old[i]);
-	for (size_t i = 0; i < in->spans.n; i++)
-		PUSH(h->spans, ((struct span){c->start + in->spans.v[i].from,
-					      c->start + in->spans.v[i].to}));
-	for (size_t i = 0; i < n; i++)
-		if (old[i].from >= c->old_end)
-			PUSH(h->spans, ((struct span){old[i].from - c->old_end + c->new_end,
-						      old[i].to - c->old_end + c->new_end}));
 }
 
 /* Whether each page of [p, p + len) was written since it was mapped from the file (an
@@ -1151,16 +676,18 @@ static int patch(struct loaded *l, uint32_t zone, const struct change *c)
 	int quiet = l->digested == h->digest && !in.odd && names_spelled_otherwise == spelled &&
 		    files_quietly(zone, &in, removed);
 	if (quiet) {
-		struct patch p = {.zone = zone, .nsets = rrsets.n, .sets = sets};
+		struct patch p = {.zone = zone, .nsets = rrsets.n, .sets = sets, .lines = &lines};
 		p.touched = xcalloc(rrsets.n + in.records.n + 1, 1);
-		apply(&p, c, &in, removed, nimage);
+		apply_change(&p, c, &in, removed, nimage);
 		left_over = 0;
 		for (size_t r = 0; r < rdatas.n; r++)
 			left_over += p.sets[r] == NONE;
 		struct head now = {.known = 1, .end = h->head_end, .origin_len = h->origin_len,
 				   .ttls = ttls};
 		memcpy(now.origin, h->origin, h->origin_len);
-		spans_now(l, c, &in, &now);
+		size_t nspans;
+		const struct span *spans = part_of(l, P_SPANS, &nspans);
+		spans_now(spans, nspans / sizeof *spans, c, &in, &now);
 		lines_wanted = 1;
 		if (!update_in_place(l, zone, c, &now, p.sets)) {
 			write_image(zone, l->text, l->text_len, 1, &now, NULL);
@@ -1190,7 +717,12 @@ int image_read_zone(uint32_t zone)
 	struct loaded l = {.fd = -1};
 	struct change c;
 	int done = check_image(&l, zone);
-	done = done && map_text(&l, zone) && find_change(&l, &c);
+	size_t old_len, nspans;
+	const char *old = done ? part_of(&l, P_TEXT, &old_len) : NULL;
+	const struct span *spans = done ? part_of(&l, P_SPANS, &nspans) : NULL;
+	done = done && map_text(&l, zone) &&
+	       find_change(old, old_len, l.text, l.text_len, spans, nspans / sizeof *spans,
+			   l.head->head_end, &c);
 	done = done && patch(&l, zone, &c);
 	if (done)  /* a count: progress.py */
 		phase_took("changed lines read", 0.0, c.new_end_line - c.first_line, "lines");
