@@ -213,6 +213,7 @@ void join_beside(struct beside *b)
 {
 	if (b->started)
 		pthread_join(b->thread, NULL);
+	b->started = 0;  /* joined once: joining again does nothing */
 }
 
 /* A file mapped read-only whole, its pages read in at once with `populate` (a cache read at
