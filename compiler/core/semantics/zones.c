@@ -276,7 +276,8 @@ static owners_t owners_of(uint32_t zone)
 }
 
 #define EACH_OWNER(o, it, wanted) \
-	for (const struct owner *it = (o)->v; it < (o)->v + (o)->n; it++) \
+	for (const struct owner *it = (o)->v, *end_ = (o)->n ? (o)->v + (o)->n : (o)->v; \
+	     it != end_; it++) \
 		if ((it->holds & (wanted)) == (wanted))
 
 /* The apex holds the SOA and NS; no other name holds an SOA (RFC 1035 §5.2). */
