@@ -54,6 +54,7 @@
 
 #ifndef MADV_POPULATE_READ
 #define MADV_POPULATE_READ 22
+#define MADV_POPULATE_WRITE 23
 #endif
 
 #define IMAGE_MAGIC "zbimage1"
@@ -417,6 +418,14 @@ static int check_image(struct loaded *l, uint32_t zone)
 	return 1;
 }
 
+/* The parts a build writes all over (a name's memo of its cut, marks, flags; the nodes
+ * without those below a cut), copied in at once: faulted in a page at a time, each copy
+ * flushed the TLB of every processor the core's threads ran on. */
+static int copied_whole(enum part p)
+{
+	return p == P_NAMES || p == P_NODES;
+}
+
 /* A part as a growable array: mapped from the file (copied on write, a page at a time) at
  * the start of an address range reserved for it to grow into, as reserve_huge's: reading
  * it in was a tenth of a second for a million names. NULL where it cannot be. */
@@ -434,9 +443,10 @@ static void *map_part(const struct loaded *l, enum part p)
 	}
 	/* Its pages mapped at once, read-only until written: faulting them in one by one took
 	 * longer than reading the file (MAP_POPULATE would copy each, the mapping being
-	 * writable). Where the kernel has no MADV_POPULATE_READ (Linux 5.14), they fault in. */
+	 * writable); or copied at once where the build writes them all. Where the kernel has
+	 * neither (before Linux 5.14), they fault in. */
 	if (len)
-		madvise(base, len, MADV_POPULATE_READ);
+		madvise(base, len, copied_whole(p) ? MADV_POPULATE_WRITE : MADV_POPULATE_READ);
 	return base;
 }
 
@@ -566,6 +576,18 @@ static int written_pages(const uint8_t *p, size_t len, size_t page, uint8_t *out
 	return 1;
 }
 
+/* Of a part copied whole, the pages that differ from the image's (`was`, `was_len`
+ * octets), and those past its end. */
+static int changed_pages(const uint8_t *p, size_t len, size_t page, const uint8_t *was,
+			 size_t was_len, uint8_t *out)
+{
+	for (size_t k = 0; k * page < len; k++) {
+		size_t at = k * page, n = len - at < page ? len - at : page;
+		out[k] = at + n > was_len || memcmp(p + at, was + at, n) != 0;
+	}
+	return 1;
+}
+
 /* After an image's records were patched: the image made this build's, in its own file, by
  * writing what changed: each mapped part's pages this build wrote (a value changed: a few
  * pages), a part that moved whole, the text from the change on; then its head, its digest
@@ -624,7 +646,9 @@ static int update_in_place(const struct loaded *l, uint32_t zone, const struct c
 			ok = put_at(fd, p + c->start, end - c->start, at + c->start) == 0;
 		} else if (p && p == mapped[i]) {
 			uint8_t *written = xmalloc(len / page + 1);
-			ok = written_pages(p, len, page, written);
+			ok = copied_whole(i) ? changed_pages(p, len, page, l->map + at,
+							     l->head->part[i].len, written)
+					     : written_pages(p, len, page, written);
 			for (size_t k = 0; ok && k * page < len; k++)
 				if (written[k])
 					ok = put_at(fd, p + k * page, len - k * page < page ?
