@@ -100,6 +100,7 @@ const void *map_file(const char *path, size_t *len, int populate, int *keep_fd);
 void let_go_pages(const void *from, const void *to);  /* a file mapping's, see util.c */
 void phase(const char *name, size_t count, const char *unit);  /* see util.c */
 double clock_seconds(void);  /* monotonic */
+uint64_t mix64(uint64_t x);  /* digests are zb_hash's (runtime/hash.h), mixed with this */
 /* A phase that ran beside others, timed by its thread: reported, and the clock not reset. */
 void phase_took(const char *name, double seconds, size_t count, const char *unit);
 
@@ -392,6 +393,12 @@ void image_written(void);  /* once its writer no longer reads the records (relea
  * (nothing done: read the file). */
 int image_read_zone(uint32_t zone);
 size_t image_left_over(void);  /* records taken out by image_read_zone, linked from nothing */
+/* After image_read_zone read over an image made beside the state whose content's digest is
+ * `state` (reuse_earlier_content), in a zone the build does not sign: the names the records
+ * taken out and put in name, and those new (patch_name_states); else NULL. */
+const name_t *image_changed_names(uint64_t state, size_t *n);
+/* The build's state written, its content's digest this (0: none): into the image it made. */
+void image_beside_state(uint64_t state);
 void image_reset(void);
 
 /* ---- records.c ---- */
@@ -757,7 +764,6 @@ static inline int body_is_alias(const struct body *b)
 
 /* ---- changes.c ---- */
 
-uint64_t mix64(uint64_t x);  /* digests are zb_hash's (runtime/hash.h), mixed with this */
 #define KEY_SEED 0x6b6579     /* zb_hash's seed for a lowercased wire-format name */
 
 /* A name's state, for the next build over this one (layout/reuse.c writes them). */
@@ -771,6 +777,13 @@ struct name_state {
 extern VEC(struct name_state) name_states;  /* by key */
 /* This build's, every name of a zone: 0 when two keys hash alike. */
 int compute_name_states(void);
+/* The same from an earlier build's (`old`, by key, over the records before a change) and the
+ * names the records the change took out and put in name (owners, targets) and names new
+ * since: those, with their ancestors, made again; the rest copied, their `name` 0 (a name
+ * whose state differs is among those made again, and so are the ancestors changes_reach
+ * looks up). */
+int patch_name_states(const struct name_state *old, size_t nold, const name_t *changed,
+		      size_t nchanged);
 /* A name's key digested, memoized in MEMO (one per name, zeroed): the states' keys. */
 uint64_t name_key_digest(uint64_t *memo, name_t id);
 /* A zone's SOA RRset but for its serial, digested (after compute_name_states); 0: none. */
@@ -834,15 +847,29 @@ struct phash {
 	uint64_t seed;
 	uint32_t ngroups, group_mask;       /* runtime/hash.h: zb_group_of */
 	struct phash_group *groups;
+	uint64_t *digests;                  /* per group: its keys' hashes digested, any order */
 	uint32_t nslots, nbuckets;          /* all groups' */
 	uint16_t *pilots;                   /* every group's in turn */
 	uint32_t *slots;                    /* every group's in turn: key index, or NONE */
 };
 
+/* An earlier build's group: its slot count and pilots (`nbuckets` of them, little-endian). */
+struct phash_before {
+	uint32_t nslots, nbuckets;
+	const uint8_t *pilots;
+};
+/* Group `g` as an earlier build placed it with this seed, when its keys' digest was this:
+ * 1 and *out, or 0 (layout/reuse.c's reuse_phash_before). */
+typedef int (*phash_before_fn)(uint32_t g, uint64_t seed, uint64_t digest,
+			       struct phash_before *out);
+
 /* Names a group holds on average: a region of a few pages, and a table of groups that
  * stays in a core's caches (a million names: 4,000 groups, 32 KiB). */
 #define PHASH_KEYS_PER_GROUP 256
-void build_phash(struct phash *ph, const uint8_t *keys, const uint32_t *key_off, uint32_t n);
+/* `before`: NULL, or where to find the groups an earlier build placed (a group whose keys are
+ * the same is placed as it was). */
+void build_phash(struct phash *ph, const uint8_t *keys, const uint32_t *key_off, uint32_t n,
+		 phash_before_fn before);
 
 /* ---- sharing.c ---- */
 
@@ -900,10 +927,16 @@ void reuse_decides(const void *data, size_t len);  /* what but the records decid
 void reuse_early(void);
 uint64_t reuse_early_digest(void);  /* the manifest's settings and the core, as reuse_early saw them */
 uint64_t reuse_earlier_chain(uint32_t zone);
-/* After the checks, when a state is wanted: this build's name states; 1 when an earlier
- * build can be built over. */
-int reuse_prepare(void);
-void reuse_group_digests(const struct phash *ph, const uint8_t *keys, const uint32_t *key_off);
+/* After the checks, when a state is wanted: this build's name states (made again from the
+ * earlier build's where `changed` is not NULL: patch_name_states); 1 when an earlier build
+ * can be built over. */
+int reuse_prepare(const name_t *changed, size_t nchanged);
+/* The earlier build's state's digest of its content (0: none that this build can read), and
+ * this build's once written (0: none): what an image says it was made beside. */
+uint64_t reuse_earlier_content(void);
+uint64_t reuse_state_written(void);
+void reuse_group_digests(const struct phash *ph);
+int reuse_phash_before(uint32_t g, uint64_t seed, uint64_t digest, struct phash_before *out);
 /* The nodes whose answers to make (NULL: all), once the perfect hash is made. */
 uint8_t *reuse_plan(const struct phash *ph, size_t *reached_names, uint32_t *groups_reused);
 /* A group's region from the earlier blob: its size, its octets and answers; NONE: lay out. */

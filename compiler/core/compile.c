@@ -62,7 +62,8 @@ static void *hash_names(void *arg)
 			job->max_labels = N(nodes.v[i])->nlabels;
 	}
 	job->key_off[nodes.n] = job->keys.n;
-	build_phash(&job->ph, job->keys.v, job->key_off, nodes.n);
+	build_phash(&job->ph, job->keys.v, job->key_off, nodes.n,
+		    reuse_has_earlier() ? reuse_phash_before : NULL);
 	return NULL;
 }
 
@@ -72,7 +73,7 @@ static void *hash_names_and_prepare(void *arg)
 {
 	struct compiled *job = arg;
 	hash_names(job);
-	reuse_group_digests(&job->ph, job->keys.v, job->key_off);
+	reuse_group_digests(&job->ph);
 	if (reuse_has_earlier())
 		changes_prepare();
 	return NULL;
@@ -186,7 +187,9 @@ int compile_set(const struct compile_options *o, struct chaos *chaos, size_t nch
 	memset(c, 0, sizeof *c);
 	if (keeps_state) {
 		start_beside(&hasher, hash_names_and_prepare, c);
-		over_earlier = reuse_prepare();
+		size_t nchanged;
+		const name_t *changed = image_changed_names(reuse_earlier_content(), &nchanged);
+		over_earlier = reuse_prepare(changed, nchanged);
 		phase("states", name_states.n, "names");
 		join_beside(&hasher);
 		phase("perfect hash", nodes.n, "names");
@@ -215,6 +218,7 @@ void compiled_free(struct compiled *c)
 	free(c->key_off);
 	free(c->ph.pilots);
 	free(c->ph.slots);
+	free(c->ph.digests);
 	memset(c, 0, sizeof *c);
 }
 

@@ -27,7 +27,7 @@ int main(void)
 	uint32_t n = key_off.n;
 	PUSH(key_off, (uint32_t)keys.n);
 	struct phash ph;
-	build_phash(&ph, keys.v, key_off.v, n);
+	build_phash(&ph, keys.v, key_off.v, n, NULL);
 	unsigned max_pilot = 0;
 	for (uint32_t b = 0; b < ph.nbuckets; b++)
 		if (ph.pilots[b] > max_pilot)

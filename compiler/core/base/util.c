@@ -174,6 +174,15 @@ void bytes_release(bytes_t *b)
 	memset(b, 0, sizeof *b);
 }
 
+uint64_t mix64(uint64_t x)  /* SplitMix64's finalizer: every input bit moves every output bit */
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ull;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebull;
+	return x ^ x >> 31;
+}
+
 double clock_seconds(void)
 {
 	struct timespec ts;

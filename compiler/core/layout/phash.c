@@ -11,6 +11,12 @@
  * (layout.c), so that one change moves one region. Same keys, same result: seeds are tried
  * 0, 1, 2... for all groups at once, and another seed is needed only when two names hash
  * alike, which no pilot separates.
+ *
+ * Over an earlier build, a group whose keys are the ones it had then (a digest of their
+ * hashes, in any order, the same as the earlier build's under the same seed) takes the
+ * pilots and slot counts it had then instead of searching for them again: placing a group
+ * depends on the hashes of its keys alone, so those are what the search would find. Each
+ * key's slot is worked out from them and checked; anything amiss searches.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -82,6 +88,38 @@ static int place_group(const uint64_t *hashes, uint32_t count, uint32_t nslots,
 	return 1;
 }
 
+/* The pilots and slot count the earlier build found for a group of these keys: the slots
+ * from them, or 0 where they do not place every key in a slot of its own. */
+static int place_as_before(const uint64_t *hashes, uint32_t count, const struct phash_before *b,
+			   uint32_t *slots, uint16_t *pilots)
+{
+	memset(slots, 0xFF, b->nslots * sizeof *slots);
+	for (uint32_t i = 0; i < count; i++) {
+		uint32_t bucket = zb_bucket_of(hashes[i], b->nbuckets);
+		uint16_t pilot;
+		memcpy(&pilot, b->pilots + 2 * bucket, 2);  /* the blob's octets: little-endian */
+		uint32_t slot = zb_slot_of(hashes[i], pilot, b->nslots);
+		if (slots[slot] != NONE)
+			return 0;
+		slots[slot] = i;
+	}
+	for (uint32_t k = 0; k < b->nbuckets; k++)
+		memcpy(&pilots[k], b->pilots + 2 * k, 2);
+	return 1;
+}
+
+/* A group's keys, by their hashes in any order: the state's (layout/reuse.c), which a
+ * group's placement depends on alone. */
+static uint64_t set_digest(const uint64_t *hashes, uint32_t count)
+{
+	uint64_t sum = mix64(count), all = 0;
+	for (uint32_t i = 0; i < count; i++) {
+		sum += mix64(hashes[i]);
+		all ^= hashes[i];
+	}
+	return mix64(sum ^ mix64(all));
+}
+
 static uint32_t group_slots(uint32_t count)
 {
 	return count < 16 ? (count ? count : 1) : (uint32_t)((double)count / LOAD_FACTOR);
@@ -94,7 +132,8 @@ static uint32_t most_slots(uint32_t count)
 }
 
 /* Every group placed with ph->seed's hashes: 0 when one cannot be. */
-static int try_seed(struct phash *ph, const uint8_t *keys, const uint32_t *key_off, uint32_t n)
+static int try_seed(struct phash *ph, const uint8_t *keys, const uint32_t *key_off, uint32_t n,
+		    phash_before_fn before)
 {
 	uint32_t ng = ph->ngroups;
 	uint64_t *hashes = xmalloc((n ? n : 1) * sizeof *hashes);
@@ -132,13 +171,22 @@ static int try_seed(struct phash *ph, const uint8_t *keys, const uint32_t *key_o
 			gh[i] = hashes[by_group[first + i]];
 		uint32_t nbuckets = count ? (count + KEYS_PER_BUCKET - 1) / KEYS_PER_BUCKET : 1;
 		uint32_t nslots = group_slots(count);
-		/* A group that finds no pilots gets a slot more, a few times; then the seed fails. */
-		while (!place_group(gh, count, nslots, nbuckets, slots, pilots, start, members,
-				    order))
-			if (++nslots > most_slots(count)) {
-				ok = 0;
-				break;
-			}
+		ph->digests[g] = set_digest(gh, count);
+		struct phash_before b;
+		if (before && before(g, ph->seed, ph->digests[g], &b) && b.nbuckets == nbuckets &&
+		    b.nslots >= nslots && b.nslots <= most_slots(count) &&
+		    place_as_before(gh, count, &b, slots, pilots)) {
+			nslots = b.nslots;
+		} else {
+			/* A group that finds no pilots gets a slot more, a few times; then the
+			 * seed fails. */
+			while (!place_group(gh, count, nslots, nbuckets, slots, pilots, start,
+					    members, order))
+				if (++nslots > most_slots(count)) {
+					ok = 0;
+					break;
+				}
+		}
 		if (!ok)
 			break;
 		ph->groups[g] = (struct phash_group){.first_slot = all_slots.n,
@@ -171,14 +219,16 @@ static int try_seed(struct phash *ph, const uint8_t *keys, const uint32_t *key_o
 }
 
 /* Over n distinct keys: key i is keys[key_off[i] .. key_off[i + 1]). */
-void build_phash(struct phash *ph, const uint8_t *keys, const uint32_t *key_off, uint32_t n)
+void build_phash(struct phash *ph, const uint8_t *keys, const uint32_t *key_off, uint32_t n,
+		 phash_before_fn before)
 {
 	memset(ph, 0, sizeof *ph);
 	ph->ngroups = n ? (n + PHASH_KEYS_PER_GROUP - 1) / PHASH_KEYS_PER_GROUP : 1;
 	ph->group_mask = zb_group_mask(ph->ngroups);
 	ph->groups = xmalloc(ph->ngroups * sizeof *ph->groups);
+	ph->digests = xmalloc(ph->ngroups * sizeof *ph->digests);
 	for (ph->seed = 0; ph->seed < ATTEMPTS; ph->seed++)
-		if (try_seed(ph, keys, key_off, n))
+		if (try_seed(ph, keys, key_off, n, before))
 			return;
 	unsupported("no perfect hash in %d seeds", ATTEMPTS);
 }

@@ -196,6 +196,18 @@ uint64_t reuse_early_digest(void)
 	return early;
 }
 
+static uint64_t written_content;  /* write_state's */
+
+uint64_t reuse_earlier_content(void)
+{
+	return mapped == 1 ? before.head->content : 0;
+}
+
+uint64_t reuse_state_written(void)
+{
+	return written_content;
+}
+
 void reuse_early(void)
 {
 	early = global;
@@ -254,9 +266,11 @@ static struct state_zone this_zone(uint32_t z)
 	return sz;
 }
 
-int reuse_prepare(void)
+int reuse_prepare(const name_t *changed, size_t nchanged)
 {
-	int unique = compute_name_states();
+	int unique = changed ? patch_name_states(before.names, before.head->nnames, changed,
+						 nchanged)
+			     : compute_name_states();
 	free(zone_entries);
 	zone_entries = xmalloc((zones.n ? zones.n : 1) * sizeof *zone_entries);
 	for (uint32_t z = 0; z < zones.n; z++) {
@@ -273,29 +287,31 @@ int reuse_prepare(void)
 	return unique && load_before();
 }
 
-static uint64_t keys_digest(const struct phash *ph, uint32_t g, const uint8_t *keys,
-			    const uint32_t *key_off)
-{
-	const struct phash_group *pg = &ph->groups[g];
-	uint64_t sum = mix64(pg->nslots), xor = 0;
-	for (uint32_t s = 0; s < pg->nslots; s++) {
-		uint32_t i = ph->slots[pg->first_slot + s];
-		if (i == NONE)
-			continue;
-		uint64_t h = zb_hash(keys + key_off[i], key_off[i + 1] - key_off[i], KEY_SEED);
-		sum += mix64(h);
-		xor ^= h;
-	}
-	return mix64(sum ^ mix64(xor));
-}
-
-void reuse_group_digests(const struct phash *ph, const uint8_t *keys, const uint32_t *key_off)
+/* Per group, its keys' digest (phash.c's, under its seed): the state's. */
+void reuse_group_digests(const struct phash *ph)
 {
 	ngroups = ph->ngroups;
 	free(group_keys);
 	group_keys = xmalloc((ngroups ? ngroups : 1) * sizeof *group_keys);
-	for (uint32_t g = 0; g < ngroups; g++)
-		group_keys[g] = keys_digest(ph, g, keys, key_off);
+	memcpy(group_keys, ph->digests, ngroups * sizeof *group_keys);
+}
+
+/* For phash.c, on the thread beside the names' states (what it reads was mapped before it
+ * started): group g as the earlier build placed it, from its table and its region's pilots,
+ * where its seed and its keys' digest were these. */
+int reuse_phash_before(uint32_t g, uint64_t seed, uint64_t digest, struct phash_before *out)
+{
+	if (mapped != 1 || seed != before.head->seed || g >= before.head->ngroups ||
+	    before.groups[g].keys != digest)
+		return 0;
+	struct zb_group e;
+	memcpy(&e, before.blob + before.head->groups_off + (size_t)g * sizeof e, sizeof e);
+	uint64_t pilots = 2ull * e.nbuckets;  /* they end where the nodes begin (layout.c) */
+	if (e.nslots == 0 || e.nodes_off > before.blob_len || pilots > e.nodes_off)
+		return 0;
+	*out = (struct phash_before){.nslots = e.nslots, .nbuckets = e.nbuckets,
+				     .pilots = before.blob + e.nodes_off - pilots};
+	return 1;
 }
 
 static VEC(struct serial_patch) patches;
@@ -594,6 +610,7 @@ void write_state(const char *blob_path, uint32_t groups_off, uint64_t seed)
 	put_file(f, &h, sizeof h, new_state);
 	if (fclose(f) != 0)
 		fail("cannot write %s", new_state);
+	written_content = h.content;
 }
 
 void reuse_reset(void)
@@ -614,6 +631,7 @@ void reuse_reset(void)
 	free(zone_entries);
 	zone_entries = NULL;
 	group_keys = NULL;
+	written_content = 0;
 	reused = NULL;
 	new_state = old_state = old_blob = NULL;
 	global = 0x7a6f6e6562616b65ull;

@@ -385,17 +385,17 @@ void apply_change(struct patch *p, const struct change *c, const struct region *
 		  const uint8_t *removed, size_t nimage)
 {
 	uint32_t shift = c->new_end_line - c->old_end_line;  /* modulo 2^32: lines may go */
-	VEC(name_t) named = {0};
 	for (uint32_t r = 0; r < nimage; r++) {
 		if (!removed[r])
 			continue;
-		PUSH(named, rrsets.v[p->sets[r]].owner);
+		PUSH(p->named, rrsets.v[p->sets[r]].owner);
 		if (rdatas.v[r].name != NONE)
-			PUSH(named, rdatas.v[r].name);
+			PUSH(p->named, rdatas.v[r].name);
 		if (rdatas.v[r].name2 != NONE)
-			PUSH(named, rdatas.v[r].name2);
+			PUSH(p->named, rdatas.v[r].name2);
 		unlink_record(p, r);
 	}
+	size_t named_before = p->named.n;  /* those may be gone */
 	if (shift) {
 		for (size_t r = 0; r < nimage; r++)
 			if (p->sets[r] != NONE && p->lines->v[r] >= c->old_end_line)
@@ -422,6 +422,11 @@ void apply_change(struct patch *p, const struct change *c, const struct region *
 			rrsets.v[s].ttl = x->ttl;
 		struct rdata rd = x->rd;
 		rd.next = NONE;
+		PUSH(p->named, x->owner);
+		if (rd.name != NONE)
+			PUSH(p->named, rd.name);
+		if (rd.name2 != NONE)
+			PUSH(p->named, rd.name2);
 		PUSH(rdatas, rd);
 		PUSH(*p->lines, x->line);
 		link_record(p, s, rdatas.n - 1);
@@ -446,9 +451,8 @@ void apply_change(struct patch *p, const struct change *c, const struct region *
 		zones.v[p->zone].rrsets_end = rrsets.n;
 		rederive_zone(p->zone);
 	}
-	if (named.n)
-		mark_gone(p, named.v, named.n);
-	free(named.v);
+	if (named_before)
+		mark_gone(p, p->named.v, named_before);
 }
 
 /* The spans of the file now: the image's outside the change, moved with it, and those of

@@ -39,6 +39,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,7 +58,7 @@
 #define MADV_POPULATE_WRITE 23
 #endif
 
-#define IMAGE_MAGIC "zbimage1"
+#define IMAGE_MAGIC "zbimage2"
 /* Each part at a multiple of this in the file: a page (of any size Linux has), so that a
  * build over the image maps its arrays from the file rather than copying them. */
 #define PART_ALIGN 65536
@@ -77,6 +78,8 @@ struct image_head {
 	uint64_t size;     /* the file's */
 	struct { uint64_t at, len, slot; } part[NPARTS];  /* octets: where, how many, room */
 	uint64_t head_end; /* where the text's first record's line begins */
+	uint64_t state;    /* the content digest of the state written beside it (0: none yet):
+			    * set once that is written, after the parts (image_beside_state) */
 	uint32_t origin_len, ttl;  /* the origin and the $TTL from there on */
 	uint8_t origin[256];
 };
@@ -86,6 +89,13 @@ static int lines_wanted;
 static size_t left_over;  /* records taken out by a build over an image, linked from nothing */
 /* Per record of the zone as read or patched: its line (0: taken out). */
 static lines_t lines;
+/* The image this build writes (its path), and after a reading over one: the names the
+ * change names, and the state that image was made beside. */
+static char *made;
+static VEC(name_t) changed;
+static int changed_known;
+static uint64_t changed_state;
+static uint32_t changed_zone;
 
 void image_files(const char *out, const char *earlier)
 {
@@ -336,6 +346,9 @@ static void write_image(uint32_t zone, const char *text, size_t text_len, int ma
 	memset(&lines, 0, sizeof lines);
 	w->path = xmalloc(strlen(image_out) + 1);
 	strcpy(w->path, image_out);
+	free(made);
+	made = xmalloc(strlen(image_out) + 1);
+	strcpy(made, image_out);
 	w->running = 1;
 	/* A zone the build signs gets its signatures added to these arrays (they may move):
 	 * written before. */
@@ -623,6 +636,7 @@ static int update_in_place(const struct loaded *l, uint32_t zone, const struct c
 		return 1;
 	}
 	struct image_head h = *l->head;
+	h.state = 0;  /* until this build's state is written */
 	for (int i = 0; i < NPARTS; i++)
 		if (parts[i].len > h.part[i].slot)
 			return 0;
@@ -670,6 +684,9 @@ static int update_in_place(const struct loaded *l, uint32_t zone, const struct c
 	w->fd = fd;
 	w->path = xmalloc(strlen(image_in) + 1);
 	strcpy(w->path, image_in);
+	free(made);
+	made = xmalloc(strlen(image_in) + 1);
+	strcpy(made, image_in);
 	w->running = 1;
 	start_beside(&w->thread, finish_in_place, w);
 	return 1;
@@ -684,7 +701,7 @@ static int patch(struct loaded *l, uint32_t zone, const struct change *c)
 		names_put_back(&aside);
 		return 0;
 	}
-	size_t nimage = rdatas.n;
+	size_t nimage = rdatas.n, nnames = names.n;
 	uint8_t *removed = xcalloc(nimage ? nimage : 1, 1);
 	for (size_t r = 0; r < nimage; r++)
 		removed[r] = sets[r] != NONE && lines.v[r] >= c->first_line &&
@@ -703,6 +720,16 @@ static int patch(struct loaded *l, uint32_t zone, const struct change *c)
 		struct patch p = {.zone = zone, .nsets = rrsets.n, .sets = sets, .lines = &lines};
 		p.touched = xcalloc(rrsets.n + in.records.n + 1, 1);
 		apply_change(&p, c, &in, removed, nimage);
+		changed.n = 0;
+		for (size_t i = 0; i < p.named.n; i++)
+			PUSH(changed, p.named.v[i]);
+		for (size_t i = 0; i < p.owners.n; i++)
+			PUSH(changed, p.owners.v[i]);
+		for (name_t id = nnames; id < names.n; id++)  /* new: the change's, or its names' */
+			PUSH(changed, id);
+		changed_known = 1;
+		changed_state = h->state;
+		changed_zone = zone;
 		left_over = 0;
 		for (size_t r = 0; r < rdatas.n; r++)
 			left_over += p.sets[r] == NONE;
@@ -722,6 +749,7 @@ static int patch(struct loaded *l, uint32_t zone, const struct change *c)
 		VEC_FREE(now.spans);
 		free(p.touched);
 		free(p.owners.v);
+		free(p.named.v);
 	} else {
 		drop_arrays(zone, &aside);
 	}
@@ -760,8 +788,31 @@ int image_read_zone(uint32_t zone)
 	return done;
 }
 
+const name_t *image_changed_names(uint64_t state, size_t *n)
+{
+	*n = changed.n;
+	return changed_known && state && changed_state == state &&
+	       !zones.v[changed_zone].sign ? changed.v : NULL;
+}
+
+void image_beside_state(uint64_t state)
+{
+	image_written();
+	if (!made || !state)
+		return;
+	int fd = open(made, O_WRONLY);  /* none: its writer failed, and took it away */
+	if (fd < 0)
+		return;
+	(void)put_at(fd, &state, sizeof state, offsetof(struct image_head, state));
+	close(fd);
+}
+
 void image_reset(void)
 {
+	free(made);
+	made = NULL;
+	VEC_FREE(changed);
+	changed_known = 0;
 	image_written();
 	memset(mapped, 0, sizeof mapped);
 	VEC_FREE(lines);

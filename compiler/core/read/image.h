@@ -34,6 +34,8 @@ struct patch {
 	uint32_t *sets;          /* per record: its RRset, NONE when taken out */
 	uint8_t *touched;        /* per RRset: its records changed */
 	VEC(name_t) owners;      /* of the RRsets touched */
+	VEC(name_t) named;       /* by the records taken out (owners, targets), then by those
+				  * put in */
 	lines_t *lines;          /* per record: its line (0: taken out) */
 	int shape;               /* an RRset came, went, or has another first record */
 };

@@ -25,15 +25,6 @@
 __typeof__(name_states) name_states;
 static uint64_t *soa_states;  /* per zone */
 
-uint64_t mix64(uint64_t x)  /* SplitMix64's finalizer: every input bit moves every output bit */
-{
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ull;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebull;
-	return x ^ x >> 31;
-}
-
 /* Per name, hashed: its wire form as spelled (an answer writes names as they are spelled,
  * so a name spelled otherwise is a change), and its key (lowercased). Each from its parent's
  * and its first label, memoized: one pass over the labels. 0: not yet. */
@@ -50,10 +41,13 @@ static uint64_t label_hash(name_t id, int lower)
 	return zb_hash(label, len, lower ? KEY_SEED : 0x77697265);
 }
 
+/* MEMO NULL: not memoized (a few names' states made again). */
 static uint64_t memo_hash(uint64_t *memo, name_t id, int lower)
 {
 	if (id == NONE)
 		return 1;
+	if (!memo)
+		return mix64(memo_hash(NULL, N(id)->parent, lower) ^ label_hash(id, lower)) | 1;
 	if (!memo[id])
 		memo[id] = mix64(memo_hash(memo, N(id)->parent, lower) ^ label_hash(id, lower)) | 1;
 	return memo[id];
@@ -118,6 +112,32 @@ static void sort_by_key(struct name_state *v, size_t n)
 	free(start);
 }
 
+/* A name's state, of `records` (its RRsets' digests mixed in the zone's order). Every name
+ * of a zone has one: one that holds nothing but is named by a record is in answers too (a
+ * CNAME's target), and so is its coming and going. */
+static struct name_state state_of(name_t id, uint64_t records)
+{
+	const struct name *n = N(id);
+	struct name_state st = {.digest = mix64(records ^ spelling(id)), .name = id};
+	st.key = key_of(id);
+	st.parent = n->parent == NONE ? 0 : key_of(n->parent);
+	st.flags = (n->flags & NAME_CUT ? STATE_CUT : 0) |
+		   (n->flags & NAME_DNAME ? STATE_DNAME : 0) |
+		   (n->flags & NAME_ORIGIN ? STATE_ORIGIN : 0) |
+		   (name_is_wildcard(id) ? STATE_WILDCARD : 0) |
+		   (n->flags & NAME_EXISTS ? STATE_EXISTS : 0);
+	return st;
+}
+
+static void make_soa_states(void)
+{
+	free(soa_states);
+	soa_states = xcalloc(zones.n ? zones.n : 1, sizeof *soa_states);
+	for (uint32_t z = 0; z < zones.n; z++)
+		if (zones.v[z].soa != NONE)
+			soa_states[z] = rrset_digest(z, &rrsets.v[zones.v[z].soa]) | 1;
+}
+
 int compute_name_states(void)
 {
 	uint64_t *digest = xcalloc(names.n ? names.n : 1, sizeof *digest);
@@ -129,27 +149,10 @@ int compute_name_states(void)
 		}
 	name_states.n = 0;
 	keyed = xcalloc(names.n ? names.n : 1, sizeof *keyed);
-	for (name_t id = ROOT; id < names.n; id++) {
-		const struct name *n = N(id);
-		/* Every name of a zone: one that holds nothing but is named by a record is in
-		 * answers too (a CNAME's target), and so is its coming and going. */
-		if (n->zone == NONE)
-			continue;
-		struct name_state st = {.digest = mix64(digest[id] ^ spelling(id)), .name = id};
-		st.key = key_of(id);
-		st.parent = n->parent == NONE ? 0 : key_of(n->parent);
-		st.flags = (n->flags & NAME_CUT ? STATE_CUT : 0) |
-			   (n->flags & NAME_DNAME ? STATE_DNAME : 0) |
-			   (n->flags & NAME_ORIGIN ? STATE_ORIGIN : 0) |
-			   (name_is_wildcard(id) ? STATE_WILDCARD : 0) |
-			   (n->flags & NAME_EXISTS ? STATE_EXISTS : 0);
-		PUSH(name_states, st);
-	}
-	free(soa_states);
-	soa_states = xcalloc(zones.n ? zones.n : 1, sizeof *soa_states);
-	for (uint32_t z = 0; z < zones.n; z++)
-		if (zones.v[z].soa != NONE)
-			soa_states[z] = rrset_digest(z, &rrsets.v[zones.v[z].soa]) | 1;
+	for (name_t id = ROOT; id < names.n; id++)
+		if (N(id)->zone != NONE)
+			PUSH(name_states, state_of(id, digest[id]));
+	make_soa_states();
 	free(digest);
 	free(spelled);
 	free(keyed);
@@ -159,6 +162,61 @@ int compute_name_states(void)
 		if (name_states.v[i].key == name_states.v[i - 1].key)
 			return 0;  /* two names alike in 64 bits: no build over this one is told apart */
 	return 1;
+}
+
+static const struct name_state *find(const struct name_state *v, size_t n, uint64_t key);
+
+static int by_key(const void *x, const void *y)
+{
+	uint64_t a = ((const struct name_state *)x)->key, b = ((const struct name_state *)y)->key;
+	return a < b ? -1 : a > b;
+}
+
+int patch_name_states(const struct name_state *old, size_t nold, const name_t *changed,
+		      size_t nchanged)
+{
+	/* The names, their ancestors (their existence, an empty non-terminal's, may have come
+	 * or gone with them), each once. */
+	uint8_t *seen = calloc(names.n ? names.n : 1, 1);  /* sparse: few are touched */
+	uint8_t *drop = calloc(nold ? nold : 1, 1);
+	if (!seen || !drop)
+		fail("out of memory");
+	VEC(struct name_state) fresh = {0};
+	for (size_t i = 0; i < nchanged; i++)
+		for (name_t id = changed[i]; id != NONE && !seen[id]; id = N(id)->parent) {
+			seen[id] = 1;
+			const struct name_state *was = find(old, nold, key_of(id));
+			if (was)
+				drop[was - old] = 1;
+			if (N(id)->zone == NONE)
+				continue;
+			uint64_t records = 0;  /* as compute_name_states mixes them: in zone order */
+			for (uint32_t s = N(id)->rrsets; s != NONE; s = rrsets.v[s].next)
+				records = mix64(records ^ rrset_digest(N(id)->zone, &rrsets.v[s])) | 1;
+			PUSH(fresh, state_of(id, records));
+		}
+	free(seen);
+	if (fresh.n > 1)
+		qsort(fresh.v, fresh.n, sizeof *fresh.v, by_key);
+	name_states.n = 0;
+	RESERVE(name_states, nold + fresh.n);
+	int unique = 1;
+	for (size_t i = 0, j = 0; i < nold || j < fresh.n;) {
+		if (i < nold && drop[i]) {
+			i++;
+		} else if (j < fresh.n && (i == nold || fresh.v[j].key <= old[i].key)) {
+			unique &= i == nold || fresh.v[j].key != old[i].key;
+			unique &= !name_states.n ||
+				  name_states.v[name_states.n - 1].key != fresh.v[j].key;
+			name_states.v[name_states.n++] = fresh.v[j++];
+		} else {
+			name_states.v[name_states.n++] = old[i++];  /* its `name` unknown: 0 */
+		}
+	}
+	free(drop);
+	free(fresh.v);
+	make_soa_states();
+	return unique;
 }
 
 uint64_t soa_state(uint32_t zone)
