@@ -101,6 +101,8 @@ void let_go_pages(const void *from, const void *to);  /* a file mapping's, see u
 void phase(const char *name, size_t count, const char *unit);  /* see util.c */
 double clock_seconds(void);  /* monotonic */
 uint64_t mix64(uint64_t x);  /* digests are zb_hash's (runtime/hash.h), mixed with this */
+/* Of `len` octets, after `seed`: zb_hash's blocks in four lanes, for files' contents. */
+uint64_t bulk_digest(const void *data, size_t len, uint64_t seed);
 /* A phase that ran beside others, timed by its thread: reported, and the clock not reset. */
 void phase_took(const char *name, double seconds, size_t count, const char *unit);
 

@@ -36,7 +36,7 @@
 #include "hash.h"
 #include "zonedata.h"
 
-#define STATE_MAGIC "zbstate4"
+#define STATE_MAGIC "zbstate5"
 
 struct state_head {
 	char magic[8];
@@ -134,6 +134,16 @@ static uint64_t table_digest(const uint8_t *blob, uint32_t groups_off, uint32_t 
 	return zb_hash(blob + groups_off, (size_t)n * sizeof(struct zb_group), 0x7461626c65);
 }
 
+/* A state's groups, names and zones, digested in turn. */
+static uint64_t content_digest(const struct state_group *groups, size_t ngroups,
+			       const struct name_state *names, size_t nnames,
+			       const struct state_zone *zones, size_t nzones)
+{
+	uint64_t content = bulk_digest(groups, ngroups * sizeof *groups, 0);
+	content = bulk_digest(names, nnames * sizeof *names, content);
+	return bulk_digest(zones, nzones * sizeof *zones, content);
+}
+
 /* The earlier build's state and blob mapped and whole, made by this core from this
  * manifest: 1, or 0. Once; before the checks, which may take what it says of them. */
 static int mapped = -1;
@@ -163,14 +173,8 @@ static int map_before(void)
 	before.groups = (const void *)(h + 1);
 	before.names = (const void *)(before.groups + h->ngroups);
 	before.zones = (const void *)(before.names + h->nnames);
-	uint64_t content = 0;
-	for (uint32_t g = 0; g < h->ngroups; g++)
-		content = zb_hash((const uint8_t *)&before.groups[g], sizeof *before.groups, content);
-	for (uint64_t i = 0; i < h->nnames; i++)
-		content = zb_hash((const uint8_t *)&before.names[i], sizeof *before.names, content);
-	for (uint64_t z = 0; z < h->nzones; z++)
-		content = zb_hash((const uint8_t *)&before.zones[z], sizeof *before.zones, content);
-	if (content != h->content)
+	if (content_digest(before.groups, h->ngroups, before.names, h->nnames, before.zones,
+			   h->nzones) != h->content)
 		return 0;
 	for (uint32_t g = 0; g < h->ngroups; g++)  /* every region it names lies in the blob */
 		if ((uint64_t)before.groups[g].at + before.groups[g].size > before.blob_len)
@@ -587,27 +591,23 @@ void write_state(const char *blob_path, uint32_t groups_off, uint64_t seed)
 	FILE *f = fopen(new_state, "wb");
 	if (!f)
 		fail("cannot create %s", new_state);
-	put_file(f, &h, sizeof h, new_state);  /* again at the end, with the content's digest */
-	for (uint32_t g = 0; g < ngroups; g++) {
-		struct state_group sg = {.keys = group_keys[g], .at = layout_at[g],
-					 .size = layout_size[g], .nanswers = layout_answers[g]};
-		h.content = zb_hash((const uint8_t *)&sg, sizeof sg, h.content);
-		put_file(f, &sg, sizeof sg, new_state);
-	}
-	for (size_t i = 0; i < name_states.n; i++) {
-		struct name_state st = name_states.v[i];
-		st.name = 0;  /* this build's number for it: nothing to the next */
-		h.content = zb_hash((const uint8_t *)&st, sizeof st, h.content);
-		put_file(f, &st, sizeof st, new_state);
-	}
+	struct state_group *groups = xcalloc(ngroups ? ngroups : 1, sizeof *groups);
+	for (uint32_t g = 0; g < ngroups; g++)
+		groups[g] = (struct state_group){.keys = group_keys[g], .at = layout_at[g],
+						 .size = layout_size[g],
+						 .nanswers = layout_answers[g]};
+	/* This build's number for each name: nothing to the next. Their last reader
+	 * (changes_reach) is done. */
+	for (size_t i = 0; i < name_states.n; i++)
+		name_states.v[i].name = 0;
 	h.nzones = zones.n;
-	for (uint32_t z = 0; z < zones.n; z++) {
-		h.content = zb_hash((const uint8_t *)&zone_entries[z], sizeof *zone_entries, h.content);
-		put_file(f, &zone_entries[z], sizeof *zone_entries, new_state);
-	}
-	if (fseek(f, 0, SEEK_SET) != 0)
-		fail("cannot write %s", new_state);
+	h.content = content_digest(groups, ngroups, name_states.v, name_states.n, zone_entries,
+				   zones.n);
 	put_file(f, &h, sizeof h, new_state);
+	put_file(f, groups, ngroups * sizeof *groups, new_state);
+	put_file(f, name_states.v, name_states.n * sizeof *name_states.v, new_state);
+	put_file(f, zone_entries, zones.n * sizeof *zone_entries, new_state);
+	free(groups);
 	if (fclose(f) != 0)
 		fail("cannot write %s", new_state);
 	written_content = h.content;

@@ -122,28 +122,6 @@ void image_line(uint32_t record, uint32_t line)
 
 /* ---- writing ---- */
 
-/* A digest of `len` octets after `seed`: zb_hash's blocks in four independent lanes, so
- * that the multiplications overlap (hundreds of megabytes are digested each build). */
-static uint64_t digest_of(const void *data, size_t len, uint64_t seed)
-{
-	const uint8_t *p = data;
-	uint64_t k = ZB_HASH_KEY(seed), lane[4];
-	for (int i = 0; i < 4; i++)
-		lane[i] = zb_hash_start(len, k + i);
-	size_t i = 0;
-	for (; i + 64 <= len; i += 64)
-		for (int j = 0; j < 4; j++) {
-			uint64_t lo, hi;
-			memcpy(&lo, p + i + 16 * j, 8);
-			memcpy(&hi, p + i + 16 * j + 8, 8);
-			lane[j] = zb_hash_block(lane[j], lo, hi, k);
-		}
-	uint64_t h = zb_hash(p + i, len - i, seed);
-	for (int j = 0; j < 4; j++)
-		h = zb_hash_block(h, lane[j], j, k);
-	return zb_hash_end(h);
-}
-
 int image_forbidden_type(uint16_t type)
 {
 	return type == T_RRSIG || type == T_NSEC || type == T_NSEC3 || type == T_NSEC3PARAM ||
@@ -229,7 +207,7 @@ static void *write_parts(void *arg)
 	w->part[P_SETS] = w->sets;
 	uint64_t digest = 0;
 	for (int i = 0; i < NPARTS; i++)
-		digest = digest_of(w->part[i] ? w->part[i] : (const void *)"", w->head.part[i].len,
+		digest = bulk_digest(w->part[i] ? w->part[i] : (const void *)"", w->head.part[i].len,
 				 digest);
 	w->head.digest = digest;
 	int fd = open(w->path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -390,7 +368,7 @@ static void *digest_parts(void *arg)
 	struct loaded *l = arg;
 	uint64_t digest = 0;
 	for (int i = 0; i < NPARTS; i++)
-		digest = digest_of(l->map + l->head->part[i].at, l->head->part[i].len, digest);
+		digest = bulk_digest(l->map + l->head->part[i].at, l->head->part[i].len, digest);
 	l->digested = digest;
 	return NULL;
 }
@@ -615,7 +593,7 @@ static void *finish_in_place(void *arg)
 	if (ok) {
 		uint64_t digest = 0;
 		for (int i = 0; i < NPARTS; i++)
-			digest = digest_of((const uint8_t *)map + w->head.part[i].at,
+			digest = bulk_digest((const uint8_t *)map + w->head.part[i].at,
 					 w->head.part[i].len, digest);
 		w->head.digest = digest;
 		munmap(map, w->head.size);
