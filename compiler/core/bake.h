@@ -967,6 +967,7 @@ struct compiled {
 	unsigned max_labels;
 	struct phash ph;
 	struct layout_info info;
+	int prepare;  /* changes_prepare beside the names' states */
 };
 
 /* The zones listed (add_zone), their set compiled up to the layout's plan: 0, or EXIT_ERRORS

@@ -68,13 +68,13 @@ static void *hash_names(void *arg)
 }
 
 /* Beside the names' states, for a build that keeps them: the perfect hash, its groups' digests
- * for the state, and when there is an earlier build, what a change's reach follows. */
+ * for the state, and (`prepare`) what a change's reach follows. */
 static void *hash_names_and_prepare(void *arg)
 {
 	struct compiled *job = arg;
 	hash_names(job);
 	reuse_group_digests(&job->ph);
-	if (reuse_has_earlier())
+	if (job->prepare)
 		changes_prepare();
 	return NULL;
 }
@@ -186,10 +186,15 @@ int compile_set(const struct compile_options *o, struct chaos *chaos, size_t nch
 	struct beside hasher;
 	memset(c, 0, sizeof *c);
 	if (keeps_state) {
-		start_beside(&hasher, hash_names_and_prepare, c);
 		size_t nchanged;
 		const name_t *changed = image_changed_names(reuse_earlier_content(), &nchanged);
+		/* States made again for a few names only take this thread a moment: it makes
+		 * what the reach follows too, and the hash has the other to itself. */
+		c->prepare = reuse_has_earlier() && !changed;
+		start_beside(&hasher, hash_names_and_prepare, c);
 		over_earlier = reuse_prepare(changed, nchanged);
+		if (reuse_has_earlier() && changed)
+			changes_prepare();
 		phase("states", name_states.n, "names");
 		join_beside(&hasher);
 		phase("perfect hash", nodes.n, "names");
