@@ -255,10 +255,14 @@ struct owner {
 };
 typedef VEC(struct owner) owners_t;
 
-static owners_t owners_of(uint32_t zone)
+/* In the same walk, the names' marks the checks read: a cut at each NS RRset but the apex's,
+ * a DNAME, and the zone's stamp on every NS target (advise). `cuts`: whether there is one. */
+static owners_t owners_of(uint32_t zone, int *cuts)
 {
 	struct zone *z = &zones.v[zone];
 	owners_t o = {0};
+	uint32_t stamp = zone + 1;
+	*cuts = 0;
 	EACH_NAME(z, s, owner) {
 		uint8_t holds = 0;
 		EACH_RRSET(zone, owner, t) {
@@ -269,6 +273,16 @@ static owners_t owners_of(uint32_t zone)
 				 type == T_A || type == T_AAAA ? HOLDS_ADDRESS : 0;
 			if (type != T_CNAME && type != T_RRSIG && type != T_NSEC)
 				holds |= HOLDS_OTHER;
+			if (type == T_NS) {
+				EACH_RDATA(&rrsets.v[t], i)
+					N(rdatas.v[i].name)->stamp = stamp;
+				if (owner != z->origin) {
+					set_flags_in(zone, owner, NAME_CUT);
+					*cuts = 1;
+				}
+			}
+			if (type == T_DNAME)
+				set_flags_in(zone, owner, NAME_DNAME);
 		}
 		PUSH(o, ((struct owner){owner, (uint32_t)s, holds}));
 	}
@@ -380,13 +394,7 @@ static int below_cut(uint32_t zone, name_t name, name_t origin)
 static void advise(uint32_t zone, const owners_t *o, int cuts)
 {
 	struct zone *z = &zones.v[zone];
-	uint32_t stamp = zone + 1;
-	for (size_t s = z->rrsets_begin; s < z->rrsets_end; s++) {
-		const struct rrset *set = &rrsets.v[s];
-		if (set->type == T_NS)
-			EACH_RDATA(set, i)
-				N(rdatas.v[i].name)->stamp = stamp;  /* an NS target of this zone */
-	}
+	uint32_t stamp = zone + 1;  /* on each NS target of this zone (owners_of) */
 	int aliases = types_has(&z->types, T_CNAME);
 	EACH_OWNER(o, it, 0) {
 		name_t owner = it->name;
@@ -416,9 +424,12 @@ static void advise(uint32_t zone, const owners_t *o, int cuts)
 			diagnose(zone, WARNING, rrsets.v[ns].pos, "wildcard %s has NS records (RFC "
 				 "4592 §4.2: their meaning is undefined)", name_text(owner));
 		static const uint16_t addresses[2] = {T_A, T_AAAA};
-		for (int t = 0; t < 2 && cuts && (it->holds & HOLDS_ADDRESS); t++) {
+		if (!cuts || !(it->holds & HOLDS_ADDRESS) || N(owner)->stamp == stamp ||
+		    !below_cut(zone, owner, z->origin))
+			continue;
+		for (int t = 0; t < 2; t++) {
 			uint32_t set = rrset_in(zone, owner, addresses[t]);
-			if (set != NONE && N(owner)->stamp != stamp && below_cut(zone, owner, z->origin))
+			if (set != NONE)
 				diagnose(zone, WARNING, rrsets.v[set].pos, "%s %s lies below a delegation "
 					 "but no NS record names it: glue nobody uses", name_text(owner),
 					 type_name(addresses[t]));
@@ -461,16 +472,8 @@ void check_zone(uint32_t zone, int lenient)
 	z->unused_qtype = 65280;
 	while (types_has(&z->types, z->unused_qtype))
 		z->unused_qtype++;
-	int cuts = 0;
-	for (size_t s = z->rrsets_begin; s < z->rrsets_end; s++) {
-		if (rrsets.v[s].type == T_NS && rrsets.v[s].owner != z->origin) {
-			set_flags_in(zone, rrsets.v[s].owner, NAME_CUT);
-			cuts = 1;
-		}
-		if (rrsets.v[s].type == T_DNAME)
-			set_flags_in(zone, rrsets.v[s].owner, NAME_DNAME);
-	}
-	owners_t owners = owners_of(zone);
+	int cuts;
+	owners_t owners = owners_of(zone, &cuts);
 	check_apex(zone, &owners);
 	check_cname(zone, &owners);
 	check_dname(zone, &owners);
