@@ -124,6 +124,7 @@ def build(config: ZoneSetConfig, outdir: Path, lenient: bool = False,
     # and linked meanwhile, and the data spliced in once it is written.
     with ThreadPoolExecutor(max_workers=3) as meanwhile:
         runtime = meanwhile.submit(cc.prepare_runtime)
+        meanwhile.submit(emit.prepare)
         if not state_file.exists():  # else the core copies the regions it can from it
             meanwhile.submit(_drop_cached, data_file)
         early = cc.EarlyServer(outdir, meanwhile, runtime)

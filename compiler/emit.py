@@ -3,7 +3,9 @@ zonedata.bin, which the assembler includes (.incbin). Same input, same bytes out
 
 from __future__ import annotations
 
+import functools
 import os
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -70,8 +72,12 @@ def describe(config: ZoneSetConfig) -> str:
     return f"{named} and {len(zones) - NAMED_ZONES} more zones"
 
 
-def render(config: ZoneSetConfig, layout: Layout, max_labels: int) -> str:
-    import jinja2  # here: it is imported while the core writes the data
+_template_lock = threading.Lock()
+
+
+@functools.cache
+def _template():
+    import jinja2  # here: a build imports it while the core runs (prepare)
 
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("zonebake", "templates"),
@@ -83,7 +89,21 @@ def render(config: ZoneSetConfig, layout: Layout, max_labels: int) -> str:
     )
     env.filters["c_string"] = c_string
     env.filters["c_bytes"] = c_bytes
-    template = env.get_template("zonedata.c.j2")
+    return env.get_template("zonedata.c.j2")
+
+
+def prepare() -> None:
+    """Import Jinja2 and compile the template: a build does it on a thread while the core
+    runs, so that zonedata.c is rendered at once when the layout's numbers come, and the
+    server's compile and link, which a rebuild of a few hundred thousand names waits for,
+    start then."""
+    with _template_lock:
+        _template()
+
+
+def render(config: ZoneSetConfig, layout: Layout, max_labels: int) -> str:
+    with _template_lock:  # prepare's, when it is still under way
+        template = _template()
     return template.render(
         version=__version__,
         zones=config.zones,
