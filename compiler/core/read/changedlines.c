@@ -286,7 +286,10 @@ static void relink_owner(struct patch *p, name_t owner)
 }
 
 /* The RRsets in the order their first records come, as reading puts them, the empty ones
- * left out; what names them numbered again. Those untouched are in that order already. */
+ * left out; what names them numbered again. Those untouched are in that order already, and
+ * keep it: each moves in place by as many places as RRsets came and went before it (the
+ * array is the image's, most of it where it was), those that move back in the order they
+ * come, those that move on in the other, so that none lands on one not moved yet. */
 static void reorder_rrsets(struct patch *p)
 {
 	VEC(uint32_t) moved = {0};
@@ -296,35 +299,40 @@ static void reorder_rrsets(struct patch *p)
 			PUSH(moved, s);
 	if (moved.n > 1)
 		qsort(moved.v, moved.n, sizeof *moved.v, by_line);
-	struct rrset *fresh = xmalloc((rrsets.n ? rrsets.n : 1) * sizeof *fresh);
 	memset(renumber, 0xFF, (rrsets.n ? rrsets.n : 1) * sizeof *renumber);  /* NONE: gone */
 	size_t n = 0, m = 0;
 	for (uint32_t s = 0; s <= rrsets.n; s++) {
 		if (s < rrsets.n && (p->touched[s] || !rrsets.v[s].count))
 			continue;  /* among `moved`, or gone */
 		while (m < moved.n && (s == rrsets.n ||
-				       rrsets.v[moved.v[m]].pos.line < rrsets.v[s].pos.line)) {
-			renumber[moved.v[m]] = n;
-			fresh[n++] = rrsets.v[moved.v[m++]];
-		}
-		if (s < rrsets.n) {
-			renumber[s] = n;
-			fresh[n++] = rrsets.v[s];
-		}
+				       rrsets.v[moved.v[m]].pos.line < rrsets.v[s].pos.line))
+			renumber[moved.v[m++]] = n++;
+		if (s < rrsets.n)
+			renumber[s] = n++;
 	}
+	struct rrset *aside = xmalloc((moved.n ? moved.n : 1) * sizeof *aside);
+	for (size_t k = 0; k < moved.n; k++)
+		aside[k] = rrsets.v[moved.v[k]];
+	for (uint32_t s = 0; s < rrsets.n; s++)  /* those that move back */
+		if (!p->touched[s] && renumber[s] != NONE && renumber[s] < s)
+			rrsets.v[renumber[s]] = rrsets.v[s];
+	for (uint32_t s = rrsets.n; s-- > 0;)  /* those that move on */
+		if (!p->touched[s] && renumber[s] != NONE && renumber[s] > s)
+			rrsets.v[renumber[s]] = rrsets.v[s];
+	for (size_t k = 0; k < moved.n; k++)
+		rrsets.v[renumber[moved.v[k]]] = aside[k];
+	/* Written only where they change: the pages left alone stay the image's. */
 	for (size_t s = 0; s < n; s++)
-		if (fresh[s].next != NONE)
-			fresh[s].next = renumber[fresh[s].next];
+		if (rrsets.v[s].next != NONE && renumber[rrsets.v[s].next] != rrsets.v[s].next)
+			rrsets.v[s].next = renumber[rrsets.v[s].next];
 	for (name_t id = 0; id < names.n; id++)
-		if (names.v[id].rrsets != NONE)
+		if (names.v[id].rrsets != NONE && renumber[names.v[id].rrsets] != names.v[id].rrsets)
 			names.v[id].rrsets = renumber[names.v[id].rrsets];
 	for (size_t r = 0; r < rdatas.n; r++)
-		if (p->sets[r] != NONE)
+		if (p->sets[r] != NONE && renumber[p->sets[r]] != p->sets[r])
 			p->sets[r] = renumber[p->sets[r]];
-	VEC_FREE(rrsets);
-	rrsets.v = fresh;
 	rrsets.n = n;
-	rrsets.cap = n ? n : 1;
+	free(aside);
 	free(renumber);
 	free(moved.v);
 }

@@ -409,12 +409,18 @@ static int check_image(struct loaded *l, uint32_t zone)
 	return 1;
 }
 
-/* The parts a build writes all over (a name's memo of its cut, marks, flags; the nodes
- * without those below a cut), copied in at once: faulted in a page at a time, each copy
- * flushed the TLB of every processor the core's threads ran on. */
-static int copied_whole(enum part p)
+/* The parts a build writes all over, copied in at once (taken_whole): faulted in a page at
+ * a time, each copy flushed the TLB of every processor the core's threads ran on. The names
+ * (their cut's memo, marks, flags) and the nodes (those below a cut left out) always; where
+ * the change adds or takes lines, the RRsets' and records' lines after it move, and where an
+ * RRset comes or goes, the RRsets after it and each record's RRset. */
+static uint8_t copied[NPARTS];
+
+static void taken_whole(int lines_moved)
 {
-	return p == P_NAMES || p == P_NODES;
+	memset(copied, 0, sizeof copied);
+	copied[P_NAMES] = copied[P_NODES] = 1;
+	copied[P_RRSETS] = copied[P_LINES] = copied[P_SETS] = lines_moved;
 }
 
 /* A part as a growable array: mapped from the file (copied on write, a page at a time) at
@@ -437,7 +443,7 @@ static void *map_part(const struct loaded *l, enum part p)
 	 * writable); or copied at once where the build writes them all. Where the kernel has
 	 * neither (before Linux 5.14), they fault in. */
 	if (len)
-		madvise(base, len, copied_whole(p) ? MADV_POPULATE_WRITE : MADV_POPULATE_READ);
+		madvise(base, len, copied[p] ? MADV_POPULATE_WRITE : MADV_POPULATE_READ);
 	return base;
 }
 
@@ -638,7 +644,7 @@ static int update_in_place(const struct loaded *l, uint32_t zone, const struct c
 			ok = put_at(fd, p + c->start, end - c->start, at + c->start) == 0;
 		} else if (p && p == mapped[i]) {
 			uint8_t *written = xmalloc(len / page + 1);
-			ok = copied_whole(i) ? changed_pages(p, len, page, l->map + at,
+			ok = copied[i] ? changed_pages(p, len, page, l->map + at,
 							     l->head->part[i].len, written)
 					     : written_pages(p, len, page, written);
 			for (size_t k = 0; ok && k * page < len; k++)
@@ -675,6 +681,7 @@ static int patch(struct loaded *l, uint32_t zone, const struct change *c)
 	struct names_aside aside;
 	uint32_t *sets = NULL;
 	names_set_aside(&aside);
+	taken_whole(c->new_end_line != c->old_end_line);
 	if (!take_arrays(l, zone, &aside, &sets)) {
 		names_put_back(&aside);
 		return 0;
