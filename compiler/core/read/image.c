@@ -39,8 +39,8 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <stddef.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,8 +93,7 @@ static lines_t lines;
  * change names, and the state that image was made beside. */
 static char *made;
 static VEC(name_t) changed;
-static int changed_known;
-static uint64_t changed_state;
+static uint64_t changed_state;  /* 0: no reading over an image, or one made beside none */
 static uint32_t changed_zone;
 
 void image_files(const char *out, const char *earlier)
@@ -281,6 +280,17 @@ static int parts_now(uint32_t zone, const struct head *h, const char *text, size
 /* The image of the zone as read (or patched), written whole: `text` the file's, mapped
  * (`mapped`: unmapped once written, else copied); `sets` each record's RRset, or NULL (made
  * from the RRsets); both taken over. */
+/* The writer's file, which is the image this build makes (image_beside_state's): a copy
+ * of `path` each. */
+static void start_writer(struct writer *w, const char *path)
+{
+	size_t len = strlen(path) + 1;
+	w->path = memcpy(xmalloc(len), path, len);
+	free(made);
+	made = memcpy(xmalloc(len), path, len);
+	w->running = 1;
+}
+
 static void write_image(uint32_t zone, const char *text, size_t text_len, int mapped,
 			const struct head *h, uint32_t *sets)
 {
@@ -322,12 +332,7 @@ static void write_image(uint32_t zone, const char *text, size_t text_len, int ma
 	w->sets = sets;
 	w->lines = lines;
 	memset(&lines, 0, sizeof lines);
-	w->path = xmalloc(strlen(image_out) + 1);
-	strcpy(w->path, image_out);
-	free(made);
-	made = xmalloc(strlen(image_out) + 1);
-	strcpy(made, image_out);
-	w->running = 1;
+	start_writer(w, image_out);
 	/* A zone the build signs gets its signatures added to these arrays (they may move):
 	 * written before. */
 	if (zones.v[zone].sign)
@@ -666,12 +671,7 @@ static int update_in_place(const struct loaded *l, uint32_t zone, const struct c
 	struct writer *w = &writer;
 	w->head = h;
 	w->fd = fd;
-	w->path = xmalloc(strlen(image_in) + 1);
-	strcpy(w->path, image_in);
-	free(made);
-	made = xmalloc(strlen(image_in) + 1);
-	strcpy(made, image_in);
-	w->running = 1;
+	start_writer(w, image_in);
 	start_beside(&w->thread, finish_in_place, w);
 	return 1;
 }
@@ -712,7 +712,6 @@ static int patch(struct loaded *l, uint32_t zone, const struct change *c)
 			PUSH(changed, p.owners.v[i]);
 		for (name_t id = nnames; id < names.n; id++)  /* new: the change's, or its names' */
 			PUSH(changed, id);
-		changed_known = 1;
 		changed_state = h->state;
 		changed_zone = zone;
 		left_over = 0;
@@ -776,7 +775,7 @@ int image_read_zone(uint32_t zone)
 const name_t *image_changed_names(uint64_t state, size_t *n)
 {
 	*n = changed.n;
-	return changed_known && state && changed_state == state &&
+	return state && changed_state == state &&
 	       !zones.v[changed_zone].sign ? changed.v : NULL;
 }
 
@@ -797,7 +796,7 @@ void image_reset(void)
 	free(made);
 	made = NULL;
 	VEC_FREE(changed);
-	changed_known = 0;
+	changed_state = 0;
 	image_written();
 	memset(mapped, 0, sizeof mapped);
 	VEC_FREE(lines);
