@@ -9,7 +9,6 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from .config import ZoneSetConfig
 from .errors import CompileError, Diagnostic
@@ -36,11 +35,11 @@ IMAGE_FILE = "zonedata.image"
 
 
 def _bake(config: ZoneSetConfig, data_file: Path, progress: Progress, lenient: bool,
-          cache: bool = True, on_plan: Callable[[core.Baked], None] = lambda _: None,
-          write_signed: dict[int, Path] | None = None, last_good: dict[int, Path] | None = None,
-          keep: dict[int, Path] | None = None, state: core.State | None = None) -> core.Baked:
+          cache: bool = True, write_signed: dict[int, Path] | None = None,
+          last_good: dict[int, Path] | None = None, keep: dict[int, Path] | None = None,
+          state: core.State | None = None) -> core.Baked:
     with progress.stage("core", "records read by dnspython"):
-        return core.bake(config, data_file, cache, progress.detail, on_plan, lenient,
+        return core.bake(config, data_file, cache, progress.detail, lenient=lenient,
                          on_record=progress.tick, on_along=progress.along,
                          write_signed=write_signed,
                          last_good=last_good, keep=keep, state=state)
@@ -119,20 +118,23 @@ def build(config: ZoneSetConfig, outdir: Path, lenient: bool = False,
     state_file = outdir / STATE_FILE
     state = core.State(emit.temporary_for(state_file), state_file, data_file)
     # The responder's own objects do not depend on the zones: on a first build they compile
-    # meanwhile, mostly on the core the single-threaded stages leave idle.
-    # The core gives the layout's numbers before it writes the data: the server is compiled
-    # and linked meanwhile, and the data spliced in once it is written.
+    # meanwhile, mostly on the core the single-threaded stages leave idle. Nor does
+    # zonedata.c (the layout's numbers are in the data): the server is compiled and linked
+    # while the core runs, and the data spliced in once it is written.
     with ThreadPoolExecutor(max_workers=3) as meanwhile:
         runtime = meanwhile.submit(cc.prepare_runtime)
-        meanwhile.submit(emit.prepare)
         if not state_file.exists():  # else the core copies the regions it can from it
             meanwhile.submit(_drop_cached, data_file)
-        early = cc.EarlyServer(outdir, meanwhile, runtime)
+        early: cc.EarlyServer | None = None
+
         def bake(current: ZoneSetConfig, last_good: dict[int, Path],
                  keep: dict[int, Path]) -> core.Baked:
+            nonlocal early
+            if early is not None:  # an earlier try's, with zones this one leaves out
+                early.abandon()
+            early = cc.EarlyServer(outdir, meanwhile, runtime)
+            early.start(lambda: emit.render(current))
             return _bake(current, temporary, progress, lenient,
-                         on_plan=lambda baked: early.start(
-                             emit.render(current, baked.layout, baked.max_labels)),
                          write_signed=signing.signed_files(current, write_signed)
                          if write_signed else None, last_good=last_good, keep=keep,
                          state=state)
@@ -157,24 +159,21 @@ def build(config: ZoneSetConfig, outdir: Path, lenient: bool = False,
             if old is not None:
                 meanwhile.submit(os.close, old)
             _put_image(state.image_out, outdir / IMAGE_FILE, meanwhile)
+            assert early is not None
             early.data_written()
         except BaseException as exc:
             state.out.unlink(missing_ok=True)
             state.image_out.unlink(missing_ok=True)
             if isinstance(exc, CompileError):  # why a zone is compiled from its last file
                 exc.diagnostics[:0] = fetched.warnings
-            early.abandon()
+            if early is not None:
+                early.abandon()
             if created:  # a set that does not compile leaves nothing behind
                 shutil.rmtree(outdir, ignore_errors=True)
             raise
         with progress.stage("emit"):
-            zonedata = emit.write(outdir, config, baked.layout, baked.max_labels,
-                                  early.zonedata_text)
+            emit.write(outdir, config, early.zonedata_text)
         with progress.stage("cc"):
-            if early.future is not None:
-                early.finish()
-            else:
-                runtime.result()
-                cc.compile_server(zonedata, outdir / "zonebake-server")
+            early.finish()
     fetched.commit(broken_zones)
     return Built(fetched.warnings + list(baked.warnings), broken)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import __version__
-from .config import ZoneSetConfig
+from .config import ServerDefaults, ZoneSetConfig
 
 
 @dataclass(frozen=True)
@@ -60,6 +60,19 @@ def c_string(text: str) -> str:
     return c_bytes(text.encode())
 
 
+# The CH-class names the server answers about itself with a TXT (RFC 4892; NSD and Knot answer
+# them the same way): the identity's and the version's, each only when it is configured.
+IDENTITY_NAMES = (b"\x02id\x06server\x00", b"\x08hostname\x04bind\x00")
+VERSION_NAMES = (b"\x07version\x04bind\x00", b"\x07version\x06server\x00")
+
+
+def chaos_names(server: ServerDefaults) -> list[tuple[bytes, str]]:
+    """(lowercased wire-format name, its text) for each CH TXT answer, in the core's order."""
+    return [(name, text) for names, text in ((IDENTITY_NAMES, server.identity),
+                                             (VERSION_NAMES, server.version)) if text
+            for name in names]
+
+
 NAMED_ZONES = 3  # the most zones the server's banner and --help name one by one
 
 
@@ -72,12 +85,12 @@ def describe(config: ZoneSetConfig) -> str:
     return f"{named} and {len(zones) - NAMED_ZONES} more zones"
 
 
-_template_lock = threading.Lock()
+_template_lock = threading.Lock()  # a build renders on a thread of its pool
 
 
 @functools.cache
 def _template():
-    import jinja2  # here: a build imports it while the core runs (prepare)
+    import jinja2  # here: a build imports it on a thread, while the core runs
 
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("zonebake", "templates"),
@@ -92,17 +105,10 @@ def _template():
     return env.get_template("zonedata.c.j2")
 
 
-def prepare() -> None:
-    """Import Jinja2 and compile the template: a build does it on a thread while the core
-    runs, so that zonedata.c is rendered at once when the layout's numbers come, and the
-    server's compile and link, which a rebuild of a few hundred thousand names waits for,
-    start then."""
-    with _template_lock:
-        _template()
-
-
-def render(config: ZoneSetConfig, layout: Layout, max_labels: int) -> str:
-    with _template_lock:  # prepare's, when it is still under way
+def render(config: ZoneSetConfig) -> str:
+    """zonedata.c: the configuration alone (the layout's numbers are in the data's head), so
+    that it is known before the core runs."""
+    with _template_lock:  # one compile of the template, whichever thread renders first
         template = _template()
     return template.render(
         version=__version__,
@@ -111,20 +117,18 @@ def render(config: ZoneSetConfig, layout: Layout, max_labels: int) -> str:
         listen=config.server.listen,
         server=config.server,
         identity=config.server.identity,
-        layout=layout,
-        max_labels=max_labels,
+        chaos=[name for name, _ in chaos_names(config.server)],
     )
 
 
 DATA_FILE = "zonedata.bin"  # the name zonedata.c.j2 includes
 
 
-def write(outdir: Path, config: ZoneSetConfig, layout: Layout, max_labels: int,
-          rendered: str | None = None) -> Path:
+def write(outdir: Path, config: ZoneSetConfig, rendered: str | None = None) -> Path:
     """Write OUTDIR/zonedata.c (the text `render` gives, if it was rendered already); return
     its path. The core has written zonedata.bin."""
     zonedata = outdir / "zonedata.c"
-    text = rendered if rendered is not None else render(config, layout, max_labels)
+    text = rendered if rendered is not None else render(config)
     write_atomically(zonedata, text.encode("ascii"))
     return zonedata
 

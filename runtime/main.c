@@ -19,6 +19,7 @@
 #include "ops/notify.h"
 #include "ops/reload.h"
 #include "ops/takeover.h"
+#include "query/zoneset.h"
 #include "server/options.h"
 #include "server/server.h"
 #include "transport/activation.h"
@@ -143,6 +144,10 @@ int main(int argc, char **argv)
 	if (argc > 1 && argv[1][0] != '-')
 		return zb_ask(argc, argv); /* zonebake-server stats --control PATH */
 	zb_log_init();
+	if (zb_zoneset_open(&zb_zoneset, err, sizeof(err)) != 0) {
+		zb_log_error("%s", err);
+		return 2;
+	}
 	int status = zb_options_parse(&o, argc, argv);
 	if (status >= 0)
 		return status;

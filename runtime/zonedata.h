@@ -11,7 +11,10 @@
  * the same wherever it lies, and a change of the zone moves one region's octets, not the
  * others' (compiler/core/layout/layout.c). Written once
  * for both sides: the compiler's core writes these very structs (compiler/core/layout/layout.c
- * includes this file), and only the offsets of the tables reach zonedata.c, as numbers.
+ * includes this file). The numbers the responder starts from (where the tables are, the
+ * hash's seed, the zones' serials) are the data's first octets, struct zb_head: zonedata.c
+ * holds the configuration alone, so that the server can be compiled and linked before the
+ * data is laid out, and the same link serves the next build of the set.
  */
 #ifndef ZB_ZONEDATA_H
 #define ZB_ZONEDATA_H
@@ -21,6 +24,31 @@
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "zonebake's compiled data is little-endian; this target is not"
 #endif
+
+/* The data's first 64 octets (zb_zoneset_open, runtime/query/zoneset.c). */
+struct zb_head {
+	uint64_t data_len;
+	uint64_t seed;           /* of the perfect hash (hash.h) */
+	uint32_t groups_off;     /* its `ngroups` struct zb_group, in data */
+	uint32_t ngroups;
+	uint32_t group_mask;     /* zb_group_mask(ngroups) */
+	uint32_t nanswers;       /* distinct answers */
+	uint32_t max_labels;     /* labels (root not counted) of the deepest node */
+	uint32_t signed_nodes;   /* a node's DO twin is node[signed_nodes]: 1, or 0 when none */
+	uint32_t zones_off;      /* `nzones` struct zb_zone_numbers, in data, in the set's order */
+	uint32_t nzones;
+	uint32_t chaos_off;      /* `nchaos` uint32, in data: each CH name's answer, in the order
+				  * of zonedata.c's names (struct zb_chaos_name) */
+	uint32_t nchaos;
+	uint8_t reserved[8];
+};
+
+/* A zone's numbers, which a change of the zone changes (struct zb_zone_info has the rest). */
+struct zb_zone_numbers {
+	uint32_t serial;
+	uint32_t reserved;
+	int64_t expires;
+};
 
 /* A name of the tree: an owner, an empty non-terminal or a zone apex. */
 struct zb_node {
@@ -239,9 +267,11 @@ struct zb_denial {
 struct zb_chaos_name {
 	const uint8_t *name;     /* lowercased wire format */
 	uint32_t name_len;
-	uint32_t answer;         /* offset in data: the answer to TXT and ANY */
+	uint32_t answer;         /* offset in data: the answer to TXT and ANY (struct zb_head) */
 };
 
+_Static_assert(sizeof(struct zb_head) == 64, "zb_head layout");
+_Static_assert(sizeof(struct zb_zone_numbers) == 16, "zb_zone_numbers layout");
 _Static_assert(sizeof(struct zb_node) == 20, "zb_node layout");
 _Static_assert(sizeof(struct zb_type_entry) == 8, "zb_type_entry layout");
 _Static_assert(sizeof(struct zb_group) == 8, "zb_group layout");
@@ -259,10 +289,12 @@ _Static_assert(sizeof(struct zb_answer_alias) == 12, "zb_answer_alias layout");
  * fleet's convergence are judged by. */
 struct zb_zone_info {
 	const char *origin;
-	uint32_t serial;
+	uint32_t serial;  /* this and `expires` from the data (struct zb_zone_numbers) */
 	int64_t expires;  /* seconds since 1970; 0: not signed */
 };
 
+/* The zone set: zonedata.c gives the data and the configuration, zb_zoneset_open the rest,
+ * from the data's head, before anything reads it. */
 struct zb_zoneset {
 	const uint8_t *data;
 	uint64_t data_len;
@@ -275,7 +307,7 @@ struct zb_zoneset {
 	uint32_t nanswers;       /* distinct answers */
 	uint32_t max_labels;     /* labels (root not counted) of the deepest node */
 	uint32_t signed_nodes;   /* a node's DO twin is node[signed_nodes]: 1, or 0 when none */
-	const struct zb_zone_info *zones;
+	struct zb_zone_info *zones;
 	uint32_t nzones;
 	const char *version;     /* zonebake's, which built it */
 	const char *description; /* the zones, for start-up messages */
@@ -292,7 +324,7 @@ struct zb_zoneset {
 	uint16_t udp_size;       /* EDNS payload size we advertise and cap responses to */
 	uint16_t identity_len;
 	const uint8_t *identity; /* NSID (RFC 5001), when identity_len is not 0 */
-	const struct zb_chaos_name *chaos;
+	struct zb_chaos_name *chaos;
 	uint32_t tcp_idle_timeout;     /* seconds */
 	uint32_t tcp_max_connections;  /* per worker */
 	uint32_t tcp_max_connections_per_source; /* per worker, from one client address */
@@ -304,7 +336,7 @@ struct zb_zoneset {
 	uint8_t cookie_secret[16];
 };
 
-extern const struct zb_zoneset zb_zoneset;
+extern struct zb_zoneset zb_zoneset;
 
 static inline const struct zb_answer *zb_answer_at(const struct zb_zoneset *zs, uint32_t off)
 {

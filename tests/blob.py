@@ -6,6 +6,7 @@ serves."""
 from __future__ import annotations
 
 import struct
+from collections import namedtuple
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -18,8 +19,18 @@ TYPE_ENTRY = struct.Struct("<HHI")  # struct zb_type_entry
 ANSWER = struct.Struct("<10sHHHHHiIHBBiI")  # struct zb_answer
 ALIAS = struct.Struct("<IIHH")  # struct zb_answer_alias
 GROUP = struct.Struct("<IHH")  # struct zb_group
+# struct zb_head, the data's first 64 octets: its layout's numbers.
+HEAD = struct.Struct("<QQIIIIIIIIII8x")
+Head = namedtuple("Head", "data_len seed groups_off ngroups group_mask nanswers max_labels "
+                          "signed_nodes zones_off nzones chaos_off nchaos")
 DEFAULT_QTYPE = 65280  # the question the default answer is decoded under
 MISS_ANSWER = 0  # enum zb_miss_kind
+
+
+def head(path: Path) -> Head:
+    """The layout's numbers in zonedata.bin's head; what Blob.read takes as its layout."""
+    with open(path, "rb") as data:
+        return Head._make(HEAD.unpack(data.read(HEAD.size)))
 
 
 @dataclass(frozen=True)

@@ -911,7 +911,8 @@ struct layout_info {
 /* Where everything goes (the chaos answers' offsets too), then the blob itself. */
 void plan_layout(const struct phash *ph, const uint32_t *key_off, struct chaos *chaos,
 		 size_t nchaos, struct layout_info *info);
-void write_layout(const char *path, const struct phash *ph, const uint8_t *keys);
+void write_layout(const char *path, const struct phash *ph, const uint8_t *keys,
+		  unsigned max_labels);
 /* The denial region's offsets made absolute for the place every layout gives it, which it
  * returns: early in a build over an earlier build, to compare the two (reuse.c). */
 uint32_t place_denial_region(void);

@@ -229,7 +229,7 @@ int main(int argc, char **argv)
 	printf("end\n");
 	if (fflush(stdout) != 0)
 		fail("cannot write the layout's numbers");
-	write_layout(argv[2], &ph, compiled.keys.v);
+	write_layout(argv[2], &ph, compiled.keys.v, max_labels);
 	image_beside_state(reuse_state_written());
 	phase("layout", info.size, "octets");
 	return 0;

@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from .. import clock
-from ..config import ServerDefaults, ZoneSetConfig, ZoneSource
-from ..emit import Layout
+from ..config import ZoneSetConfig, ZoneSource
+from ..emit import Layout, chaos_names
 from ..errors import CompileError, Diagnostic, Position, UsageError
 from ..dnssec import signatures, signing
 from .program import Failed, executable
@@ -118,19 +118,6 @@ def _with_state(manifest: str, program: Path, state: State | None) -> str:
     return manifest.removesuffix("end\n") + "\n".join(lines)
 
 
-# The CH-class names the server answers about itself with a TXT (RFC 4892; NSD and Knot answer
-# them the same way): the identity's and the version's, each only when it is configured.
-IDENTITY_NAMES = (b"\x02id\x06server\x00", b"\x08hostname\x04bind\x00")
-VERSION_NAMES = (b"\x07version\x04bind\x00", b"\x07version\x06server\x00")
-
-
-def chaos_names(server: ServerDefaults) -> list[tuple[bytes, str]]:
-    """(lowercased wire-format name, its text) for each CH TXT answer, in the core's order."""
-    return [(name, text) for names, text in ((IDENTITY_NAMES, server.identity),
-                                             (VERSION_NAMES, server.version)) if text
-            for name in names]
-
-
 @dataclass(frozen=True)
 class Baked:
     layout: Layout  # without its data, which is already in the file
@@ -167,8 +154,7 @@ Along = Callable[[str, int, int, str], None]  # name, done, total, unit
 
 
 def bake(config: ZoneSetConfig, data_file: Path, cache: bool = True,
-         on_phase: Phase = lambda *_: None,
-         on_plan: Callable[[Baked], None] = lambda _: None, lenient: bool = False,
+         on_phase: Phase = lambda *_: None, lenient: bool = False,
          hand_over: bool = True, dnspython_reads: bool = False,
          on_record: Callable[[], None] = lambda: None,
          write_signed: dict[int, Path] | None = None,
@@ -177,10 +163,10 @@ def bake(config: ZoneSetConfig, data_file: Path, cache: bool = True,
     """Write the set's blob to data_file; raise CompileError when the zones have errors (with
     every diagnostic), Unsupported when the core cannot compile the set. `cache`: keep the
     core's executable in the cache if it has to be compiled. `on_phase` hears of each of the
-    core's phases as it ends (progress reports); `on_plan` of the layout's numbers, while the
-    core is still writing the data. `lenient`: missing glue, and the DNSSEC findings that leave
-    a zone verifiable (signatures.c), are warnings. `on_record` hears of each record dnspython
-    reads, `on_along` how far the signatures made and verified for the core are.
+    core's phases as it ends (progress reports). `lenient`: missing glue, and the DNSSEC
+    findings that leave a zone verifiable (signatures.c), are warnings. `on_record` hears of
+    each record dnspython reads, `on_along` how far the signatures made and verified for the
+    core are.
 
     A zone file the fast reader declines is read by dnspython and its records handed over
     (handover.py), and the core runs again; one dnspython cannot read is reported with the
@@ -218,14 +204,14 @@ def bake(config: ZoneSetConfig, data_file: Path, cache: bool = True,
                     if not unreadable:
                         baked = _run_once(program, _with_state(manifest, program, state),
                                           config, data_file, on_phase,
-                                          on_plan, (verify, cache), signer, on_along)
+                                          (verify, cache), signer, on_along)
                         for path in keep.values():
                             _keep(_partial(path), path)
                         _publish_signed(signer.write_signed.values())
                         return baked
                     if zones:  # the other zones' errors are reported too
                         _run_once(program, manifest, config, Path(scratch) / "checked.bin",
-                                  on_phase, lambda _: None, (verify, None),
+                                  on_phase, (verify, None),
                                   dataclasses.replace(signer, cache=None))
                     raise _ZoneErrors({})
                 except Unreadable as exc:
@@ -318,8 +304,7 @@ def _sign(signer: Signer, count: int, on_along: Along) -> None:
 
 
 def _run_once(program: Path, manifest: str, config: ZoneSetConfig, data_file: Path,
-              on_phase: Phase, on_plan: Callable[[Baked], None],
-              verified: tuple[Path, Path | None], signer: Signer,
+              on_phase: Phase, verified: tuple[Path, Path | None], signer: Signer,
               on_along: Along = lambda *_: None) -> Baked:
     """One run of the core's program; the signatures it asks for are made (signing.py), and
     those it writes out to check are verified meanwhile (signatures.py)."""
@@ -353,7 +338,6 @@ def _run_once(program: Path, manifest: str, config: ZoneSetConfig, data_file: Pa
                 elif line == "planned\n":  # the numbers are on stdout, up to `end`
                     baked = _baked(config, iter(process.stdout.readline, "end\n"),
                                    tuple(d for _, d in diagnostics))
-                    on_plan(baked)
                 else:
                     said.append(line)
         except BaseException:

@@ -11,7 +11,12 @@ An entry is a directory named by its key, holding the objects and a manifest: th
 each object and of each header outside runtime/ that the compile read. An entry is used only
 if all of these still match, so an object cut short by a crash or a libc header changed by an
 upgrade costs a compile, never a binary different from a cold build's. Entries appear by
-renaming a complete directory, so concurrent builds see all of one or none of it."""
+renaming a complete directory, so concurrent builds see all of one or none of it.
+
+The server linked with a placeholder for its data (cc.py) is an entry too, keyed by the
+objects' key and zonedata.c, which holds a zone set's configuration alone: its manifest names
+the system's files the link read as well (crt1.o, libc.a), so a rebuild of the set links
+nothing, and an upgraded libc costs one link. The LINKED_KEPT used last are kept."""
 
 from __future__ import annotations
 
@@ -26,6 +31,10 @@ from typing import Iterable, Iterator
 
 MANIFEST = "manifest"
 UNUSED_FOR = 7 * 24 * 3600  # seconds unused after which an entry is deleted
+# Linked servers (cc.py), one per zone set's configuration, a few MiB each: the most kept,
+# the least recently used deleted first.
+LINKED_PREFIX = "linked-"
+LINKED_KEPT = 16
 
 
 def cache_dir() -> Path | None:
@@ -100,22 +109,27 @@ def workspace() -> Iterator[Path]:
         shutil.rmtree(path, ignore_errors=True)
 
 
-def store(entry_key: str, objects: Path, headers: list[str]) -> None:
-    """Make OBJECTS (a `workspace`) the entry for entry_key. HEADERS are the absolute paths of
-    the headers the compile read. Never fails a build: a cache that cannot be written, or an
-    entry another build stored first (the same bytes), leaves things as they are."""
+def store(entry_key: str, objects: Path, headers: list[str],
+          files: list[str] | None = None) -> Path | None:
+    """Make OBJECTS (a `workspace`) the entry for entry_key, and return it. HEADERS are the
+    absolute paths of the headers (and other system files) the compile read; FILES, the
+    entry's own files, its objects unless given. Never fails a build: a cache that cannot be
+    written, or an entry another build stored first (the same bytes), leaves things as they
+    are (and None)."""
     root = cache_dir()
     if root is None or objects.parent != root:  # the cache could not be written
-        return
-    manifest = _manifest(objects, sorted(p.name for p in objects.glob("*.o")) + headers)
+        return None
+    names = sorted(p.name for p in objects.glob("*.o")) if files is None else files
+    manifest = _manifest(objects, names + headers)
     if manifest is None:
-        return
+        return None
     try:
         (objects / MANIFEST).write_text("".join(f"{line}\n" for line in manifest))
         os.rename(objects, root / entry_key)
     except OSError:
-        return
+        return None
     _prune(root)
+    return root / entry_key
 
 
 def _manifest(entry: Path, paths: list[str]) -> list[str] | None:
@@ -132,14 +146,21 @@ def _manifest(entry: Path, paths: list[str]) -> list[str] | None:
 
 def _prune(root: Path) -> None:
     """Delete the entries (and workspaces left by killed builds) unused for UNUSED_FOR: each
-    change to the runtime's sources or to the compiler leaves its objects behind."""
+    change to the runtime's sources or to the compiler leaves its objects behind; and the
+    linked servers but the LINKED_KEPT used last."""
     now = time.time()
+    linked = []
     for path in root.iterdir():
         try:
-            if now - path.stat().st_mtime > UNUSED_FOR:
+            used = path.stat().st_mtime
+            if now - used > UNUSED_FOR:
                 _remove(path)
+            elif path.name.startswith(LINKED_PREFIX):
+                linked.append((used, path))
         except OSError:
             pass
+    for _, path in sorted(linked, reverse=True)[LINKED_KEPT:]:
+        _remove(path)
 
 
 def _remove(entry: Path) -> None:

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "query/respond.h"
+#include "query/zoneset.h"
 #include "transport/xdp/frame.h"
 
 static size_t unhex(const char *hex, uint8_t *out)
@@ -94,7 +95,12 @@ int main(int argc, char **argv)
 	const char *mode = argc > 1 ? argv[1] : "parse";
 	char *line = NULL;
 	size_t cap = 0;
+	char err[200];
 
+	if (zb_zoneset_open(&zb_zoneset, err, sizeof(err)) != 0) {  /* as the server starts */
+		fprintf(stderr, "%s\n", err);
+		return 2;
+	}
 	while (getline(&line, &cap, stdin) > 0) {
 		if (strcmp(mode, "sum") == 0) {
 			line[strcspn(line, "\n")] = 0;

@@ -21,6 +21,7 @@
 
 #include "query/respond.h"
 #include "query/wire.h"
+#include "query/zoneset.h"
 #include "transport/xdp/frame.h"
 
 /* The worker's cookies, their clock fixed: queries with cookies get them checked and made. */
@@ -29,8 +30,11 @@ static struct zb_cookies cookies;
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	static const uint8_t secret[ZB_COOKIE_SECRET_LEN] = { 0x39, 0x58, 0x44, 0x50 };
+	char err[200];
 	(void)argc;
 	(void)argv;
+	if (zb_zoneset_open(&zb_zoneset, err, sizeof(err)) != 0)  /* as the server starts */
+		abort();
 	zb_cookies_init(&cookies, secret);
 	cookies.now = 1559731985;
 	return 0;

@@ -11,7 +11,6 @@ group's region as it is stored.
 from __future__ import annotations
 
 import argparse
-import re
 import struct
 import sys
 from collections import Counter
@@ -19,20 +18,10 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent)]
-from blob import ALIAS, ANSWER, GROUP, NODE, TYPE_ENTRY  # noqa: E402
+from blob import ALIAS, ANSWER, GROUP, HEAD, NODE, TYPE_ENTRY, head  # noqa: E402
 
 ANY_OVER_TCP = 0  # runtime/zonedata.h: ZB_KEY_ANY_OVER_TCP
 MISS_NODE = 1
-HEAD = 64  # compiler/core/layout/layout.c: zeros, then the denial region
-
-
-def numbers(zonedata_c: Path) -> dict[str, int]:
-    """The tables' places, as the template wrote them into zonedata.c."""
-    text = zonedata_c.read_text()
-    found = {key: int(value) for key, value in
-             re.findall(r"\.(data_len|ngroups|signed_nodes) = (\d+)u", text)}
-    found["groups_off"] = int(re.search(r"\.groups = .*zb_data \+ (\d+)", text).group(1))
-    return found
 
 
 DENIAL = 20  # struct zb_answer_denial, then its keys (struct zb_entry_key, 12 octets)
@@ -49,10 +38,11 @@ def answer_size(data: bytes, at: int) -> int:
 
 def breakdown(outdir: Path) -> Counter:
     data = (outdir / "zonedata.bin").read_bytes()
-    n = numbers(outdir / "zonedata.c")
-    runs = 1 + n["signed_nodes"]
+    n = head(outdir / "zonedata.bin")
+    runs = 1 + n.signed_nodes
     octets: Counter = Counter()
-    octets["denial region and CH answers"] = n["groups_off"] - HEAD
+    # After the head: the denial region, the CH answers, the zones' numbers.
+    octets["denial region and CH answers"] = n.groups_off - HEAD.size
     kinds: dict[int, set] = {}  # answer offset -> the kinds that use it
 
     def node(at: int, run: int, seen_nodes: set) -> None:
@@ -77,8 +67,8 @@ def breakdown(outdir: Path) -> Counter:
         elif miss:
             kinds.setdefault(at + miss, set()).add(label)
 
-    for g in range(n["ngroups"]):
-        nodes_off, nslots, _ = GROUP.unpack_from(data, n["groups_off"] + GROUP.size * g)
+    for g in range(n.ngroups):
+        nodes_off, nslots, _ = GROUP.unpack_from(data, n.groups_off + GROUP.size * g)
         seen: set = set()
         for slot in range(nslots):
             for run in range(runs):

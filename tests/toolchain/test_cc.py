@@ -1,27 +1,38 @@
 """The cc stage: the runtime's objects compile once per sources, flags and compiler, then come
-from the cache (compiler/toolchain/objcache.py); C compiler failures are usage errors that show the
-command."""
+from the cache (compiler/toolchain/objcache.py), and so does the server linked with a placeholder
+for its data, once per zonedata.c (the set's configuration); C compiler failures are usage
+errors that show the command."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
 from conftest import ZONES
+from zonebake.toolchain import objcache
 
 ZONE = f"example.={ZONES / 'example.zone'}"
+OTHER_ZONE = f"example.net.={ZONES / 'example.net.zone'}"
 
 
-def build(outdir, cache, cc="cc", sanitize=False) -> subprocess.CompletedProcess:
+def build(outdir, cache, cc="cc", sanitize=False, zone=ZONE) -> subprocess.CompletedProcess:
     env = {**os.environ, "XDG_CACHE_HOME": str(cache), "CC": cc}
     env.pop("ZONEBAKE_SANITIZE", None)
     if sanitize:
         env["ZONEBAKE_SANITIZE"] = "1"
-    return subprocess.run([sys.executable, "-m", "zonebake", "build", "--zone", ZONE, "-o",
+    return subprocess.run([sys.executable, "-m", "zonebake", "build", "--zone", zone, "-o",
                            str(outdir)], capture_output=True, text=True, env=env)
+
+
+def entries(cache) -> tuple[int, int]:
+    """The cache's entries of objects, and of linked servers."""
+    found = list((cache / "zonebake" / "objs").iterdir())
+    linked = sum((entry / "zonebake-server").exists() for entry in found)
+    return len(found) - linked, linked
 
 
 @pytest.fixture
@@ -52,22 +63,70 @@ def runtime_sources() -> list[str]:
     return sorted(p.name for p in runtime_dir().rglob("*.c"))
 
 
-def test_second_build_compiles_only_zonedata(tmp_path, logging_cc):
+def test_second_build_compiles_only_zonedata_and_the_same_set_nothing(tmp_path, logging_cc):
     cc, compiled = logging_cc
     assert build(tmp_path / "one", tmp_path / "cache", cc).returncode == 0
     assert compiled() == sorted(["-", "zonedata.c", *runtime_sources()])
-    assert build(tmp_path / "two", tmp_path / "cache", cc).returncode == 0
+    assert build(tmp_path / "two", tmp_path / "cache", cc, zone=OTHER_ZONE).returncode == 0
     assert compiled() == ["-", "zonedata.c"]
+    # The first set again, elsewhere: the same zonedata.c, linked already.
+    assert build(tmp_path / "three", tmp_path / "cache", cc).returncode == 0
+    assert compiled() == []
+    assert (tmp_path / "one" / "zonebake-server").read_bytes() == \
+        (tmp_path / "three" / "zonebake-server").read_bytes()
+    assert entries(tmp_path / "cache") == (1, 2)
+
+
+def test_a_changed_library_is_linked_again(tmp_path, logging_cc):
+    """As after a libc upgrade: a file the link reads (here an archive CC names) is checked
+    by the linked entry's manifest."""
+    cc, compiled = logging_cc
+    member = tmp_path / "unused.c"
+    archive = tmp_path / "libunused.a"
+
+    def make_archive(text: str) -> None:
+        member.write_text(text)
+        subprocess.run(["cc", "-c", str(member), "-o", str(tmp_path / "unused.o")], check=True)
+        archive.unlink(missing_ok=True)
+        subprocess.run(["ar", "rcs", str(archive), str(tmp_path / "unused.o")], check=True)
+
+    make_archive("int zb_test_unused_one(void) { return 1; }\n")
+    linking = f"{cc} -Wl,{archive}"
+    assert build(tmp_path / "one", tmp_path / "cache", linking).returncode == 0
+    compiled()
+    assert build(tmp_path / "two", tmp_path / "cache", linking).returncode == 0
+    assert compiled() == []
+    make_archive("int zb_test_unused_two(void) { return 2; }\n")
+    assert build(tmp_path / "three", tmp_path / "cache", linking).returncode == 0
+    assert compiled() == ["-", "zonedata.c"]
+
+
+def test_the_linked_servers_used_last_are_kept(tmp_path):
+    """One linked server per zone set's configuration: the cache keeps the LINKED_KEPT used
+    last, and every entry of objects (until unused for a week)."""
+    root = tmp_path / "objs"
+    (root / ("0" * 64)).mkdir(parents=True)
+    now = time.time()
+    for i in range(objcache.LINKED_KEPT + 4):
+        entry = root / f"{objcache.LINKED_PREFIX}{i:02}"
+        entry.mkdir()
+        os.utime(entry, (now - 100 + i, now - 100 + i))
+    os.utime(root / ("0" * 64), (now - 1000, now - 1000))
+    objcache._prune(root)
+    assert sorted(path.name for path in root.iterdir()) == \
+        ["0" * 64, *(f"{objcache.LINKED_PREFIX}{i:02}" for i in range(4, objcache.LINKED_KEPT + 4))]
 
 
 def test_a_damaged_entry_is_compiled_again(tmp_path, logging_cc):
     cc, compiled = logging_cc
     assert build(tmp_path / "one", tmp_path / "cache", cc).returncode == 0
-    [entry] = (tmp_path / "cache" / "zonebake" / "objs").iterdir()
+    [entry] = [e for e in (tmp_path / "cache" / "zonebake" / "objs").iterdir()
+               if (e / "main.o").exists()]
     (entry / "main.o").write_bytes((entry / "main.o").read_bytes()[:100])  # a crash's leftover
     compiled()
     assert build(tmp_path / "two", tmp_path / "cache", cc).returncode == 0
-    assert compiled() == sorted(["-", "zonedata.c", *runtime_sources()])
+    # The link, from objects with the same bytes, is still the cache's.
+    assert compiled() == sorted(runtime_sources())
     assert (tmp_path / "one" / "zonebake-server").read_bytes() == \
         (tmp_path / "two" / "zonebake-server").read_bytes()
 
@@ -84,7 +143,7 @@ def test_a_changed_system_header_is_compiled_again(tmp_path, logging_cc):
     assert build(tmp_path / "two", tmp_path / "cache", f"{cc} -include {header}").returncode == 0
     assert compiled() == sorted(["-", "zonedata.c", *runtime_sources()])
     assert build(tmp_path / "three", tmp_path / "cache", f"{cc} -include {header}").returncode == 0
-    assert compiled() == ["-", "zonedata.c"]
+    assert compiled() == []
 
 
 def test_sanitized_builds_have_objects_of_their_own(tmp_path, logging_cc):
@@ -93,7 +152,7 @@ def test_sanitized_builds_have_objects_of_their_own(tmp_path, logging_cc):
     compiled()
     assert build(tmp_path / "sanitized", tmp_path / "cache", cc, sanitize=True).returncode == 0
     assert compiled() == sorted(["-", "zonedata.c", *runtime_sources()])
-    assert len(list((tmp_path / "cache" / "zonebake" / "objs").iterdir())) == 2
+    assert entries(tmp_path / "cache") == (2, 2)
 
 
 def test_concurrent_cold_builds_share_one_entry(tmp_path):
@@ -109,7 +168,7 @@ def test_concurrent_cold_builds_share_one_entry(tmp_path):
     binaries = {(tmp_path / name / "zonebake-server").read_bytes()
                 for name in ("one", "two", "three")}
     assert len(binaries) == 1
-    assert len(list((tmp_path / "cache" / "zonebake" / "objs").iterdir())) == 1
+    assert entries(tmp_path / "cache") == (1, 1)
 
 
 def test_check_writes_no_cache(tmp_path):

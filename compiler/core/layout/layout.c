@@ -35,7 +35,7 @@ _Static_assert(KEY_LEN == sizeof(struct zb_entry_key), "an answer's key: the res
  * octets past its end. */
 #define NAME_ALIGN 16
 #define REGION_ALIGN 64
-#define HEAD 64          /* zeros first: no denial and no answer is at offset 0 */
+#define HEAD sizeof(struct zb_head)  /* first: no denial and no answer is at offset 0 */
 #define TAIL 32
 
 static uint64_t align(uint64_t n, uint64_t to)
@@ -101,6 +101,8 @@ static size_t answer_size(const struct body *b, int hosted)
 }
 
 static uint64_t denial_off, chaos_off, groups_off, regions_off, total;
+static uint64_t numbers_off, chaos_table_off;  /* the head's tables (zonedata.h, zb_head) */
+static uint32_t nanswers;
 static uint32_t *region_at;       /* per group: file offset of its region (below 4 GiB: checked) */
 static uint32_t *region_size, *region_answers;  /* ...its size, the answers it holds */
 static struct chaos *chaos_answers;
@@ -635,6 +637,10 @@ void plan_layout(const struct phash *ph, const uint32_t *key_off, struct chaos *
 	}
 	chaos_answers = chaos;
 	nchaos_answers = nchaos;
+	at = numbers_off = align(at, ALIGN);
+	at += zones.n * sizeof(struct zb_zone_numbers);
+	chaos_table_off = at;
+	at += nchaos * sizeof(uint32_t);
 	groups_off = align(at, ALIGN);
 	regions_off = align(groups_off + sizeof(struct zb_group) * ph->ngroups, REGION_ALIGN);
 	region_at = xmalloc((ph->ngroups ? ph->ngroups : 1) * sizeof *region_at);
@@ -677,12 +683,40 @@ void plan_layout(const struct phash *ph, const uint32_t *key_off, struct chaos *
 	info->ngroups = ph->ngroups;
 	info->group_mask = ph->group_mask;
 	info->nslots = ph->nslots;
-	info->nanswers = answers;  /* each distinct one once per region, as they are stored */
+	info->nanswers = nanswers = answers;  /* each distinct one once per region, as stored */
 	reuse_layout(region_at, region_size, region_answers);
 	info->signed_nodes = runs - 1;
 }
 
-void write_layout(const char *path, const struct phash *ph, const uint8_t *keys)
+/* The numbers the responder starts from (zonedata.h, struct zb_head): the head, and the
+ * zones' serials and expiries and the CH answers' offsets after the CH answers. */
+static void put_head(struct out *o, const struct phash *ph, unsigned max_labels)
+{
+	struct zb_head head = {
+		.data_len = total, .seed = ph->seed, .groups_off = groups_off,
+		.ngroups = ph->ngroups, .group_mask = ph->group_mask, .nanswers = nanswers,
+		.max_labels = max_labels, .signed_nodes = runs - 1, .zones_off = numbers_off,
+		.nzones = zones.n, .chaos_off = chaos_table_off, .nchaos = nchaos_answers,
+	};
+	put(o, &head, sizeof head);
+}
+
+static void put_numbers(struct out *o)
+{
+	pad_to(o, numbers_off);
+	for (size_t z = 0; z < zones.n; z++) {
+		struct zb_zone_numbers n = {.serial = zones.v[z].serial,
+					    .expires = zone_expiry ? zone_expiry[z] : 0};
+		put(o, &n, sizeof n);
+	}
+	for (size_t c = 0; c < nchaos_answers; c++) {
+		uint32_t answer = chaos_answers[c].offset;
+		put(o, &answer, sizeof answer);
+	}
+}
+
+void write_layout(const char *path, const struct phash *ph, const uint8_t *keys,
+		  unsigned max_labels)
 {
 	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
 	if (fd < 0)
@@ -699,11 +733,13 @@ void write_layout(const char *path, const struct phash *ph, const uint8_t *keys)
 	struct out out = {.map = map, .size = total, .path = path, .in_memory = in_memory,
 			  .fd = fd};
 	struct out *o = &out;
+	put_head(o, ph, max_labels);
 	pad_to(o, denial_off);
 	put(o, denial_region.v, denial_region.n);
 	for (size_t c = 0; c < nchaos_answers; c++)
 		put_answer(o, 0, chaos_answers[c].body, chaos_answers[c].offset,
 			   chaos_answers[c].offset + sizeof(struct zb_answer), 0);
+	put_numbers(o);
 	pad_to(o, groups_off);
 	for (uint32_t g = 0; g < ph->ngroups; g++) {
 		struct zb_group e = {.nodes_off = region_at[g] + region_nodes_at(&ph->groups[g]),

@@ -5,7 +5,6 @@ composed answer to Knot's; these pin the octets, the signatures and the truncati
 
 from __future__ import annotations
 
-import re
 import struct
 from pathlib import Path
 from types import SimpleNamespace
@@ -17,7 +16,7 @@ import dns.name
 import dns.rdatatype
 import pytest
 
-from blob import Blob
+from blob import Blob, head
 from buildsigned import build, signed_set
 from conftest import Server, build_set
 
@@ -41,15 +40,6 @@ literal CNAME *.wild
 """.format(fat="x" * 250)
 
 
-def layout_of(out: Path) -> SimpleNamespace:
-    text = (out / "zonedata.c").read_text()
-    numbers = dict(re.findall(r"\.(ngroups|signed_nodes) = (\d+)u", text))
-    groups = re.search(r"\.groups = .*zb_data \+ (\d+)", text)
-    return SimpleNamespace(ngroups=int(numbers["ngroups"]),
-                           signed_nodes=int(numbers["signed_nodes"]),
-                           groups_off=int(groups.group(1)))
-
-
 @pytest.fixture(scope="module")
 def plain(tmp_path_factory):
     directory = tmp_path_factory.mktemp("aliases")
@@ -59,7 +49,7 @@ def plain(tmp_path_factory):
     server = Server(binary)
     yield SimpleNamespace(out=directory / "out", server=server,
                           blob=Blob.read(directory / "out" / "zonedata.bin",
-                                         layout_of(directory / "out")))
+                                         head(directory / "out" / "zonedata.bin")))
     server.stop()
 
 
@@ -130,7 +120,7 @@ def test_signed_composed_answers_validate(tmp_path):
                                                   "@ SOA ns1 hostmaster 2"))
     made = build(toml, tmp_path / "out", "-q", epoch=1_795_000_000, cache=tmp_path / "cache")
     assert made.returncode == 0, made.stderr
-    blob = Blob.read(tmp_path / "out" / "zonedata.bin", layout_of(tmp_path / "out"))
+    blob = Blob.read(tmp_path / "out" / "zonedata.bin", head(tmp_path / "out" / "zonedata.bin"))
     node = blob.nodes[dns.name.from_text("alias.example.com.")]
     twin = blob._typed(node + blob.node_size // 2)
     assert twin[dns.rdatatype.A].is_alias and twin[dns.rdatatype.TXT].is_alias
