@@ -420,8 +420,9 @@ static void patch_signature(const struct region_patch *rp, int64_t body, const u
 
 /* Each SOA among an answer's records whose numbers a patch names gets the new serial, each
  * signature over one the new signature. */
-static void patch_answer(const struct region_patch *rp, uint64_t answer)
+static void patch_answer(void *arg, uint64_t answer)
 {
+	const struct region_patch *rp = arg;
 	if (answer < rp->from || answer + sizeof(struct zb_answer) > rp->to)
 		return;
 	const struct zb_answer *a = (const void *)(before.blob + answer);
@@ -445,36 +446,147 @@ static void patch_answer(const struct region_patch *rp, uint64_t answer)
 	}
 }
 
-static void patch_node(const struct region_patch *rp, uint64_t at, int miss_node)
+/* Each answer a copied region's nodes hold (by default, by type, for a name below), the
+ * answers of a node for names below one too, in the earlier blob: each(arg, its offset).
+ * What lies outside the region is not followed. */
+typedef void (*answer_fn)(void *arg, uint64_t answer);
+
+static void each_answer_of_node(uint64_t from, uint64_t to, uint64_t at, int miss_node,
+				answer_fn each, void *arg)
 {
-	if (at < rp->from || at + sizeof(struct zb_node) > rp->to)
+	if (at < from || at + sizeof(struct zb_node) > to)
 		return;
 	const struct zb_node *n = (const void *)(before.blob + at);
 	if (!n->default_answer)
 		return;  /* an empty slot */
-	patch_answer(rp, at + n->default_answer);
+	each(arg, at + n->default_answer);
 	for (uint32_t t = 0; t < n->ntypes; t++) {
 		uint64_t entry = at + n->types_off + (uint64_t)t * sizeof(struct zb_type_entry);
-		if (entry + sizeof(struct zb_type_entry) > rp->to)
+		if (entry + sizeof(struct zb_type_entry) > to)
 			return;
-		patch_answer(rp, entry + ((const struct zb_type_entry *)(before.blob + entry))->answer);
+		each(arg, entry + ((const struct zb_type_entry *)(before.blob + entry))->answer);
 	}
 	if (n->miss && n->miss_kind == ZB_MISS_ANSWER)
-		patch_answer(rp, at + n->miss);
+		each(arg, at + n->miss);
 	else if (n->miss && n->miss_kind == ZB_MISS_NODE && !miss_node)
-		patch_node(rp, at + n->miss, 1);
+		each_answer_of_node(from, to, at + n->miss, 1, each, arg);
+}
+
+static void each_answer_of_region(uint32_t g, answer_fn each, void *arg)
+{
+	const struct zb_group *e = (const void *)(before.blob + before.head->groups_off +
+						   (size_t)g * sizeof *e);
+	uint64_t from = before.groups[g].at, to = from + before.groups[g].size;
+	for (uint32_t k = 0; k < e->nslots * runs; k++)  /* a slot's node, then its DO twin */
+		each_answer_of_node(from, to, e->nodes_off + (uint64_t)k * sizeof(struct zb_node), 0,
+				    each, arg);
+}
+
+/* ---- aliases whose target was placed again ---- */
+
+/* An alias (struct zb_answer_alias) of a copied region names its target's node by its group
+ * and its place there; where the target's group was placed again, both as this build has
+ * them are written over the earlier ones: what a full build writes, the region otherwise the
+ * same. */
+struct alias_patch {
+	uint64_t at;             /* the struct zb_answer_alias in the earlier blob */
+	uint32_t group, node;
+};
+static VEC(struct alias_patch) alias_patches;  /* by group, each group's by `at` */
+static uint32_t *alias_first;  /* per group, its first in alias_patches; then the count */
+
+/* Where this build puts the node an earlier build's alias named (its group, and its node's
+ * octets from the group's nodes_off): 1 and *group, *node, or 0 where that is not a slot's
+ * node whose name this build's hash holds. */
+static int placed_again(const struct phash *ph, uint32_t og, uint32_t onode, uint32_t *group,
+			uint32_t *node)
+{
+	uint32_t node_size = sizeof(struct zb_node) * runs, twin = onode % node_size;
+	if (og >= before.head->ngroups || twin % sizeof(struct zb_node))
+		return 0;
+	const struct zb_group *e = (const void *)(before.blob + before.head->groups_off +
+						   (size_t)og * sizeof *e);
+	uint64_t at = e->nodes_off + (uint64_t)(onode - twin);
+	if ((onode - twin) / node_size >= e->nslots || at + sizeof(struct zb_node) > before.blob_len)
+		return 0;
+	const struct zb_node *n = (const void *)(before.blob + at);
+	if (!n->name_len || at + n->name_off + n->name_len > before.blob_len)
+		return 0;
+	const uint8_t *name = before.blob + at + n->name_off;
+	uint64_t h = zb_hash(name, n->name_len, ph->seed);
+	uint32_t g = zb_group_of(h, ph->group_mask, ph->ngroups);
+	const struct phash_group *pg = &ph->groups[g];
+	uint32_t slot = zb_slot_of(h, ph->pilots[pg->first_bucket + zb_bucket_of(h, pg->nbuckets)],
+				   pg->nslots);
+	uint32_t i = ph->slots[pg->first_slot + slot];
+	uint8_t key[256];
+	if (i == NONE || name_key(nodes.v[i], key) != n->name_len ||
+	    memcmp(key, name, n->name_len) != 0)
+		return 0;
+	*group = g;
+	*node = slot * node_size + twin;
+	return 1;
+}
+
+struct alias_walk {
+	const struct phash *ph;
+	uint64_t from, to;  /* the region in the earlier blob */
+	int ok;
+};
+
+static void alias_of_answer(void *arg, uint64_t answer)
+{
+	struct alias_walk *w = arg;
+	if (!w->ok || answer < w->from || answer + sizeof(struct zb_answer) > w->to)
+		return;
+	const struct zb_answer *a = (const void *)(before.blob + answer);
+	if (!a->dname_split || a->dname_owner_len)
+		return;  /* not an alias's */
+	uint64_t at = answer + (int64_t)a->overflow;
+	if (at < w->from || at + sizeof(struct zb_answer_alias) > w->to) {
+		w->ok = 0;
+		return;
+	}
+	for (uint32_t k = alias_first[ngroups]; k < alias_patches.n; k++)
+		if (alias_patches.v[k].at == at)
+			return;  /* another type's answer is the same */
+	const struct zb_answer_alias *alias = (const void *)(before.blob + at);
+	struct alias_patch patch = {.at = at};
+	if (!placed_again(w->ph, alias->group, alias->node, &patch.group, &patch.node))
+		w->ok = 0;
+	else if (patch.group != alias->group || patch.node != alias->node)
+		PUSH(alias_patches, patch);
+}
+
+/* Group g's aliases to be written again, after those of the groups before it: 1, or 0 where
+ * one cannot be (its target is not a slot's node of this build's hash). The count of those
+ * found so far stands in alias_first[ngroups] meanwhile. */
+static int plan_alias_patches(const struct phash *ph, uint32_t g)
+{
+	struct alias_walk w = {ph, before.groups[g].at,
+			       (uint64_t)before.groups[g].at + before.groups[g].size, 1};
+	alias_first[g] = alias_first[ngroups] = alias_patches.n;
+	each_answer_of_region(g, alias_of_answer, &w);
+	if (!w.ok)
+		alias_patches.n = alias_first[g];
+	alias_first[ngroups] = alias_patches.n;
+	return w.ok;
 }
 
 void reuse_patch(uint32_t g, uint8_t *dest)
 {
+	uint64_t from = before.groups[g].at;
+	for (uint32_t k = alias_first ? alias_first[g] : 0;
+	     alias_first && k < alias_first[g + 1]; k++) {
+		const struct alias_patch *p = &alias_patches.v[k];
+		struct zb_answer_alias *alias = (void *)(dest + (p->at - from));
+		alias->group = p->group;
+		alias->node = p->node;
+	}
 	if (!patches.n && !sig_patches.n)
 		return;
-	const struct zb_group *e = (const void *)(before.blob + before.head->groups_off +
-						   (size_t)g * sizeof *e);
-	struct region_patch rp = {before.groups[g].at,
-				  (uint64_t)before.groups[g].at + before.groups[g].size, dest};
-	for (uint32_t k = 0; k < e->nslots * runs; k++)  /* a slot's node, then its DO twin */
-		patch_node(&rp, e->nodes_off + (uint64_t)k * sizeof(struct zb_node), 0);
+	struct region_patch rp = {from, from + before.groups[g].size, dest};
+	each_answer_of_region(g, patch_answer, &rp);
 }
 
 static int aliases(name_t owner, name_t target)
@@ -515,8 +627,10 @@ uint8_t *reuse_plan(const struct phash *ph, size_t *reached_names, uint32_t *gro
 		}
 	}
 	/* An alias names its target's node by its slot: where the target's group was placed
-	 * again (phash.c moves most of its keys then), each alias of a name of it is laid out
-	 * again. */
+	 * again (phash.c moves most of its keys then), each copied region with an alias of a
+	 * name of it gets the target's new place written in (reuse_patch), or is laid out
+	 * again where that cannot be. */
+	uint8_t *retarget = xcalloc(ngroups ? ngroups : 1, 1);
 	for (uint32_t g = 0; g < ngroups; g++) {
 		const struct phash_group *pg = &ph->groups[g];
 		for (uint32_t s = 0; moved[g] && s < pg->nslots; s++) {
@@ -526,9 +640,17 @@ uint8_t *reuse_plan(const struct phash *ph, size_t *reached_names, uint32_t *gro
 				continue;
 			for (names_named_by(nodes.v[i], &k, &end); k < end; k++)
 				if (group_of[*k] != NONE && aliases(*k, nodes.v[i]))
-					reused[group_of[*k]] = 0;
+					retarget[group_of[*k]] = 1;
 		}
 	}
+	alias_first = xcalloc(ngroups + 1, sizeof *alias_first);
+	for (uint32_t g = 0; g < ngroups; g++) {
+		alias_first[g] = alias_patches.n;
+		if (reused[g] && retarget[g] && !plan_alias_patches(ph, g))
+			reused[g] = 0;
+	}
+	alias_first[ngroups] = alias_patches.n;
+	free(retarget);
 	/* Answers are made for the nodes of the groups laid out, and for every wildcard: a
 	 * node below which a wildcard answers holds a copy of its answers (layout.c). */
 	uint8_t *make = xmalloc(nodes.n ? nodes.n : 1);
@@ -627,6 +749,9 @@ void reuse_reset(void)
 	free(reused);
 	VEC_FREE(patches);
 	VEC_FREE(sig_patches);
+	VEC_FREE(alias_patches);
+	free(alias_first);
+	alias_first = NULL;
 	bytes_release(&sig_octets);
 	free(zone_entries);
 	zone_entries = NULL;

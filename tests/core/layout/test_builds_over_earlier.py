@@ -20,15 +20,13 @@ from zonebake.errors import CompileError
 
 FILLERS = 3000  # names enough for a dozen groups of the perfect hash (about 256 each)
 # The host the directed changes are made at: none of its changes lands in the group of a
-# name the aliases name (which would lay every group out again).
+# name the aliases name.
 HOST = 200
 
 
 def filler(rng: random.Random) -> list[str]:
     """Hosts, aliases of two names and mail exchangers naming any host, delegations with
-    glue: names whose answers read other names'. An alias is laid out again when its
-    target's group is placed again (reuse.c): aliases of two names leave most of a dozen
-    groups to reuse when a name comes or goes, as in a large zone."""
+    glue: names whose answers read other names'."""
     lines = []
     for i in range(FILLERS):
         kind = i % 10
@@ -196,6 +194,23 @@ def test_a_change_at_an_apex_reaches_what_reads_it_only(kind, tmp_path):
     over = build_over(config, tmp_path, "over", earlier=tmp_path / "earlier")
     assert over[0] == full[0]
     assert over[1][0] > 0  # groups reused
+
+
+def test_the_aliases_of_a_group_placed_again_get_its_names_new_places(tmp_path):
+    """Every host aliased, the aliases spread over every group: a name added places its
+    group again (phash.c), which moves the names there. Each region holding an alias of one
+    is copied with the target's new place written in (reuse.c), not laid out again."""
+    config, first, lines = small_set(tmp_path)
+    lines += [f"a{i} CNAME f{i}" for i in range(FILLERS) if i % 10 < 6]
+    first.write_text("\n".join(lines) + "\n")
+    earlier = build_over(config, tmp_path, "earlier")
+    groups = earlier[0][2].ngroups
+    for name in ("new1", "new2", "new3"):
+        first.write_text("\n".join(lines + [f"{name} A 198.18.1.1"]) + "\n")
+        full = build_over(config, tmp_path / name, "full")
+        over = build_over(config, tmp_path / name, "over", earlier=tmp_path / "earlier")
+        assert over[0] == full[0], name
+        assert over[1][0] >= groups - 2, name  # all but the name's group and its parent's
 
 
 def test_an_soa_changed_but_for_its_serial_gives_a_full_build(tmp_path):
