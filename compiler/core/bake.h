@@ -872,6 +872,9 @@ typedef int (*phash_before_fn)(uint32_t g, uint64_t seed, uint64_t digest,
  * the same is placed as it was). */
 void build_phash(struct phash *ph, const uint8_t *keys, const uint32_t *key_off, uint32_t n,
 		 phash_before_fn before);
+/* Where a key goes, as the responder finds it (runtime/hash.h): its group, and its slot
+ * there; whether the slot holds that key is for the caller to see. */
+uint32_t phash_slot(const struct phash *ph, const uint8_t *key, size_t len, uint32_t *group);
 
 /* ---- sharing.c ---- */
 

@@ -136,10 +136,10 @@ def compile_server(zonedata_c: Path, output: Path, splice: bool = True,
     to the runtime's objects, with the system files it read): a rebuild of the same set
     compiles and links nothing."""
     zonedata_c, output = zonedata_c.absolute(), output.absolute()  # the compiles change directory
-    setting, cached = prepared or (_setting(), None)
-    cc, runtime, sources, flags, key = setting
     if prepared is None:
-        cached = objcache.lookup(key)
+        setting = _setting()
+        prepared = setting, objcache.lookup(setting[-1])
+    (cc, runtime, sources, flags, key), cached = prepared
     data = zonedata_c.with_name("zonedata.bin")
     temporary = output.with_name(f".{output.name}.tmp")
     try:
@@ -147,7 +147,7 @@ def compile_server(zonedata_c: Path, output: Path, splice: bool = True,
             objects = cached or fresh
 
             def compile_and_link(data_object: Path, binary: Path, placeholder: bool,
-                                 jobs: list[tuple[list[str], Path]]) -> str | None:
+                                 jobs: list[tuple[list[str], Path]]) -> str:
                 """The link's trace (ld -t: the files it read) with the placeholder."""
                 # -Wa,-I.: the assembler finds zonedata.bin beside zonedata.c (.incbin).
                 define = ["-DZB_DATA_PLACEHOLDER", "-MD", "-MF",
@@ -173,7 +173,7 @@ def compile_server(zonedata_c: Path, output: Path, splice: bool = True,
                         trace = compile_and_link(linking / "zonedata.o", linking / LINKED,
                                                  True, jobs)
                         jobs = []  # compiled by now
-                        if cached is not None and trace is not None:
+                        if cached is not None:
                             entry = _store_linked(link_key, linking, trace, objects)
                     linked = entry / LINKED if entry is not None else linking / LINKED
                     data_ready()

@@ -232,3 +232,12 @@ void build_phash(struct phash *ph, const uint8_t *keys, const uint32_t *key_off,
 			return;
 	unsupported("no perfect hash in %d seeds", ATTEMPTS);
 }
+
+uint32_t phash_slot(const struct phash *ph, const uint8_t *key, size_t len, uint32_t *group)
+{
+	uint64_t h = zb_hash(key, len, ph->seed);
+	const struct phash_group *pg = &ph->groups[*group = zb_group_of(h, ph->group_mask,
+									  ph->ngroups)];
+	return zb_slot_of(h, ph->pilots[pg->first_bucket + zb_bucket_of(h, pg->nbuckets)],
+			  pg->nslots);
+}

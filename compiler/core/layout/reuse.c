@@ -300,6 +300,13 @@ void reuse_group_digests(const struct phash *ph)
 	memcpy(group_keys, ph->digests, ngroups * sizeof *group_keys);
 }
 
+/* Group g's entry in the earlier blob's table of groups. */
+static const struct zb_group *group_before(uint32_t g)
+{
+	return (const void *)(before.blob + before.head->groups_off + (size_t)g *
+			      sizeof(struct zb_group));
+}
+
 /* For phash.c, on the thread beside the names' states (what it reads was mapped before it
  * started): group g as the earlier build placed it, from its table and its region's pilots,
  * where its seed and its keys' digest were these. */
@@ -474,8 +481,7 @@ static void each_answer_of_node(uint64_t from, uint64_t to, uint64_t at, int mis
 
 static void each_answer_of_region(uint32_t g, answer_fn each, void *arg)
 {
-	const struct zb_group *e = (const void *)(before.blob + before.head->groups_off +
-						   (size_t)g * sizeof *e);
+	const struct zb_group *e = group_before(g);
 	uint64_t from = before.groups[g].at, to = from + before.groups[g].size;
 	for (uint32_t k = 0; k < e->nslots * runs; k++)  /* a slot's node, then its DO twin */
 		each_answer_of_node(from, to, e->nodes_off + (uint64_t)k * sizeof(struct zb_node), 0,
@@ -504,8 +510,7 @@ static int placed_again(const struct phash *ph, uint32_t og, uint32_t onode, uin
 	uint32_t node_size = sizeof(struct zb_node) * runs, twin = onode % node_size;
 	if (og >= before.head->ngroups || twin % sizeof(struct zb_node))
 		return 0;
-	const struct zb_group *e = (const void *)(before.blob + before.head->groups_off +
-						   (size_t)og * sizeof *e);
+	const struct zb_group *e = group_before(og);
 	uint64_t at = e->nodes_off + (uint64_t)(onode - twin);
 	if ((onode - twin) / node_size >= e->nslots || at + sizeof(struct zb_node) > before.blob_len)
 		return 0;
@@ -513,17 +518,12 @@ static int placed_again(const struct phash *ph, uint32_t og, uint32_t onode, uin
 	if (!n->name_len || at + n->name_off + n->name_len > before.blob_len)
 		return 0;
 	const uint8_t *name = before.blob + at + n->name_off;
-	uint64_t h = zb_hash(name, n->name_len, ph->seed);
-	uint32_t g = zb_group_of(h, ph->group_mask, ph->ngroups);
-	const struct phash_group *pg = &ph->groups[g];
-	uint32_t slot = zb_slot_of(h, ph->pilots[pg->first_bucket + zb_bucket_of(h, pg->nbuckets)],
-				   pg->nslots);
-	uint32_t i = ph->slots[pg->first_slot + slot];
+	uint32_t slot = phash_slot(ph, name, n->name_len, group);
+	uint32_t i = ph->slots[ph->groups[*group].first_slot + slot];
 	uint8_t key[256];
 	if (i == NONE || name_key(nodes.v[i], key) != n->name_len ||
 	    memcmp(key, name, n->name_len) != 0)
 		return 0;
-	*group = g;
 	*node = slot * node_size + twin;
 	return 1;
 }
@@ -531,6 +531,7 @@ static int placed_again(const struct phash *ph, uint32_t og, uint32_t onode, uin
 struct alias_walk {
 	const struct phash *ph;
 	uint64_t from, to;  /* the region in the earlier blob */
+	size_t first;       /* its first in alias_patches */
 	int ok;
 };
 
@@ -547,7 +548,7 @@ static void alias_of_answer(void *arg, uint64_t answer)
 		w->ok = 0;
 		return;
 	}
-	for (uint32_t k = alias_first[ngroups]; k < alias_patches.n; k++)
+	for (size_t k = w->first; k < alias_patches.n; k++)
 		if (alias_patches.v[k].at == at)
 			return;  /* another type's answer is the same */
 	const struct zb_answer_alias *alias = (const void *)(before.blob + at);
@@ -559,17 +560,15 @@ static void alias_of_answer(void *arg, uint64_t answer)
 }
 
 /* Group g's aliases to be written again, after those of the groups before it: 1, or 0 where
- * one cannot be (its target is not a slot's node of this build's hash). The count of those
- * found so far stands in alias_first[ngroups] meanwhile. */
+ * one cannot be (its target is not a slot's node of this build's hash). */
 static int plan_alias_patches(const struct phash *ph, uint32_t g)
 {
 	struct alias_walk w = {ph, before.groups[g].at,
-			       (uint64_t)before.groups[g].at + before.groups[g].size, 1};
-	alias_first[g] = alias_first[ngroups] = alias_patches.n;
+			       (uint64_t)before.groups[g].at + before.groups[g].size,
+			       alias_patches.n, 1};
 	each_answer_of_region(g, alias_of_answer, &w);
 	if (!w.ok)
-		alias_patches.n = alias_first[g];
-	alias_first[ngroups] = alias_patches.n;
+		alias_patches.n = w.first;
 	return w.ok;
 }
 
