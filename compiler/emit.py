@@ -6,32 +6,10 @@ from __future__ import annotations
 import functools
 import os
 import threading
-from dataclasses import dataclass
 from pathlib import Path
 
 from . import __version__
 from .config import ServerDefaults, ZoneSetConfig
-
-
-@dataclass(frozen=True)
-class Layout:
-    """Where the core put each table in zonedata.bin (runtime/zonedata.h), and its size."""
-
-    groups_off: int  # the perfect hash's groups (runtime/hash.h)
-    ngroups: int
-    group_mask: int
-    nslots: int  # all groups': some are empty
-    nanswers: int
-    seed: int
-    # CH-class names answered with a TXT: (lowercased wire name, answer offset).
-    chaos: tuple[tuple[bytes, int], ...]
-    data_size: int
-    signed_nodes: int = 0  # a node's DO twin: the node after it (1); 0 when none is signed
-    # Signed zones, each its number in the set and its signatures' earliest expiration
-    # (seconds since 1970).
-    expiries: tuple[tuple[int, int], ...] = ()
-    # Every zone: its number in the set and its SOA serial.
-    serials: tuple[tuple[int, int], ...] = ()
 
 
 def _c_escape_table() -> list[str]:

@@ -1,12 +1,11 @@
 /*
  * main.c - zonebake-bake MANIFEST OUT: compile the zone set the manifest lists into the blob
- * OUT (zonedata.bin). The layout's numbers, for zonedata.c, come on stdout before the blob is
- * written: one `key value` a line, then `end`, and `planned` on stderr once they are out.
+ * OUT (zonedata.bin), the layout's numbers in its head (runtime/zonedata.h, struct zb_head).
  * Exit 0 when done, 1 when the zones have errors (diagnostics.c prints them, and the warnings,
  * on stderr), 3 when the fast reader cannot read a zone file (`declined: zone N: why`: the
  * driver has dnspython read it and hands the records over) or the set is beyond the core
  * (`declined: why`), 4 on a failure of its own. run.py writes the manifest and reads the
- * numbers.
+ * head.
  *
  * The manifest, a line each: `minimal 0|1`, `lenient 0|1`, `now SECONDS` and
  * `signature-warning SECONDS` (signatures.c), `signatures` then two lines: where the
@@ -205,32 +204,9 @@ int main(int argc, char **argv)
 	image_written();  /* where the records were not let go (zones with errors) */
 	if (status != 0)
 		return status;
-	const struct layout_info info = compiled.info;
-	const struct phash ph = compiled.ph;
-	unsigned max_labels = compiled.max_labels;
-	/* The layout's numbers before its octets: the driver compiles and links the server
-	 * (all but the data) while the data is written. "planned" comes first: the driver then
-	 * reads the numbers as they are written, and a set of thousands of zones (a line of
-	 * serial each) cannot fill the pipe while the driver waits for stderr. */
-	fprintf(stderr, "planned\n");
-	fflush(stderr);
-	printf("size %llu\ngroups_off %u\nngroups %u\ngroup_mask %u\nnslots %u\nnanswers %u\n"
-	       "seed %llu\nmax_labels %u\nsigned_nodes %u\n",
-	       (unsigned long long)info.size, info.groups_off, info.ngroups, info.group_mask,
-	       info.nslots, info.nanswers, (unsigned long long)ph.seed, max_labels,
-	       info.signed_nodes);
-	for (size_t c = 0; c < chaos.n; c++)
-		printf("chaos %u\n", chaos.v[c].offset);
-	for (size_t z = 0; z < zones.n && zone_expiry; z++)
-		if (zone_expiry[z])
-			printf("expires %zu %lld\n", z, (long long)zone_expiry[z]);
-	for (size_t z = 0; z < zones.n; z++)
-		printf("serial %zu %u\n", z, (unsigned)zones.v[z].serial);
-	printf("end\n");
-	if (fflush(stdout) != 0)
-		fail("cannot write the layout's numbers");
-	write_layout(argv[2], &ph, compiled.keys.v, max_labels);
+	/* The layout's numbers go into the data's head (zonedata.h, struct zb_head). */
+	write_layout(argv[2], &compiled.ph, compiled.keys.v, compiled.max_labels);
 	image_beside_state(reuse_state_written());
-	phase("layout", info.size, "octets");
+	phase("layout", compiled.info.size, "octets");
 	return 0;
 }

@@ -2,8 +2,8 @@
 of a zone set.
 
 The core reads the zone files with its fast reader, checks them, and makes the name tree,
-every answer, the perfect hash and the layout: zonedata.bin, and the layout's numbers for
-zonedata.c. A zone file the fast reader declines is read by dnspython and its records handed
+every answer, the perfect hash and the layout: zonedata.bin, the layout's numbers in its
+head. A zone file the fast reader declines is read by dnspython and its records handed
 to the core in wire form (read/handover.py); every zone is checked and compiled by the same
 code.
 """
@@ -19,11 +19,11 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable
 
 from .. import clock
 from ..config import ZoneSetConfig, ZoneSource
-from ..emit import Layout, chaos_names
+from ..emit import chaos_names
 from ..errors import CompileError, Diagnostic, Position, UsageError
 from ..dnssec import signatures, signing
 from .program import Failed, executable
@@ -119,9 +119,29 @@ def _with_state(manifest: str, program: Path, state: State | None) -> str:
 
 
 @dataclass(frozen=True)
+class Layout:
+    """Where the core put each table in zonedata.bin, and its size: the data's head
+    (runtime/zonedata.h, struct zb_head), for the tests that read the data back."""
+
+    groups_off: int  # the perfect hash's groups (runtime/hash.h)
+    ngroups: int
+    group_mask: int
+    nanswers: int
+    seed: int
+    # CH-class names answered with a TXT: (lowercased wire name, answer offset).
+    chaos: tuple[tuple[bytes, int], ...]
+    data_size: int
+    signed_nodes: int = 0  # a node's DO twin: the node after it (1); 0 when none is signed
+    # Signed zones, each its number in the set and its signatures' earliest expiration
+    # (seconds since 1970).
+    expiries: tuple[tuple[int, int], ...] = ()
+    # Every zone: its number in the set and its SOA serial.
+    serials: tuple[tuple[int, int], ...] = ()
+
+
+@dataclass(frozen=True)
 class Baked:
-    layout: Layout  # without its data, which is already in the file
-    max_labels: int
+    layout: Layout  # read from the data's head
     warnings: tuple[Diagnostic, ...] = ()
 
 
@@ -308,7 +328,6 @@ def _run_once(program: Path, manifest: str, config: ZoneSetConfig, data_file: Pa
               on_along: Along = lambda *_: None) -> Baked:
     """One run of the core's program; the signatures it asks for are made (signing.py), and
     those it writes out to check are verified meanwhile (signatures.py)."""
-    baked = None
     diagnostics: list[tuple[int, Diagnostic]] = []
     verifier = ThreadPoolExecutor(1)
     verifying: Future | None = None
@@ -316,7 +335,7 @@ def _run_once(program: Path, manifest: str, config: ZoneSetConfig, data_file: Pa
         m.write(manifest)
         m.flush()
         process = subprocess.Popen([str(program), m.name, str(data_file)], text=True,
-                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                   stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
                                    stderr=subprocess.PIPE)
         said = []
         try:
@@ -335,9 +354,6 @@ def _run_once(program: Path, manifest: str, config: ZoneSetConfig, data_file: Pa
                     if count:
                         verifying = verifier.submit(_verify, verified[0], count, on_phase,
                                                     on_along)
-                elif line == "planned\n":  # the numbers are on stdout, up to `end`
-                    baked = _baked(config, iter(process.stdout.readline, "end\n"),
-                                   tuple(d for _, d in diagnostics))
                 else:
                     said.append(line)
         except BaseException:
@@ -347,7 +363,6 @@ def _run_once(program: Path, manifest: str, config: ZoneSetConfig, data_file: Pa
             verifier.shutdown(wait=False, cancel_futures=True)
             raise
         returncode = process.wait()
-        process.stdout.close()
         process.stdin.close()
     failed = verifying.result() if verifying is not None else {}
     verifier.shutdown()
@@ -371,36 +386,31 @@ def _run_once(program: Path, manifest: str, config: ZoneSetConfig, data_file: Pa
             zone, why = reason.removeprefix("zone ").split(": ", 1)
             raise Unreadable(int(zone), why)
         raise Unsupported(f"cannot compile the zone set: {reason}")
-    if returncode != 0 or baked is None:
+    if returncode != 0:
         raise Failed(f"the compiler's core failed (exit {returncode}): {message}")
-    return baked
+    return Baked(_layout(config, data_file), tuple(d for _, d in diagnostics))
 
 
-def _baked(config: ZoneSetConfig, lines: Iterator[str],
-           warnings: tuple[Diagnostic, ...]) -> Baked:
-    """The layout from the core's numbers (`key value` lines)."""
-    numbers: dict[str, int] = {}
-    chaos_offsets = []
-    expiries: dict[int, int] = {}
-    serials: dict[int, int] = {}
-    for line in lines:
-        if not line:
-            raise Failed("the core's numbers end early")
-        key, value = line.rstrip("\n").split(" ", 1)
-        if key == "chaos":
-            chaos_offsets.append(int(value))
-        elif key == "expires":
-            zone, seconds = value.split()
-            expiries[int(zone)] = int(seconds)
-        elif key == "serial":
-            zone, serial = value.split()
-            serials[int(zone)] = int(serial)
-        else:
-            numbers[key] = int(value)
-    keys = [key for key, _ in chaos_names(config.server)]
-    layout = Layout(numbers["groups_off"], numbers["ngroups"], numbers["group_mask"],
-                    numbers["nslots"], numbers["nanswers"],
-                    numbers["seed"], tuple(zip(keys, chaos_offsets)), numbers["size"],
-                    numbers.get("signed_nodes", 0), tuple(sorted(expiries.items())),
-                    tuple(sorted(serials.items())))
-    return Baked(layout, numbers["max_labels"], warnings)
+# runtime/zonedata.h: struct zb_head, struct zb_zone_numbers.
+HEAD = struct.Struct("<QQIIIIIIIIII8x")
+ZONE_NUMBERS = struct.Struct("<IIq")
+
+
+def _layout(config: ZoneSetConfig, data_file: Path) -> Layout:
+    """The layout the core wrote into the data's head."""
+    try:
+        with open(data_file, "rb") as data:
+            head = data.read(HEAD.size)
+            (size, seed, groups_off, ngroups, group_mask, nanswers, _, signed_nodes,
+             zones_off, nzones, chaos_off, nchaos) = HEAD.unpack(head)
+            data.seek(zones_off)
+            zones = [ZONE_NUMBERS.unpack(data.read(ZONE_NUMBERS.size)) for _ in range(nzones)]
+            data.seek(chaos_off)
+            chaos = struct.unpack(f"<{nchaos}I", data.read(4 * nchaos))
+    except (OSError, struct.error) as exc:  # the core's file: a bug of ours
+        raise Failed(f"cannot read the data's head: {exc}") from None
+    names = [name for name, _ in chaos_names(config.server)]
+    return Layout(groups_off, ngroups, group_mask, nanswers, seed, tuple(zip(names, chaos)),
+                  size, signed_nodes,
+                  tuple((z, expires) for z, (_, _, expires) in enumerate(zones) if expires),
+                  tuple((z, serial) for z, (serial, _, _) in enumerate(zones)))
