@@ -17,7 +17,7 @@ from .refreshed import Refreshed
 from . import emit, keepgoing
 from .core import run as core
 from .dnssec import signing
-from .toolchain import cc, replacing
+from .toolchain import cc, elfsplice, replacing
 
 
 @dataclass
@@ -32,33 +32,31 @@ class Built:
 # changed (its image of the zone's records as read: read/image.c).
 STATE_FILE = "zonedata.state"
 IMAGE_FILE = "zonedata.image"
+SERVER_FILE = "zonebake-server"
 
 
 def _bake(config: ZoneSetConfig, data_file: Path, progress: Progress, lenient: bool,
           cache: bool = True, write_signed: dict[int, Path] | None = None,
           last_good: dict[int, Path] | None = None, keep: dict[int, Path] | None = None,
-          state: core.State | None = None) -> core.Baked:
+          state: core.State | None = None, into: core.Where | None = None) -> core.Baked:
     with progress.stage("core", "records read by dnspython"):
         return core.bake(config, data_file, cache, progress.detail, lenient=lenient,
                          on_record=progress.tick, on_along=progress.along,
                          write_signed=write_signed,
-                         last_good=last_good, keep=keep, state=state)
+                         last_good=last_good, keep=keep, state=state, into=into)
 
 
-def _drop_cached(path: Path) -> None:
-    """Drop the last build's data from the page cache as this build starts, unless this
-    build builds over it (hundreds of MiB for a large set; nothing reads the file but a
-    manual build): its memory then serves this build, which on a VM is much quicker than
-    memory the kernel has not handed out lately.
-    The binary's pages stay: the running server may still need them."""
+def _earlier(outdir: Path, state_file: Path) -> core.State:
+    """This build's state, and the earlier build's, whose data is inside its server (the
+    core copies the regions it can from there). A server whose data cannot be found: a full
+    build."""
+    server = outdir / SERVER_FILE
     try:
-        descriptor = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.posix_fadvise(descriptor, 0, 0, os.POSIX_FADV_DONTNEED)
-    finally:
-        os.close(descriptor)
+        span = elfsplice.span(server) if state_file.exists() else None
+    except (elfsplice.Refused, OSError):
+        span = None
+    return core.State(emit.temporary_for(state_file), state_file,
+                      server if span else None, span)
 
 
 def _put_image(image: Path, path: Path, meanwhile: ThreadPoolExecutor) -> None:
@@ -113,18 +111,14 @@ def build(config: ZoneSetConfig, outdir: Path, lenient: bool = False,
     config = fetched.config
     created = not outdir.exists()
     outdir.mkdir(parents=True, exist_ok=True)  # the core writes its data there
-    data_file = outdir / emit.DATA_FILE
-    temporary = emit.temporary_for(data_file)
     state_file = outdir / STATE_FILE
-    state = core.State(emit.temporary_for(state_file), state_file, data_file)
+    state = _earlier(outdir, state_file)
     # The responder's own objects do not depend on the zones: on a first build they compile
     # meanwhile, mostly on the core the single-threaded stages leave idle. Nor does
     # zonedata.c (the layout's numbers are in the data): the server is compiled and linked
-    # while the core runs, and the data spliced in once it is written.
+    # while the core runs, and the core writes the data into it (cc.EarlyServer).
     with ThreadPoolExecutor(max_workers=3) as meanwhile:
         runtime = meanwhile.submit(cc.prepare_runtime)
-        if not state_file.exists():  # else the core copies the regions it can from it
-            meanwhile.submit(_drop_cached, data_file)
         early: cc.EarlyServer | None = None
 
         def bake(current: ZoneSetConfig, last_good: dict[int, Path],
@@ -134,10 +128,10 @@ def build(config: ZoneSetConfig, outdir: Path, lenient: bool = False,
                 early.abandon()
             early = cc.EarlyServer(outdir, meanwhile, runtime)
             early.start(lambda: emit.render(current))
-            return _bake(current, temporary, progress, lenient,
+            return _bake(current, early.data_file, progress, lenient,
                          write_signed=signing.signed_files(current, write_signed)
                          if write_signed else None, last_good=last_good, keep=keep,
-                         state=state)
+                         state=state, into=early.place)
 
         broken: list[Diagnostic] = []
         broken_zones: set[str] = set()
@@ -146,21 +140,18 @@ def build(config: ZoneSetConfig, outdir: Path, lenient: bool = False,
                 baked, config, broken, broken_zones = keepgoing.build(config, outdir, bake)
             else:
                 baked = bake(config, {}, {})
-            # The last build's data, hundreds of MiB for a large set, is freed while the
-            # server compiles: freeing its pages took a quarter of a second.
-            old = replacing.replace(temporary, data_file)
-            if old is not None:
-                meanwhile.submit(os.close, old)
+            assert early is not None
+            early.data_written()
+            with progress.stage("cc"):
+                early.finish()  # the server, its data inside, in place of the last one
             # After the data it describes: a state left over from a build cut off between
             # the two renames does not match the data, and the next build builds in full.
-            # Exchanged too: os.replace over the last state (32 MiB at a million names)
-            # waited for the new one's blocks to be written.
+            # Exchanged: os.replace over the last state (32 MiB at a million names) waited
+            # for the new one's blocks to be written.
             old = replacing.replace(state.out, state_file)
             if old is not None:
                 meanwhile.submit(os.close, old)
             _put_image(state.image_out, outdir / IMAGE_FILE, meanwhile)
-            assert early is not None
-            early.data_written()
         except BaseException as exc:
             state.out.unlink(missing_ok=True)
             state.image_out.unlink(missing_ok=True)
@@ -173,7 +164,7 @@ def build(config: ZoneSetConfig, outdir: Path, lenient: bool = False,
             raise
         with progress.stage("emit"):
             emit.write(outdir, config, early.zonedata_text)
-        with progress.stage("cc"):
-            early.finish()
+        # An earlier version's copy of the data beside the server; the server's own is it.
+        (outdir / emit.DATA_FILE).unlink(missing_ok=True)
     fetched.commit(broken_zones)
     return Built(fetched.warnings + list(baked.warnings), broken)

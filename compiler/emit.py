@@ -1,5 +1,6 @@
 """zonedata.c from the Jinja2 template: the zoneset struct that points into the core's blob,
-zonedata.bin, which the assembler includes (.incbin). Same input, same bytes out."""
+zonedata.bin, which the assembler includes (.incbin) where the build does not write the data
+into the server itself (toolchain/cc.py). Same input, same bytes out."""
 
 from __future__ import annotations
 
@@ -104,7 +105,7 @@ DATA_FILE = "zonedata.bin"  # the name zonedata.c.j2 includes
 
 def write(outdir: Path, config: ZoneSetConfig, rendered: str | None = None) -> Path:
     """Write OUTDIR/zonedata.c (the text `render` gives, if it was rendered already); return
-    its path. The core has written zonedata.bin."""
+    its path."""
     zonedata = outdir / "zonedata.c"
     text = rendered if rendered is not None else render(config)
     write_atomically(zonedata, text.encode("ascii"))

@@ -28,9 +28,19 @@ MISS_ANSWER = 0  # enum zb_miss_kind
 
 
 def head(path: Path) -> Head:
-    """The layout's numbers in zonedata.bin's head; what Blob.read takes as its layout."""
+    """The layout's numbers in the head of the data in PATH; what Blob.read takes as its
+    layout."""
     with open(path, "rb") as data:
         return Head._make(HEAD.unpack(data.read(HEAD.size)))
+
+
+def server_data(server: Path) -> bytes:
+    """The data inside a built server: the build writes it there alone."""
+    from zonebake.toolchain import elfsplice
+    at, length = elfsplice.span(server)
+    with open(server, "rb") as file:
+        file.seek(at)
+        return file.read(length)
 
 
 @dataclass(frozen=True)

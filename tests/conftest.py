@@ -90,6 +90,16 @@ def build_set(outdir: Path, *args: str) -> Path:
     return outdir / "zonebake-server"
 
 
+def data_beside(outdir: Path, server: Path | None = None) -> Path:
+    """OUTDIR/zonedata.bin taken out of SERVER (OUTDIR/zonebake-server) as the manual tells
+    a user to (objcopy), to link by hand with zonedata.c: the build writes the data into the
+    server alone."""
+    data = outdir / "zonedata.bin"
+    subprocess.run(["objcopy", "-O", "binary", "--only-section=.zonedata",
+                    str(server or outdir / "zonebake-server"), str(data)], check=True)
+    return data
+
+
 class Server:
     """A zonebake-server process on 127.0.0.1 with the port it chose; stopped by PID."""
 

@@ -97,6 +97,7 @@ void start_beside(struct beside *b, void *(*fn)(void *), void *arg);
 void join_beside(struct beside *b);  /* for hash tables; see util.c */
 void huge_free(void *p, size_t bytes);
 const void *map_file(const char *path, size_t *len, int populate, int *keep_fd);  /* util.c */
+const void *map_range(const char *path, uint64_t at, size_t len, int *keep_fd);
 void let_go_pages(const void *from, const void *to);  /* a file mapping's, see util.c */
 void phase(const char *name, size_t count, const char *unit);  /* see util.c */
 double clock_seconds(void);  /* monotonic */
@@ -914,7 +915,10 @@ struct layout_info {
 /* Where everything goes (the chaos answers' offsets too), then the blob itself. */
 void plan_layout(const struct phash *ph, const uint32_t *key_off, struct chaos *chaos,
 		 size_t nchaos, struct layout_info *info);
-void write_layout(const char *path, const struct phash *ph, const uint8_t *keys,
+/* Into PATH from AT: a new file where AT is 0; else an existing one, the server linked with a
+ * placeholder for its data (compiler/toolchain/cc.py), its data's place AT a multiple of
+ * the page size, the octets around it the driver's. */
+void write_layout(const char *path, uint64_t at, const struct phash *ph, const uint8_t *keys,
 		  unsigned max_labels);
 /* The denial region's offsets made absolute for the place every layout gives it, which it
  * returns: early in a build over an earlier build, to compare the two (reuse.c). */
@@ -922,9 +926,11 @@ uint32_t place_denial_region(void);
 
 /* ---- reuse.c ---- */
 
-/* The manifest's `state NEW OLD_STATE OLD_BLOB`: where this build's state goes, and the
- * earlier build's (empty: none). */
-void reuse_files(const char *state_out, const char *state_in, const char *blob_in);
+/* The manifest's `state NEW OLD_STATE OLD_BLOB AT LEN`: where this build's state goes, and the
+ * earlier build's (empty: none), its blob LEN octets of OLD_BLOB from AT (LEN 0: the whole
+ * file; a server holds its data after its code). */
+void reuse_files(const char *state_out, const char *state_in, const char *blob_in,
+		 uint64_t blob_at, uint64_t blob_len);
 int reuse_wanted(void);
 int reuse_has_earlier(void);  /* an earlier build's state was named: one may be built over */
 void reuse_decides(const void *data, size_t len);  /* what but the records decides the output */
@@ -952,7 +958,7 @@ int reused_file(uint32_t g, int *fd, int64_t *at);
 /* A copied region, now at DEST: the zones' new serials written in (only a serial changed). */
 void reuse_patch(uint32_t g, uint8_t *dest);
 void reuse_layout(const uint32_t *at, const uint32_t *size, const uint32_t *nanswers);
-void write_state(const char *blob_path, uint32_t groups_off, uint64_t seed);
+void write_state(const uint8_t *blob, uint64_t blob_len, uint32_t groups_off, uint64_t seed);
 
 /* ---- compile.c ---- */
 

@@ -1,6 +1,7 @@
 /*
  * main.c - zonebake-bake MANIFEST OUT: compile the zone set the manifest lists into the blob
- * OUT (zonedata.bin), the layout's numbers in its head (runtime/zonedata.h, struct zb_head).
+ * OUT (zonedata.bin), or into the server's file where the driver says so (`ask-where`), the
+ * layout's numbers in its head (runtime/zonedata.h, struct zb_head).
  * Exit 0 when done, 1 when the zones have errors (diagnostics.c prints them, and the warnings,
  * on stderr), 3 when the fast reader cannot read a zone file (`declined: zone N: why`: the
  * driver has dnspython read it and hands the records over) or the set is beyond the core
@@ -18,10 +19,12 @@
  * sign|publish DNSKEY_RDATA_HEX` per key (compiler/dnssec/signing.py), and `write-signed PATH`
  * when its records, signed, are to be written out (records.c). `keep-records PATH`: where a
  * zone's records go when it has no error, as its last good copy (compiler/keepgoing.py).
- * `state` then three lines: where this build's state goes, and the earlier build's state and
- * blob to build over (layout/reuse.c; empty: none); `core-id ID`: the core's own digest
+ * `state` then four lines: where this build's state goes, the earlier build's state and
+ * the file holding its blob, to build over (layout/reuse.c; empty: none), and `AT LEN`: the
+ * blob's place in that file (LEN 0: the whole file). `core-id ID`: the core's own digest
  * (program.py), which a state holds. `image` then two lines: where this build's image of a
- * zone's records goes, and the earlier build's (read/image.c; empty: none).
+ * zone's records goes, and the earlier build's (read/image.c; empty: none). `ask-where`:
+ * once the layout's size is known, ask the driver where to write it (where_to_write).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -122,6 +125,34 @@ static void read_key(const char *line, struct zone *z, uint32_t index)
 	PUSH(z->sign->keys, key);
 }
 
+/* `layout SIZE` on stderr; the driver answers on stdin `into AT PATH`, a server linked with
+ * a placeholder for the data, sized and ready for SIZE octets at AT (cc.py), or `alone`: the
+ * blob then goes to its own file, OUT. Written into the server, it is never copied again. */
+static int ask_where;  /* the manifest's `ask-where` */
+
+static char *where_to_write(uint64_t size, uint64_t *at)
+{
+	fprintf(stderr, "layout %llu\n", (unsigned long long)size);
+	fflush(stderr);
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n = getline(&line, &cap, stdin);
+	unsigned long long place;
+	int path = 0;
+	if (n <= 1 || line[n - 1] != '\n')
+		fail("the driver did not say where the data goes");
+	line[n - 1] = 0;
+	if (strcmp(line, "alone") == 0) {
+		free(line);
+		return NULL;
+	}
+	if (sscanf(line, "into %llu %n", &place, &path) != 1 || !path || !place)
+		fail("the driver's answer %s", line);
+	*at = place;
+	memmove(line, line + path, strlen(line + path) + 1);
+	return line;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 3) {
@@ -183,10 +214,17 @@ int main(int argc, char **argv)
 			reuse_decides("chaos", 5);
 		} else if (strcmp(line, "state") == 0) {
 			char *out = next_line(f), *state = next_line(f), *blob = next_line(f);
-			reuse_files(out, state, blob);
+			char *place = next_line(f);
+			unsigned long long at = 0, len = 0;
+			if (sscanf(place, "%llu %llu", &at, &len) != 2)
+				fail("manifest: a blob's place %s", place);
+			free(place);
+			reuse_files(out, state, blob, at, len);
 		} else if (strcmp(line, "image") == 0) {
 			char *out = next_line(f), *earlier = next_line(f);
 			image_files(out, earlier);
+		} else if (strcmp(line, "ask-where") == 0) {
+			ask_where = 1;
 		} else if (strncmp(line, "core-id ", 8) == 0) {
 			reuse_decides(line, strlen(line));
 		} else if (strcmp(line, "end") == 0) {
@@ -205,7 +243,9 @@ int main(int argc, char **argv)
 	if (status != 0)
 		return status;
 	/* The layout's numbers go into the data's head (zonedata.h, struct zb_head). */
-	write_layout(argv[2], &compiled.ph, compiled.keys.v, compiled.max_labels);
+	uint64_t at = 0;
+	const char *out = ask_where ? where_to_write(compiled.info.size, &at) : argv[2];
+	write_layout(out ? out : argv[2], at, &compiled.ph, compiled.keys.v, compiled.max_labels);
 	image_beside_state(reuse_state_written());
 	phase("layout", compiled.info.size, "octets");
 	return 0;

@@ -89,10 +89,13 @@ class State:
     """A build's state (layout/reuse.c): where this build writes its own, and the earlier
     build's state and data, which the core copies the regions a change does not reach from
     when they match (each may be missing: a full build). Beside each state, its image of a
-    zone's records as read (read/image.c): `image_out` and `image_earlier`."""
+    zone's records as read (read/image.c): `image_out` and `image_earlier`.
+    `earlier_span`: where the earlier data lies in its file, (offset, length), when the file
+    is not the data alone (a server: cc.py)."""
     out: Path
     earlier: Path
-    earlier_data: Path
+    earlier_data: Path | None  # None: none
+    earlier_span: tuple[int, int] | None = None
 
     @property
     def image_out(self) -> Path:
@@ -106,7 +109,7 @@ class State:
 def _with_state(manifest: str, program: Path, state: State | None) -> str:
     if state is None:
         return manifest
-    paths = [str(state.out), *(str(path) if path.is_file() else ""
+    paths = [str(state.out), *(str(path) if path is not None and path.is_file() else ""
                                for path in (state.earlier, state.earlier_data))]
     if any("\n" in path for path in paths):
         raise Unsupported("an output directory with a newline in its path")
@@ -114,7 +117,9 @@ def _with_state(manifest: str, program: Path, state: State | None) -> str:
               str(state.image_earlier) if state.image_earlier.is_file() else ""]
     if any("\n" in path for path in images):
         raise Unsupported("an output directory with a newline in its path")
-    lines = ["state", *paths, "image", *images, f"core-id {program.name}", "end", ""]
+    at, length = state.earlier_span or (0, 0)
+    lines = ["state", *paths, f"{at} {length}", "image", *images, f"core-id {program.name}",
+             "end", ""]
     return manifest.removesuffix("end\n") + "\n".join(lines)
 
 
@@ -170,6 +175,9 @@ class Unreadable(Exception):
 
 
 Phase = Callable[[str, float, int, str], None]  # name, seconds, count, unit
+# Asked once the data's size is known: where to write the data, (a file, the offset in it),
+# the file made ready for it (cc.EarlyServer.place); None: to its own file, data_file.
+Where = Callable[[int], "tuple[Path, int] | None"]
 Along = Callable[[str, int, int, str], None]  # name, done, total, unit
 
 
@@ -179,7 +187,8 @@ def bake(config: ZoneSetConfig, data_file: Path, cache: bool = True,
          on_record: Callable[[], None] = lambda: None,
          write_signed: dict[int, Path] | None = None,
          last_good: dict[int, Path] | None = None, keep: dict[int, Path] | None = None,
-         on_along: Along = lambda *_: None, state: State | None = None) -> Baked:
+         on_along: Along = lambda *_: None, state: State | None = None,
+         into: Where | None = None) -> Baked:
     """Write the set's blob to data_file; raise CompileError when the zones have errors (with
     every diagnostic), Unsupported when the core cannot compile the set. `cache`: keep the
     core's executable in the cache if it has to be compiled. `on_phase` hears of each of the
@@ -197,7 +206,8 @@ def bake(config: ZoneSetConfig, data_file: Path, cache: bool = True,
     `last_good`: zones to compile from their last good copy's records instead of their files;
     `keep`: where to keep the records of zones without errors, as their last good copy
     (keepgoing.py). `state`: where the build's state goes, and the earlier build's to build
-    over (State; the core's layout/reuse.c)."""
+    over (State; the core's layout/reuse.c). `into`: where the data goes instead, once its
+    size is known (Where)."""
     records: dict[int, Path] = dict(last_good or {})
     keep = keep or {}
     unreadable: dict[int, list[Diagnostic]] = {}
@@ -222,9 +232,11 @@ def bake(config: ZoneSetConfig, data_file: Path, cache: bool = True,
                 _prepare_signed(signer.write_signed.values())
                 try:
                     if not unreadable:
-                        baked = _run_once(program, _with_state(manifest, program, state),
-                                          config, data_file, on_phase,
-                                          (verify, cache), signer, on_along)
+                        asked = _with_state(manifest, program, state)
+                        if into is not None:
+                            asked = asked.removesuffix("end\n") + "ask-where\nend\n"
+                        baked = _run_once(program, asked, config, data_file, on_phase,
+                                          (verify, cache), signer, on_along, into)
                         for path in keep.values():
                             _keep(_partial(path), path)
                         _publish_signed(signer.write_signed.values())
@@ -325,10 +337,12 @@ def _sign(signer: Signer, count: int, on_along: Along) -> None:
 
 def _run_once(program: Path, manifest: str, config: ZoneSetConfig, data_file: Path,
               on_phase: Phase, verified: tuple[Path, Path | None], signer: Signer,
-              on_along: Along = lambda *_: None) -> Baked:
+              on_along: Along = lambda *_: None, into: Where | None = None) -> Baked:
     """One run of the core's program; the signatures it asks for are made (signing.py), and
-    those it writes out to check are verified meanwhile (signatures.py)."""
+    those it writes out to check are verified meanwhile (signatures.py). Where it asks where
+    the data goes, `into` says."""
     diagnostics: list[tuple[int, Diagnostic]] = []
+    where = (data_file, 0)
     verifier = ThreadPoolExecutor(1)
     verifying: Future | None = None
     with tempfile.NamedTemporaryFile("w", prefix="zonebake-manifest-", suffix=".txt") as m:
@@ -348,6 +362,14 @@ def _run_once(program: Path, manifest: str, config: ZoneSetConfig, data_file: Pa
                 elif line.startswith("sign "):  # the core waits for the signatures
                     _sign(signer, int(line.split()[1]), on_along)
                     process.stdin.write("signed\n")
+                    process.stdin.flush()
+                elif line.startswith("layout "):  # the core waits for the answer
+                    place = into(int(line.split()[1])) if into is not None else None
+                    if place is not None:
+                        where = place
+                        process.stdin.write(f"into {place[1]} {place[0]}\n")
+                    else:
+                        process.stdin.write("alone\n")
                     process.stdin.flush()
                 elif line.startswith("signatures "):
                     count = int(line.split()[1])
@@ -388,7 +410,7 @@ def _run_once(program: Path, manifest: str, config: ZoneSetConfig, data_file: Pa
         raise Unsupported(f"cannot compile the zone set: {reason}")
     if returncode != 0:
         raise Failed(f"the compiler's core failed (exit {returncode}): {message}")
-    return Baked(_layout(config, data_file), tuple(d for _, d in diagnostics))
+    return Baked(_layout(config, *where), tuple(d for _, d in diagnostics))
 
 
 # runtime/zonedata.h: struct zb_head, struct zb_zone_numbers.
@@ -396,16 +418,17 @@ HEAD = struct.Struct("<QQIIIIIIIIII8x")
 ZONE_NUMBERS = struct.Struct("<IIq")
 
 
-def _layout(config: ZoneSetConfig, data_file: Path) -> Layout:
-    """The layout the core wrote into the data's head."""
+def _layout(config: ZoneSetConfig, data_file: Path, at: int) -> Layout:
+    """The layout the core wrote into the data's head, AT in DATA_FILE."""
     try:
         with open(data_file, "rb") as data:
+            data.seek(at)
             head = data.read(HEAD.size)
             (size, seed, groups_off, ngroups, group_mask, nanswers, _, signed_nodes,
              zones_off, nzones, chaos_off, nchaos) = HEAD.unpack(head)
-            data.seek(zones_off)
+            data.seek(at + zones_off)
             zones = [ZONE_NUMBERS.unpack(data.read(ZONE_NUMBERS.size)) for _ in range(nzones)]
-            data.seek(chaos_off)
+            data.seek(at + chaos_off)
             chaos = struct.unpack(f"<{nchaos}I", data.read(4 * nchaos))
     except (OSError, struct.error) as exc:  # the core's file: a bug of ours
         raise Failed(f"cannot read the data's head: {exc}") from None

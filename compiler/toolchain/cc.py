@@ -9,15 +9,18 @@ so no object (and no binary) depends on where the checkout, the output directory
 cache is.
 
 The data, hundreds of MiB for a large zone set, is not assembled and linked: the link has a
-one-byte placeholder, and elfsplice.py copies zonedata.bin into the linked file, the same bytes
-as the assembler and the linker would write with one copy of the data instead of two. Where
-elfsplice refuses the linked file, they do it all. zonedata.c holds the set's configuration
-alone (the layout's numbers are in the data's head): the compile and the link run while the
-core runs (EarlyServer), and their result is cached, so that a rebuild of the set compiles
-and links nothing."""
+one-byte placeholder, and the core writes the data straight into the server's file, between
+the linked file's head and tail as elfsplice.py lays them out: the same bytes as the
+assembler and the linker would write, with the data written once and never copied. Where
+elfsplice refuses the linked file, the core writes zonedata.bin, and the assembler and the
+linker do it all. zonedata.c holds the set's
+configuration alone (the layout's numbers are in the data's head): the compile and the link
+run while the core runs (EarlyServer), and their result is cached, so that a rebuild of the
+set compiles and links nothing."""
 
 from __future__ import annotations
 
+import mmap
 import os
 import shlex
 import shutil
@@ -123,14 +126,17 @@ LINKED = "zonebake-server"  # a linked entry's file (objcache.py): the server le
 
 def compile_server(zonedata_c: Path, output: Path, splice: bool = True,
                    data_ready: Callable[[], None] = lambda: None,
-                   compiled_as: Path | None = None, prepared: Prepared | None = None) -> None:
+                   compiled_as: Path | None = None, prepared: Prepared | None = None,
+                   offer: Callable[[Path, Path], bool] | None = None) -> None:
     """Link the responder with a one-byte placeholder for zonedata.bin and splice the data in
     (elfsplice.py). Where the linked file is not what elfsplice knows, or `splice` is False,
     the assembler and the linker copy the data in, as a manual build does: the same binary.
     `data_ready` returns once zonedata.bin is there, beside zonedata.c: the compile and the
     link before it need only zonedata.c. `compiled_as`: the directory a sanitizer build's
     debug information names for zonedata.c, when it is compiled elsewhere. `prepared`: what
-    prepare_runtime found, if it ran.
+    prepare_runtime found, if it ran. `offer` is handed the linked file and the server's
+    temporary file, and returns True once the data is written into the latter (EarlyServer);
+    False: the data is zonedata.bin, once `data_ready` returns.
 
     zonedata.c holds the configuration alone, so the placeholder's link is cached too (next
     to the runtime's objects, with the system files it read): a rebuild of the same set
@@ -176,8 +182,10 @@ def compile_server(zonedata_c: Path, output: Path, splice: bool = True,
                         if cached is not None:
                             entry = _store_linked(link_key, linking, trace, objects)
                     linked = entry / LINKED if entry is not None else linking / LINKED
-                    data_ready()
-                    spliced = _splice(linked, data, temporary)
+                    spliced = offer is not None and offer(linked, temporary)
+                    if not spliced:
+                        data_ready()
+                        spliced = _splice(linked, data, temporary)
             else:
                 data_ready()
             if not spliced:
@@ -227,44 +235,75 @@ class EarlyServer:
     """The server compiled and linked while the core reads, checks and lays out the zones:
     zonedata.c holds the configuration alone (the layout's numbers are in the data's head),
     so it is known before the core runs. The compile runs in a directory of its own inside
-    OUTDIR, so that OUTDIR's files change only once the data is complete; zonedata.bin is
-    linked in beside it when it is."""
+    OUTDIR, so that OUTDIR's files change only once the server is complete.
+
+    The data is written once: once its size is known, the core asks where it goes (`place`),
+    and is given the server's temporary file, the linked placeholder's head and tail already
+    around a hole for it (elfsplice.prepare): it waits for the link if it has to (on a first
+    build, while the runtime compiles). Where the link failed or is not one elfsplice knows,
+    the core writes `data_file`, beside zonedata.c, which the assembler then links in."""
 
     def __init__(self, outdir: Path, pool: Executor, runtime: Future) -> None:
         self.outdir, self.pool, self.runtime = outdir, pool, runtime
         self.future: Future | None = None
         self.zonedata_text: str | None = None  # once rendered
+        self._linked: tuple[Path, Path] | None = None  # the placeholder's link, the server's
+        self._offered = threading.Event()  # _linked is set, or will never be
         self._data = threading.Event()
+        self._into = False  # the core was given the server's file
         self._abandoned = False
+        self.scratch = Path(tempfile.mkdtemp(prefix=".zonebake-cc-", dir=self.outdir))
+        self.data_file = self.scratch / "zonedata.bin"
 
     def start(self, render: Callable[[], str]) -> None:
         """Render zonedata.c (`render`) and compile the server, on the pool."""
-        self.scratch = Path(tempfile.mkdtemp(prefix=".zonebake-cc-", dir=self.outdir))
         self.future = self.pool.submit(self._compile, render)
 
     def _compile(self, render: Callable[[], str]) -> None:
-        if self._abandoned:  # before it began: a build that failed early waits for nothing
-            raise Abandoned
-        zonedata_c = self.scratch / "zonedata.c"
-        text = render()
-        zonedata_c.write_text(text, encoding="ascii")
-        self.zonedata_text = text
-        compile_server(zonedata_c, self.outdir / "zonebake-server",
-                       data_ready=self._wait_for_data, compiled_as=self.outdir.absolute(),
-                       prepared=self.runtime.result())
+        try:
+            if self._abandoned:  # before it began: a build that failed early waits for nothing
+                raise Abandoned
+            zonedata_c = self.scratch / "zonedata.c"
+            text = render()
+            zonedata_c.write_text(text, encoding="ascii")
+            self.zonedata_text = text
+            compile_server(zonedata_c, self.outdir / "zonebake-server",
+                           data_ready=self._wait_for_data, compiled_as=self.outdir.absolute(),
+                           prepared=self.runtime.result(), offer=self._offer)
+        finally:
+            self._offered.set()
+
+    def _offer(self, linked: Path, temporary: Path) -> bool:
+        """The link is done: `place` may hand the core TEMPORARY. True once the core has
+        written the data there."""
+        self._linked = linked, temporary
+        self._offered.set()
+        self._wait_for_data()
+        return self._into
+
+    def place(self, size: int) -> tuple[Path, int] | None:
+        """Where the core writes SIZE octets of data (run.Where): the server's temporary
+        file, made ready, and the offset; None: data_file. Waits for the link."""
+        self._offered.wait()
+        if self._linked is None or self._abandoned:
+            return None
+        linked, temporary = self._linked
+        try:
+            at = elfsplice.prepare(linked, temporary, size)
+        except (elfsplice.Refused, OSError):
+            return None
+        if at % mmap.PAGESIZE or "\n" in str(temporary):  # the core maps it; a line says it
+            return None
+        self._into = True
+        return temporary, at
 
     def _wait_for_data(self) -> None:
         self._data.wait()
         if self._abandoned:
             raise Abandoned
-        data, beside = self.outdir / "zonedata.bin", self.scratch / "zonedata.bin"
-        try:
-            os.link(data, beside)
-        except OSError:
-            beside.symlink_to(data)
 
     def data_written(self) -> None:
-        """OUTDIR/zonedata.bin is complete: splice it in."""
+        """The core is done: the data is in the server's file, or in data_file."""
         self._data.set()
 
     def finish(self) -> None:
@@ -278,10 +317,11 @@ class EarlyServer:
     def abandon(self) -> None:
         """No data is coming (the core failed, or the zones have errors): stop, and leave
         nothing."""
-        if self.future is None:
-            return
         self._abandoned = True
         self._data.set()
+        if self.future is None:
+            shutil.rmtree(self.scratch, ignore_errors=True)
+            return
         try:
             self.finish()
         except Exception:  # whatever it was, the build that follows compiles the server again

@@ -1,10 +1,12 @@
-"""Put zonedata.bin into a server linked with a one-byte placeholder for it: the result is the
+"""Put the data into a server linked with a one-byte placeholder for it: the result is the
 file the linker writes when it reads the data itself, byte for byte.
 
 Why: the data is most of the binary (441 MiB for a million names). Through the assembler
 and the linker it is copied twice, into an object and then into the binary, which was most of
-the cc stage. Linked with a placeholder instead, the link is small and the data is copied
-once, by the kernel (copy_file_range), never through Python.
+the cc stage. Linked with a placeholder instead, the link is small, and `prepare` writes the
+server's file but for the data, a hole the core writes the data into: the data is written
+once, never copied. `splice` copies a zonedata.bin in instead (by the kernel,
+copy_file_range), where the data came alone. `span` finds the data in a server again.
 
 What makes it possible: cc.py links the data's section (SECTION) at an address far above the
 rest of the program, and GNU ld then gives it a PT_LOAD segment of its own, the last one, at
@@ -60,18 +62,55 @@ class Refused(Exception):
 def splice(linked: Path, data: Path, output: Path) -> None:
     """Write OUTPUT: LINKED (read whole: it is small) with the contents of its SECTION replaced
     by DATA's."""
-    image = linked.read_bytes()
     size = os.stat(data).st_size
-    head, tail = _rebuild(image, size)
-    descriptor = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    at = prepare(linked, output, size)
+    descriptor = os.open(output, os.O_WRONLY)
     try:
         with open(data, "rb") as source:
-            _write(descriptor, head)
+            os.lseek(descriptor, at, os.SEEK_SET)
             _copy(source.fileno(), descriptor, size)
-            _write(descriptor, tail)
+    finally:
+        os.close(descriptor)
+
+
+def prepare(linked: Path, output: Path, size: int) -> int:
+    """Write OUTPUT as `splice` would for data of SIZE octets, but for the data itself: where
+    it goes, the returned offset, is left a hole (zeros) for the core to write the data into
+    (the build's layout, cc.EarlyServer), so that it is written once, never copied."""
+    head, tail = _rebuild(linked.read_bytes(), size)
+    descriptor = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        _write(descriptor, head)
+        os.lseek(descriptor, len(head) + size, os.SEEK_SET)
+        _write(descriptor, tail)
     finally:
         os.close(descriptor)
     shutil.copymode(linked, output)  # executable, as the linker made it
+    return len(head)
+
+
+def span(binary: Path) -> tuple[int, int]:
+    """Where SECTION's contents lie in BINARY, (offset, length), its headers alone read: the
+    data of a server, which the next build copies what it can from (the core's reuse.c)."""
+    with open(binary, "rb") as file:
+        header = Header._make(_unpack(EHDR, file.read(EHDR.size), 0))
+        if not header.ident.startswith(ELF64_LE) or header.shentsize != SHDR.size or \
+                not 0 < header.shstrndx < header.shnum < SHN_LORESERVE:
+            raise Refused("not an ELF64 little-endian file with section headers")
+        file.seek(header.shoff)
+        table = file.read(header.shnum * SHDR.size)
+        sections = [Section._make(_unpack(SHDR, table, i * SHDR.size))
+                    for i in range(header.shnum)]
+        names = sections[header.shstrndx]
+        file.seek(names.offset)
+        strings = file.read(names.size)
+        size = os.fstat(file.fileno()).st_size
+    ours = [s for s in sections
+            if strings[s.name:strings.find(b"\0", s.name)] == SECTION.encode()]
+    if len(ours) != 1 or ours[0].type == SHT_NOBITS or \
+            ours[0].offset + ours[0].size > size:
+        raise Refused(f"no {SECTION} in the file")
+    return ours[0].offset, ours[0].size
 
 
 def _rebuild(image: bytes, size: int) -> tuple[bytes, bytes]:

@@ -15,6 +15,7 @@ import dns.rdatatype
 import pytest
 
 from conftest import LOG_LINE, Server, build_set
+from zonebake.toolchain import elfsplice
 
 HOSTS = 24_000  # about 3 MiB of compiled data
 HUGE_PAGE = 2 << 20
@@ -40,7 +41,7 @@ def large_set(tmp_path_factory) -> tuple[Path, int]:
     lines += [f"host{i} A 10.{i >> 16 & 255}.{i >> 8 & 255}.{i & 255}" for i in range(HOSTS)]
     zone.write_text("\n".join(lines) + "\n")
     binary = build_set(work / "out", "--zone", f"big.example.={zone}")
-    return binary, (work / "out" / "zonedata.bin").stat().st_size
+    return binary, elfsplice.span(binary)[1]
 
 
 def next_message(server: Server, timeout: float) -> str | None:

@@ -25,14 +25,19 @@ for source in compiler/core/*.c compiler/core/*/*.c; do
 	[ "$source" = compiler/core/main.c ] || core+=("$source")
 done
 options=()
+# The set built, and its data taken out of the server for the harness to include (.incbin).
+build_set() {
+	"$python" -m zonebake build -c tests/fuzz/fuzz.toml -o "$out"
+	objcopy -O binary --only-section=.zonedata "$out/zonebake-server" "$out/zonedata.bin"
+}
 case $target in
 respond)
-	"$python" -m zonebake build -c tests/fuzz/fuzz.toml -o "$out"
+	build_set
 	clang "${cflags[@]}" -Iruntime "-Wa,-I$out" "${runtime[@]}" "$out/zonedata.c" \
 		tests/fuzz/fuzz_respond.c -o "$out/fuzz_respond"
 	;;
 frame)
-	"$python" -m zonebake build -c tests/fuzz/fuzz.toml -o "$out"
+	build_set
 	clang "${cflags[@]}" -Iruntime "-Wa,-I$out" "${runtime[@]}" "$out/zonedata.c" \
 		runtime/transport/xdp/frame.c tests/fuzz/fuzz_frame.c -o "$out/fuzz_frame"
 	options=(-max_len=4097) # a control octet and a 4096-octet UMEM frame

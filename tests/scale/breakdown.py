@@ -2,7 +2,7 @@
 Knot's): the answers with DO clear, with DO set, those both share, the answers to ANY over
 TCP, the nodes and type entries, the names, the denial region (NSEC/NSEC3 chains with their
 signatures, the tables that find them) and the rest (the pilots, the groups' table, padding).
-Read back from OUTDIR/zonedata.bin as tests/blob.py reads it, each answer counted once per
+Read back from the data inside OUTDIR/zonebake-server as tests/blob.py reads it, each answer counted once per
 group's region as it is stored.
 
     .venv/bin/python tests/scale/breakdown.py OUTDIR
@@ -18,7 +18,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent)]
-from blob import ALIAS, ANSWER, GROUP, HEAD, NODE, TYPE_ENTRY, head  # noqa: E402
+from blob import ALIAS, ANSWER, GROUP, HEAD, NODE, TYPE_ENTRY, Head, server_data  # noqa: E402
 
 ANY_OVER_TCP = 0  # runtime/zonedata.h: ZB_KEY_ANY_OVER_TCP
 MISS_NODE = 1
@@ -37,8 +37,8 @@ def answer_size(data: bytes, at: int) -> int:
 
 
 def breakdown(outdir: Path) -> Counter:
-    data = (outdir / "zonedata.bin").read_bytes()
-    n = head(outdir / "zonedata.bin")
+    data = server_data(outdir / "zonebake-server")
+    n = Head._make(HEAD.unpack_from(data))
     runs = 1 + n.signed_nodes
     octets: Counter = Counter()
     # After the head: the denial region, the CH answers, the zones' numbers.

@@ -61,6 +61,8 @@ import dns.message
 import dns.query
 import dns.rcode
 
+from zonebake.toolchain import elfsplice
+
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent), str(HERE.parent / "differential")]
 from breakdown import breakdown  # noqa: E402
@@ -238,8 +240,8 @@ def measure(title: str, zones: list[tuple[str, Path]], build_args: list[str], pr
             warm = wall
     zone_bytes = sum(path.stat().st_size for _, path in zones)
     binary = outdir / "zonebake-server"
-    print(f"sizes: zone files {zone_bytes / 2**20:.1f} MiB, zonedata.bin "
-          f"{(outdir / 'zonedata.bin').stat().st_size / 2**20:.1f} MiB, binary "
+    print(f"sizes: zone files {zone_bytes / 2**20:.1f} MiB, data "
+          f"{elfsplice.span(outdir / 'zonebake-server')[1] / 2**20:.1f} MiB, binary "
           f"{binary.stat().st_size / 2**20:.1f} MiB")
     times, rss_ours = exec_times(binary, probe)
     print(f"zonebake exec to first answer: median {statistics.median(times) * 1000:.1f} ms "
@@ -317,8 +319,8 @@ def measure_signed(zone: Path, workdir: Path, zonebake: str) -> None:
         figures[kind] = (wall, rss)
         print(f"compile ({kind}): {wall:.1f} s wall, peak RSS {rss} MiB; {summary}",
               flush=True)
-    print(f"sizes: zone file {signed.stat().st_size / 2**20:.1f} MiB, zonedata.bin "
-          f"{(outdir / 'zonedata.bin').stat().st_size / 2**20:.1f} MiB, binary "
+    print(f"sizes: zone file {signed.stat().st_size / 2**20:.1f} MiB, data "
+          f"{elfsplice.span(outdir / 'zonebake-server')[1] / 2**20:.1f} MiB, binary "
           f"{(outdir / 'zonebake-server').stat().st_size / 2**20:.1f} MiB", flush=True)
     knot = {}
     for kind, extra in (("validation on", "    dnssec-validation: on\n"),
@@ -444,8 +446,8 @@ def measure_signing(zone: Path, workdir: Path, zonebake: str) -> None:
     unsigned.write_text(text)
     print(f"rebuild after one changed record: {again:.1f} s wall, peak RSS {again_rss} MiB; "
           f"{summary}", flush=True)
-    print(f"sizes: zone file {zone.stat().st_size / 2**20:.1f} MiB, zonedata.bin "
-          f"{(outdir / 'zonedata.bin').stat().st_size / 2**20:.1f} MiB, binary "
+    print(f"sizes: zone file {zone.stat().st_size / 2**20:.1f} MiB, data "
+          f"{elfsplice.span(outdir / 'zonebake-server')[1] / 2**20:.1f} MiB, binary "
           f"{(outdir / 'zonebake-server').stat().st_size / 2**20:.1f} MiB", flush=True)
     server = outdir / "zonebake-server"
     print(f"exec to first answer (median of 5, ms; * over {EXEC_TARGET * 1000:.0f}): cold "

@@ -13,7 +13,7 @@ from pathlib import Path
 import dns.rdatatype
 import pytest
 
-from conftest import ROOT, ZONES, Server, build_set
+from conftest import ROOT, ZONES, Server, build_set, data_beside
 from zonebake.toolchain import cc, elfsplice
 
 # zonedata.bin sizes (bytes): 74,723 (3 past a multiple of 8), 1,320 (a multiple of 8, not of
@@ -59,9 +59,10 @@ def spliced_and_full(outdir: Path, splices: list[Path]) -> tuple[bytes, bytes]:
 @pytest.mark.parametrize("args", ZONE_SETS.values(), ids=ZONE_SETS.keys())
 def test_the_spliced_server_is_the_linked_one(args, tmp_path, splices):
     built = build_set(tmp_path, *args).read_bytes()
+    data_beside(tmp_path)
     spliced, full = spliced_and_full(tmp_path, splices)
     assert first_difference(spliced, full) is None
-    assert first_difference(built, full) is None  # `zonebake build` splices too
+    assert first_difference(built, full) is None  # `zonebake build` writes the data in
     assert len(full) > (tmp_path / "zonedata.bin").stat().st_size
 
 
@@ -85,6 +86,7 @@ def test_any_size_of_data(size, small_zonedata_c, tmp_path, splices):
 
 def test_the_spliced_server_answers(tmp_path, splices):
     binary = build_set(tmp_path, "--zone", f"example.={ZONES / 'example.zone'}")
+    data_beside(tmp_path)
     cc.compile_server(tmp_path / "zonedata.c", binary)
     assert splices == [binary.with_name(f".{binary.name}.tmp")]
     server = Server(binary)
@@ -99,6 +101,7 @@ def test_the_spliced_server_answers(tmp_path, splices):
 
 def test_a_refusal_falls_back_to_the_full_link(tmp_path, monkeypatch):
     build_set(tmp_path, *ZONE_SETS["one small zone"])
+    data_beside(tmp_path)
     compiles = []
     real_run = cc.run
 
@@ -124,6 +127,7 @@ def test_a_refusal_falls_back_to_the_full_link(tmp_path, monkeypatch):
 def test_a_data_section_linked_among_the_rest_is_refused(tmp_path, monkeypatch):
     """As the manual build links it: after .rodata, in the read-only segment with it."""
     build_set(tmp_path, *ZONE_SETS["one small zone"])
+    data_beside(tmp_path)
     refusals = []
     real_splice = elfsplice.splice
 
@@ -146,6 +150,7 @@ def test_a_data_section_linked_among_the_rest_is_refused(tmp_path, monkeypatch):
 def placeholder_server(tmp_path, monkeypatch) -> Path:
     """A server as linked with the placeholder, before the splice: a copy of it."""
     build_set(tmp_path, *ZONE_SETS["one small zone"])
+    data_beside(tmp_path)
     copy = tmp_path / "linked"
     real_splice = elfsplice.splice
 

@@ -25,7 +25,7 @@ def _replaces_the_last_one(tmp_path, name: str) -> None:
 
 
 def test_a_file_takes_the_place_of_the_last_one(tmp_path):
-    _replaces_the_last_one(tmp_path, "zonedata.bin")
+    _replaces_the_last_one(tmp_path, "zonedata.state")
 
 
 def test_a_file_where_there_was_none(tmp_path):

@@ -10,7 +10,7 @@ import subprocess
 
 import dns.rcode
 
-from conftest import Server, build_set
+from conftest import Server, build_set, data_beside
 from zonebake.toolchain import cc
 
 
@@ -26,11 +26,11 @@ def test_a_changed_zone_leaves_zonedata_c_as_it_was(tmp_path):
     write_zone(zone, 1, 3)
     binary = build_set(tmp_path / "out", "--zone", f"head.example.={zone}")
     before = (tmp_path / "out" / "zonedata.c").read_bytes()
-    size_before = (tmp_path / "out" / "zonedata.bin").stat().st_size
+    size_before = data_beside(tmp_path / "out").stat().st_size
     write_zone(zone, 2, 300)  # more names: other groups, another size, another serial
     build_set(tmp_path / "out", "--zone", f"head.example.={zone}")
     assert (tmp_path / "out" / "zonedata.c").read_bytes() == before
-    assert (tmp_path / "out" / "zonedata.bin").stat().st_size > size_before
+    assert data_beside(tmp_path / "out").stat().st_size > size_before
     shown = subprocess.run([str(binary), "--version"], capture_output=True, text=True,
                            timeout=10)
     assert shown.returncode == 0 and shown.stdout.splitlines()[1:] == ["head.example. serial 2"]
@@ -46,8 +46,8 @@ def test_a_changed_zone_leaves_zonedata_c_as_it_was(tmp_path):
 
 
 def test_data_made_for_another_set_is_refused_at_start(tmp_path):
-    """Linked by hand, one set's zonedata.c with another's zonedata.bin: the head's zones
-    are not zonedata.c's."""
+    """Linked by hand, one set's zonedata.c with another's data (taken out of its server):
+    the head's zones are not zonedata.c's."""
     one, two = tmp_path / "one.zone", tmp_path / "two.zone"
     write_zone(one, 1, 3)
     write_zone(two, 1, 3)
@@ -56,7 +56,7 @@ def test_data_made_for_another_set_is_refused_at_start(tmp_path):
     mixed = tmp_path / "mixed"
     mixed.mkdir()
     shutil.copy(tmp_path / "a" / "zonedata.c", mixed)
-    shutil.copy(tmp_path / "b" / "zonedata.bin", mixed)
+    data_beside(mixed, tmp_path / "b" / "zonebake-server")
     cc.compile_server(mixed / "zonedata.c", mixed / "zonebake-server")
     started = subprocess.run([str(mixed / "zonebake-server"), "--version"],
                              capture_output=True, text=True, timeout=10)

@@ -18,7 +18,7 @@ import dns.flags
 import dns.message
 import pytest
 
-from conftest import ROOT, TESTS, run_zonebake
+from conftest import ROOT, TESTS, data_beside, run_zonebake
 from frames import (ANSWERED, CLIENT_PORT, CLIENT_V4, CLIENT_V6, MTU, NOT_ANSWERED, PORT,
                     Q, ROOM, SERVER_V4, frame4, frame6, ones_sum, pseudo_header, query,
                     turned_around, udp, v4_udp)
@@ -34,6 +34,7 @@ def harness(tmp_path_factory) -> str:
     result = run_zonebake("build", "-c", str(TESTS / "zones" / "testset.toml"), "-o",
                           str(work))
     assert result.returncode == 0, result.stderr
+    data_beside(work)
     flags = ["-O1", "-g", "-fno-omit-frame-pointer", "-fsanitize=address,undefined",
              "-fno-sanitize-recover=all"] if os.environ.get("ZONEBAKE_SANITIZE") else ["-O2"]
     runtime = ROOT / "runtime"

@@ -32,12 +32,12 @@ static uint8_t *spilled[MAX_SPILLED];
 static size_t nspilled;
 
 /* A page the kernel cannot back (the disk is full) faults with SIGBUS, in this file or in
- * zonedata.bin's mapping (layout.c): say so, as a failure of the core's, and stop. */
+ * the data's mapping (layout.c): say so, as a failure of the core's, and stop. */
 static void out_of_space(int sig)
 {
 	(void)sig;
-	static const char message[] = "zonedata.bin, or the file holding the answers, cannot "
-				      "grow (no space left beside the output?)\n";
+	static const char message[] = "the server's data, or the file holding the answers, "
+				      "cannot grow (no space left beside the output?)\n";
 	if (write(2, message, sizeof message - 1) < 0)
 		_exit(EXIT_FAILED);
 	_exit(EXIT_FAILED);

@@ -270,3 +270,23 @@ const void *map_file(const char *path, size_t *len, int populate, int *keep_fd)
 	*len = st.st_size;
 	return map;
 }
+
+/* LEN octets of a file from AT, a multiple of the page size (the data inside a server:
+ * its segment's offset, ELF's p_offset, is one): mapped read-only, NULL where the file does
+ * not hold them. With keep_fd, as map_file. */
+const void *map_range(const char *path, uint64_t at, size_t len, int *keep_fd)
+{
+	int fd = path && len && at % (uint64_t)sysconf(_SC_PAGESIZE) == 0 ?
+		 open(path, O_RDONLY) : -1;
+	if (fd < 0)
+		return NULL;
+	struct stat st;
+	void *map = MAP_FAILED;
+	if (fstat(fd, &st) == 0 && (uint64_t)st.st_size >= at + len)
+		map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, (off_t)at);
+	if (keep_fd && map != MAP_FAILED)
+		*keep_fd = fd;
+	else
+		close(fd);
+	return map == MAP_FAILED ? NULL : map;
+}

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "bake.h"
@@ -52,7 +53,8 @@ static uint64_t align(uint64_t n, uint64_t to)
  * takes that way anywhere (the tests). */
 struct out {
 	uint8_t *map;
-	uint64_t at;      /* the file offset of the next octet put */
+	uint64_t at;      /* the blob's offset of the next octet put */
+	uint64_t base;    /* the blob's place in the file */
 	uint64_t size;
 	const char *path;
 	int in_memory;    /* `map` is anonymous memory, not the file's pages */
@@ -534,7 +536,7 @@ static void copy_reused(struct out *o, uint32_t g, const uint8_t *octets, uint32
 	int64_t earlier;
 	size_t left = size;
 	if (!o->in_memory && reused_file(g, &from, &earlier)) {
-		loff_t at = earlier, to = o->at;
+		loff_t at = earlier, to = o->base + o->at;
 		while (left) {
 			ssize_t n = copy_file_range(from, &at, o->fd, &to, left, 0);
 			if (n <= 0)
@@ -715,23 +717,25 @@ static void put_numbers(struct out *o)
 	}
 }
 
-void write_layout(const char *path, const struct phash *ph, const uint8_t *keys,
+void write_layout(const char *path, uint64_t base, const struct phash *ph, const uint8_t *keys,
 		  unsigned max_labels)
 {
-	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	int fd = open(path, base ? O_RDWR : O_RDWR | O_CREAT | O_TRUNC, 0644);
 	if (fd < 0)
 		fail("cannot create %s", path);
-	if (ftruncate(fd, total) != 0)
+	struct stat st;
+	if (base % (uint64_t)sysconf(_SC_PAGESIZE) != 0 || fstat(fd, &st) != 0 ||
+	    ((uint64_t)st.st_size < base + total && ftruncate(fd, base + total) != 0))
 		fail("cannot write %s", path);
 	void *map = getenv("ZONEBAKE_LAYOUT_IN_MEMORY") ? MAP_FAILED :
-		mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)base);
 	int in_memory = map == MAP_FAILED;
 	if (in_memory)
 		map = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (map == MAP_FAILED)
 		fail("out of memory (%llu octets, to lay out %s)", (unsigned long long)total, path);
 	struct out out = {.map = map, .size = total, .path = path, .in_memory = in_memory,
-			  .fd = fd};
+			  .fd = fd, .base = base};
 	struct out *o = &out;
 	put_head(o, ph, max_labels);
 	pad_to(o, denial_off);
@@ -755,14 +759,14 @@ void write_layout(const char *path, const struct phash *ph, const uint8_t *keys,
 	/* The TAIL's zeros are the file's own. A page the disk had no room for has
 	 * stopped the core already (SIGBUS, spill.c). */
 	for (uint64_t done = 0; in_memory && done < total;) {
-		ssize_t n = pwrite(fd, (uint8_t *)map + done, total - done, done);
+		ssize_t n = pwrite(fd, (uint8_t *)map + done, total - done, base + done);
 		if (n <= 0)
 			fail("cannot write %s", path);
 		done += n;
 	}
+	write_state(map, total, groups_off, ph->seed);
 	if (munmap(map, total) != 0 || close(fd) != 0)
 		fail("cannot write %s", path);
-	write_state(path, groups_off, ph->seed);
 	free(region_at);
 	free(region_size);
 	free(region_answers);

@@ -87,6 +87,7 @@ struct state_group {
 };
 
 static const char *new_state, *old_state, *old_blob;
+static uint64_t old_blob_at, old_blob_len;
 static uint64_t global = 0x7a6f6e6562616b65ull;  /* reuse_reset sets it again */
 static uint64_t early;  /* `global` when the manifest is read (reuse_early) */
 
@@ -98,6 +99,7 @@ static struct {
 	const struct state_zone *zones;
 	size_t state_len, blob_len;
 	const uint8_t *blob;
+	uint64_t blob_at;  /* where it lies in its file */
 	int blob_fd;
 } before = {.blob_fd = -1};
 
@@ -107,11 +109,14 @@ static uint8_t *reused;
 static uint32_t ngroups;
 static const uint32_t *layout_at, *layout_size, *layout_answers;
 
-void reuse_files(const char *state_out, const char *state_in, const char *blob_in)
+void reuse_files(const char *state_out, const char *state_in, const char *blob_in,
+		 uint64_t blob_at, uint64_t blob_len)
 {
 	new_state = state_out;
 	old_state = *state_in ? state_in : NULL;
 	old_blob = *blob_in ? blob_in : NULL;
+	old_blob_at = blob_at;
+	old_blob_len = blob_len;
 }
 
 int reuse_wanted(void)
@@ -156,7 +161,13 @@ static int map_before(void)
 	if (!old_state || !old_blob)
 		return 0;
 	before.head = map_file(old_state, &before.state_len, 0, NULL);
-	before.blob = map_file(old_blob, &before.blob_len, 0, &before.blob_fd);
+	if (old_blob_len) {
+		before.blob = map_range(old_blob, old_blob_at, old_blob_len, &before.blob_fd);
+		before.blob_len = old_blob_len;
+		before.blob_at = old_blob_at;
+	} else {
+		before.blob = map_file(old_blob, &before.blob_len, 0, &before.blob_fd);
+	}
 	const struct state_head *h = before.head;
 	if (!h || !before.blob || before.state_len < sizeof *h ||
 	    memcmp(h->magic, STATE_MAGIC, 8) != 0 || h->early != early ||
@@ -678,7 +689,7 @@ uint32_t reused_region(uint32_t g, const uint8_t **octets, uint32_t *nanswers)
 int reused_file(uint32_t g, int *fd, int64_t *at)
 {
 	*fd = before.blob_fd;
-	*at = before.groups[g].at;
+	*at = before.blob_at + before.groups[g].at;
 	return before.blob_fd >= 0;
 }
 
@@ -695,20 +706,15 @@ static void put_file(FILE *f, const void *p, size_t n, const char *path)
 		fail("cannot write %s", path);
 }
 
-void write_state(const char *blob_path, uint32_t groups_off, uint64_t seed)
+void write_state(const uint8_t *blob, uint64_t blob_len, uint32_t groups_off, uint64_t seed)
 {
 	if (!new_state)
 		return;
-	size_t blob_len;
-	const uint8_t *blob = map_file(blob_path, &blob_len, 0, NULL);
-	if (!blob)
-		fail("cannot read %s back", blob_path);
 	struct state_head h = {.global = global, .early = early, .seed = seed,
 			       .blob_size = blob_len, .table_digest = table_digest(blob, groups_off, ngroups),
 			       .ngroups = ngroups, .groups_off = groups_off,
 			       .nnames = name_states.n, .denial_len = denial_region.n};
 	memcpy(h.magic, STATE_MAGIC, 8);
-	munmap((void *)blob, blob_len);
 	FILE *f = fopen(new_state, "wb");
 	if (!f)
 		fail("cannot create %s", new_state);
@@ -758,6 +764,7 @@ void reuse_reset(void)
 	written_content = 0;
 	reused = NULL;
 	new_state = old_state = old_blob = NULL;
+	old_blob_at = old_blob_len = 0;
 	global = 0x7a6f6e6562616b65ull;
 	early = 0;
 	mapped = -1;

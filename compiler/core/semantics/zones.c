@@ -485,7 +485,7 @@ void check_zone(uint32_t zone, int lenient)
 }
 
 /* The records, once every answer is made: only the answers are read after. Their memory goes
- * back now, for the layout's pages of zonedata.bin to take: on this kind of machine (a VM)
+ * back now, for the layout's pages of the data to take: on this kind of machine (a VM)
  * pages the process has not had before cost more than the copying into them. */
 void release_records(void)
 {

@@ -18,7 +18,7 @@ import pytest
 
 from blob import Blob, head
 from buildsigned import build, signed_set
-from conftest import Server, build_set
+from conftest import Server, build_set, data_beside
 
 ZONE = """$ORIGIN example.com.
 $TTL 3600
@@ -48,7 +48,7 @@ def plain(tmp_path_factory):
                        f"example.com.={directory / 'example.com.zone'}")
     server = Server(binary)
     yield SimpleNamespace(out=directory / "out", server=server,
-                          blob=Blob.read(directory / "out" / "zonedata.bin",
+                          blob=Blob.read(data_beside(directory / "out"),
                                          head(directory / "out" / "zonedata.bin")))
     server.stop()
 
@@ -120,7 +120,7 @@ def test_signed_composed_answers_validate(tmp_path):
                                                   "@ SOA ns1 hostmaster 2"))
     made = build(toml, tmp_path / "out", "-q", epoch=1_795_000_000, cache=tmp_path / "cache")
     assert made.returncode == 0, made.stderr
-    blob = Blob.read(tmp_path / "out" / "zonedata.bin", head(tmp_path / "out" / "zonedata.bin"))
+    blob = Blob.read(data_beside(tmp_path / "out"), head(tmp_path / "out" / "zonedata.bin"))
     node = blob.nodes[dns.name.from_text("alias.example.com.")]
     twin = blob._typed(node + blob.node_size // 2)
     assert twin[dns.rdatatype.A].is_alias and twin[dns.rdatatype.TXT].is_alias

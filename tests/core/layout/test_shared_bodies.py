@@ -11,6 +11,7 @@ import dns.name
 
 from blob import ANSWER, Blob, head
 from buildsigned import ZONE, build, signed_set
+from conftest import data_beside
 
 MIN_SHARED = 16  # sharing.c: a shorter body keeps its own octets
 MAX_PREFIX, MAX_RUN = 64, 8  # sharing.c: the runs of a host's records looked in
@@ -89,7 +90,7 @@ def test_a_signed_zone_shares_its_signed_records(tmp_path):
     toml = signed_set(tmp_path, zone=ZONE + hosts)
     made = build(toml, tmp_path / "out", "-q", epoch=1_795_000_000, cache=tmp_path / "cache")
     assert made.returncode == 0, made.stderr
-    layout = head(tmp_path / "out" / "zonedata.bin")
+    layout = head(data_beside(tmp_path / "out"))
     assert layout.signed_nodes == 1
     blob = Blob.read(tmp_path / "out" / "zonedata.bin", layout)
     shared, total = stored_once(blob)

@@ -17,6 +17,7 @@ import pytest
 
 from blob import HEAD
 from buildsigned import ZONE, build, signed_set
+from conftest import data_beside
 
 NAMES = 20_000
 EPOCH = 1_795_000_000
@@ -36,7 +37,7 @@ def built(directory: Path, text: str, keys: Path | None, cache: Path) -> bytes:
     toml = signed_set(directory, zone=text, keys=keys)
     made = build(toml, directory / "out", "-q", epoch=EPOCH, cache=cache)
     assert made.returncode == 0, made.stderr
-    return (directory / "out" / "zonedata.bin").read_bytes()
+    return data_beside(directory / "out").read_bytes()
 
 
 def pages(data: bytes) -> list[bytes]:

@@ -1,0 +1,118 @@
+"""The build writes the data once, into the server (cc.EarlyServer.place): the core is given
+the server's temporary file, the placeholder's link around a hole the data's size, and no
+zonedata.bin is left beside it. The next build copies what it can from the data inside that
+server. Where elfsplice refuses the link, the data goes to a file of its own and is spliced
+or linked in: the same server."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from blob import server_data
+from conftest import ZONES, data_beside
+from zonebake import build
+from zonebake.config import zones_from_args
+from zonebake.progress import Progress
+from zonebake.toolchain import cc, elfsplice
+
+
+def write_zone(path: Path, hosts: int) -> None:
+    lines = ["$TTL 300", "@ SOA ns hostmaster 1 7200 900 1209600 300", "@ NS ns",
+             "ns A 192.0.2.1"]
+    lines += [f"host{i} A 10.0.{i >> 8}.{i & 255}" for i in range(hosts)]
+    path.write_text("\n".join(lines) + "\n")
+
+
+def build_into(outdir: Path, zone: Path) -> list[int]:
+    """`zonebake build` in this process; the counts of regions reused the core reported."""
+    progress = Progress(out=None)
+    build.build(zones_from_args([f"inside.example.={zone}"]), outdir, progress=progress)
+    return [detail.count for stage in progress.stages for detail in stage.details
+            if detail.name == "regions reused"]
+
+
+def assert_same_outputs(one: Path, other: Path) -> None:
+    """The same server (but where a sanitizer build's debug information names the directory
+    it was built in: then the same data inside it), zonedata.c and state."""
+    assert server_data(one / "zonebake-server") == server_data(other / "zonebake-server")
+    names = ["zonedata.c", "zonedata.state"]
+    if not os.environ.get("ZONEBAKE_SANITIZE"):
+        names.append("zonebake-server")
+    for name in names:
+        assert (one / name).read_bytes() == (other / name).read_bytes(), name
+
+
+@pytest.fixture
+def spies(monkeypatch):
+    """The calls of elfsplice's prepare (the core writes into the server) and splice."""
+    calls = {"prepare": [], "splice": []}
+    for name in calls:
+        real = getattr(elfsplice, name)
+
+        def spy(*args, real=real, name=name):
+            calls[name].append(args)
+            return real(*args)
+        monkeypatch.setattr(elfsplice, name, spy)
+    return calls
+
+
+def test_the_data_is_written_into_the_server_alone(tmp_path, spies):
+    zone = tmp_path / "inside.zone"
+    write_zone(zone, 600)
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "zonedata.bin").write_bytes(b"an earlier version's data")
+    assert build_into(tmp_path / "out", zone) == []  # nothing to build over
+    assert len(spies["prepare"]) == 1 and spies["splice"] == []
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
+        "zonebake-server", "zonedata.c", "zonedata.image", "zonedata.state"]
+    # The server the assembler and the linker make from zonedata.c and that data.
+    data = data_beside(tmp_path / "out")
+    cc.compile_server(tmp_path / "out" / "zonedata.c", tmp_path / "full", splice=False)
+    assert (tmp_path / "full").read_bytes() == \
+        (tmp_path / "out" / "zonebake-server").read_bytes()
+    at, length = elfsplice.span(tmp_path / "out" / "zonebake-server")
+    assert at % 4096 == 0 and length == data.stat().st_size
+
+
+def test_a_build_over_an_earlier_one_copies_from_its_server(tmp_path, spies):
+    zone = tmp_path / "inside.zone"
+    write_zone(zone, 3000)
+    build_into(tmp_path / "out", zone)
+    write_zone(zone, 3001)  # one name more
+    reused = build_into(tmp_path / "out", zone)
+    assert len(reused) == 1 and reused[0] > 0
+    build_into(tmp_path / "full", zone)
+    assert_same_outputs(tmp_path / "out", tmp_path / "full")
+    assert spies["splice"] == []
+    assert not list((tmp_path / "out").glob(".*"))  # no temporary file or directory left
+
+
+def test_an_earlier_server_without_its_data_gives_a_full_build(tmp_path):
+    zone = tmp_path / "inside.zone"
+    write_zone(zone, 3000)
+    build_into(tmp_path / "out", zone)
+    shutil.copy(ZONES / "example.zone", tmp_path / "out" / "zonebake-server")  # not ELF
+    write_zone(zone, 3001)
+    assert build_into(tmp_path / "out", zone) == []  # no region copied
+    build_into(tmp_path / "full", zone)
+    assert_same_outputs(tmp_path / "out", tmp_path / "full")
+
+
+def test_a_link_elfsplice_refuses_gets_the_data_from_its_own_file(tmp_path, monkeypatch,
+                                                                    spies):
+    zone = tmp_path / "inside.zone"
+    write_zone(zone, 600)
+    build_into(tmp_path / "written", zone)
+
+    def refuse(*_):
+        raise elfsplice.Refused("for the test")
+    monkeypatch.setattr(elfsplice, "prepare", refuse)
+    build_into(tmp_path / "out", zone)
+    assert len(spies["splice"]) == 1  # refused too: the assembler and the linker did it
+    assert_same_outputs(tmp_path / "out", tmp_path / "written")
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
+        "zonebake-server", "zonedata.c", "zonedata.image", "zonedata.state"]
