@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from randomsets import zone_set
-from zonebake.config import ZoneSetConfig
+from zonebake.config import ZoneSetConfig, zones_from_args
 from zonebake.core import run as core
 from zonebake.errors import CompileError
 
@@ -154,3 +154,36 @@ def test_a_set_of_several_zones_keeps_no_image(tmp_path):
     outputs, over_image = bake(several, tmp_path / "out")
     assert outputs is not None and not over_image
     assert not (tmp_path / "out" / "zonedata.image").exists()
+
+
+def test_an_image_written_in_place_is_read_over_again(tmp_path):
+    """A build over an image writes what changed into it in place (image.c,
+    update_in_place), and digests the image so written: the next build takes it, edit after
+    edit, at either end of its parts and in the middle, and writes what reading the whole
+    file writes. (Otherwise a wrong digest would only make every other build read the whole
+    file, which the chains above would not notice.)"""
+    path = tmp_path / "big.zone"
+    head = ["$TTL 300", "@ SOA ns hostmaster 1 7200 900 1209600 300", "@ NS ns",
+            "ns A 192.0.2.1"]
+    lines = head + [f"host{i:05} A 10.{i >> 16}.{i >> 8 & 255}.{i & 255}"
+                    for i in range(60000)]  # its text, lines and records: MiBs each
+    config = zones_from_args([f"big.example.={path}"])
+    edits = [
+        ("an address in the middle", lambda ls: ls[:30004] + ["host30000 A 192.0.2.9"] +
+         ls[30005:]),
+        ("a name added in the middle", lambda ls: ls[:20000] + ["added A 192.0.2.10"] +
+         ls[20000:]),
+        ("an address at the end", lambda ls: ls[:-1] + ["host59999 A 192.0.2.11"]),
+        ("a name removed at the start", lambda ls: ls[:4] + ls[5:]),
+        ("a longer line at the start", lambda ls: ls[:5] + [ls[5] + " ; said"] + ls[6:]),
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    assert bake(config, tmp_path / "over")[1] is False  # a full build keeps the image
+    for step, (what, edit_lines) in enumerate(edits):
+        lines = edit_lines(lines)
+        path.write_text("\n".join(lines) + "\n")
+        over, over_image = bake(config, tmp_path / "over")
+        full, _ = bake(config, tmp_path / f"full{step}")
+        assert over_image, what
+        assert over == full, what
+        shutil.rmtree(tmp_path / f"full{step}")
