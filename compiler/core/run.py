@@ -118,9 +118,13 @@ def _with_state(manifest: str, program: Path, state: State | None) -> str:
     if any("\n" in path for path in images):
         raise Unsupported("an output directory with a newline in its path")
     at, length = state.earlier_span or (0, 0)
-    lines = ["state", *paths, f"{at} {length}", "image", *images, f"core-id {program.name}",
-             "end", ""]
-    return manifest.removesuffix("end\n") + "\n".join(lines)
+    return _with_lines(manifest, ["state", *paths, f"{at} {length}", "image", *images,
+                                  f"core-id {program.name}"])
+
+
+def _with_lines(manifest: str, lines: list[str]) -> str:
+    """The manifest with LINES before its `end`."""
+    return manifest.removesuffix("end\n") + "\n".join([*lines, "end", ""])
 
 
 @dataclass(frozen=True)
@@ -234,7 +238,7 @@ def bake(config: ZoneSetConfig, data_file: Path, cache: bool = True,
                     if not unreadable:
                         asked = _with_state(manifest, program, state)
                         if into is not None:
-                            asked = asked.removesuffix("end\n") + "ask-where\nend\n"
+                            asked = _with_lines(asked, ["ask-where"])
                         baked = _run_once(program, asked, config, data_file, on_phase,
                                           (verify, cache), signer, on_along, into)
                         for path in keep.values():

@@ -105,12 +105,11 @@ def span(binary: Path) -> tuple[int, int]:
         file.seek(names.offset)
         strings = file.read(names.size)
         size = os.fstat(file.fileno()).st_size
-    ours = [s for s in sections
-            if strings[s.name:strings.find(b"\0", s.name)] == SECTION.encode()]
-    if len(ours) != 1 or ours[0].type == SHT_NOBITS or \
-            ours[0].offset + ours[0].size > size:
+    ours = _ours(_names(strings, sections))
+    if len(ours) != 1 or sections[ours[0]].type == SHT_NOBITS or \
+            sections[ours[0]].offset + sections[ours[0]].size > size:
         raise Refused(f"no {SECTION} in the file")
-    return ours[0].offset, ours[0].size
+    return sections[ours[0]].offset, sections[ours[0]].size
 
 
 def _rebuild(image: bytes, size: int) -> tuple[bytes, bytes]:
@@ -125,8 +124,8 @@ def _rebuild(image: bytes, size: int) -> tuple[bytes, bytes]:
                 for i in range(header.phnum)]
     sections = [Section._make(_unpack(SHDR, image, header.shoff + i * SHDR.size))
                 for i in range(header.shnum)]
-    names = _names(image, sections, header.shstrndx)
-    ours = [i for i, name in enumerate(names) if name == SECTION.encode()]
+    table = sections[header.shstrndx]
+    ours = _ours(_names(image[table.offset:table.offset + table.size], sections))
     if len(ours) != 1:
         raise Refused(f"{len(ours)} sections named {SECTION}")
     data = sections[ours[0]]
@@ -185,9 +184,13 @@ def _tail(image: bytes, sections: list[Section], after: list[int], data: int,
     return bytes(tail)
 
 
-def _names(image: bytes, sections: list[Section], shstrndx: int) -> list[bytes]:
-    table = sections[shstrndx]
-    strings = image[table.offset:table.offset + table.size]
+def _ours(names: list[bytes]) -> list[int]:
+    """The indexes of the sections named SECTION."""
+    return [i for i, name in enumerate(names) if name == SECTION.encode()]
+
+
+def _names(strings: bytes, sections: list[Section]) -> list[bytes]:
+    """Each section's name, from the section name table's octets STRINGS."""
     names = []
     for section in sections:
         name_end = strings.find(b"\0", section.name)

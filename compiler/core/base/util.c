@@ -248,45 +248,36 @@ void join_beside(struct beside *b)
 	b->started = 0;  /* joined once: joining again does nothing */
 }
 
-/* A file mapped read-only whole, its pages read in at once with `populate` (a cache read at
- * random); NULL when it cannot be, or is empty. With keep_fd, its descriptor stays open
- * there (to copy from it by the kernel). */
-const void *map_file(const char *path, size_t *len, int populate, int *keep_fd)
+/* *LEN octets of a file from AT, a multiple of the page size (the data inside a server: its
+ * segment's offset, ELF's p_offset, is one), or with *LEN 0 all from AT on, which it sets:
+ * mapped read-only, its pages read in at once with `populate` (a cache read at random); NULL
+ * where the file does not hold them, or they are none. With keep_fd, its descriptor stays
+ * open there (to copy from it by the kernel). */
+const void *map_range(const char *path, uint64_t at, size_t *len, int populate, int *keep_fd)
 {
-	int fd = path ? open(path, O_RDONLY) : -1;
+	int fd = path && at % (uint64_t)sysconf(_SC_PAGESIZE) == 0 ? open(path, O_RDONLY) : -1;
 	if (fd < 0)
 		return NULL;
 	struct stat st;
 	void *map = MAP_FAILED;
-	if (fstat(fd, &st) == 0 && st.st_size > 0)
-		map = mmap(NULL, st.st_size, PROT_READ,
-			   MAP_PRIVATE | (populate ? MAP_POPULATE : 0), fd, 0);
-	if (keep_fd && map != MAP_FAILED)
-		*keep_fd = fd;
-	else
-		close(fd);
-	if (map == MAP_FAILED)
-		return NULL;
-	*len = st.st_size;
-	return map;
-}
-
-/* LEN octets of a file from AT, a multiple of the page size (the data inside a server:
- * its segment's offset, ELF's p_offset, is one): mapped read-only, NULL where the file does
- * not hold them. With keep_fd, as map_file. */
-const void *map_range(const char *path, uint64_t at, size_t len, int *keep_fd)
-{
-	int fd = path && len && at % (uint64_t)sysconf(_SC_PAGESIZE) == 0 ?
-		 open(path, O_RDONLY) : -1;
-	if (fd < 0)
-		return NULL;
-	struct stat st;
-	void *map = MAP_FAILED;
-	if (fstat(fd, &st) == 0 && (uint64_t)st.st_size >= at + len)
-		map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, (off_t)at);
+	if (fstat(fd, &st) == 0 && (uint64_t)st.st_size > at) {
+		uint64_t want = *len ? *len : (uint64_t)st.st_size - at;
+		if (at + want <= (uint64_t)st.st_size) {
+			map = mmap(NULL, want, PROT_READ, MAP_PRIVATE | (populate ? MAP_POPULATE : 0),
+				   fd, (off_t)at);
+			*len = want;
+		}
+	}
 	if (keep_fd && map != MAP_FAILED)
 		*keep_fd = fd;
 	else
 		close(fd);
 	return map == MAP_FAILED ? NULL : map;
+}
+
+/* A file mapped whole: map_range from its start. */
+const void *map_file(const char *path, size_t *len, int populate, int *keep_fd)
+{
+	*len = 0;
+	return map_range(path, 0, len, populate, keep_fd);
 }

@@ -161,13 +161,9 @@ static int map_before(void)
 	if (!old_state || !old_blob)
 		return 0;
 	before.head = map_file(old_state, &before.state_len, 0, NULL);
-	if (old_blob_len) {
-		before.blob = map_range(old_blob, old_blob_at, old_blob_len, &before.blob_fd);
-		before.blob_len = old_blob_len;
-		before.blob_at = old_blob_at;
-	} else {
-		before.blob = map_file(old_blob, &before.blob_len, 0, &before.blob_fd);
-	}
+	before.blob_len = old_blob_len;  /* 0: the whole file */
+	before.blob = map_range(old_blob, old_blob_at, &before.blob_len, 0, &before.blob_fd);
+	before.blob_at = old_blob_at;
 	const struct state_head *h = before.head;
 	if (!h || !before.blob || before.state_len < sizeof *h ||
 	    memcmp(h->magic, STATE_MAGIC, 8) != 0 || h->early != early ||
