@@ -98,8 +98,8 @@ def _refresh(config: ZoneSetConfig, progress: Progress, only, staging: Path | No
 def build(config: ZoneSetConfig, outdir: Path, lenient: bool = False,
           progress: Progress | None = None, write_signed: Path | None = None,
           keep_going: bool = False, fetched: Refreshed | None = None) -> Built:
-    """Compile the zone set into OUTDIR/zonedata.{bin,c,state} and OUTDIR/zonebake-server,
-    over the earlier build there (the core's layout/reuse.c); with
+    """Compile the zone set into OUTDIR/zonebake-server (its data inside) and
+    OUTDIR/zonedata.{c,state}, over the earlier build there (the core's layout/reuse.c); with
     `write_signed`, the zones the build signs as zone files there too (signing.py); with
     `keep_going`, without its broken zones or with their last good copies (keepgoing.py).
     Zones with a primary are first transferred when it has a newer serial (transfer.py),

@@ -47,8 +47,8 @@ def _parser() -> argparse.ArgumentParser:
                               "out of their validity period); a signature that fails against "
                               "a key of the apex stays an error")
     b.add_argument("-o", "--output", type=Path, required=True, metavar="OUTDIR",
-                   help="where to write zonebake-server and zonedata.{bin,c,state}; an "
-                   "earlier build there is built over")
+                   help="where to write zonebake-server and zonedata.{c,state}; an earlier "
+                   "build there is built over")
     b.add_argument("--keep-going", action="store_true",
                    help="build the set without its broken zones (or with the last good copy "
                         "of each, kept in OUTDIR by earlier --keep-going builds); exit status "

@@ -44,13 +44,14 @@ import binascii
 import functools
 import ipaddress
 import re
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import dns.name
+from typing import TYPE_CHECKING
 
 from .errors import UsageError
+
+if TYPE_CHECKING:
+    import dns.name
 
 DEFAULT_LISTEN = ("127.0.0.1:5300",)
 
@@ -92,17 +93,19 @@ class Primary:
 
 @dataclass(frozen=True)
 class ZoneSource:
-    origin: dns.name.Name
+    origin_text: str  # as dnspython writes the name (parse_origin)
     path: Path  # where to open the file
     display: str  # how to name the file in messages: as the user wrote it
     dnssec: SigningPolicy | None = None
     primary: Primary | None = None
 
     @functools.cached_property
-    def origin_text(self) -> str:
-        """str(origin), made once: dnspython's takes 10 µs, and a build of 10,000 zones
-        writes each origin in the manifest and in zonedata.c."""
-        return self.origin.to_text()
+    def origin(self) -> dns.name.Name:
+        """The origin as dnspython's Name, for the parts that use dnspython (the reader of
+        the forms the core leaves, transfers, keys). Made on first use: a build whose zones
+        the core reads does not import dnspython, a third of its start-up."""
+        import dns.name
+        return dns.name.from_text(self.origin_text)
 
 
 @dataclass(frozen=True)
@@ -158,20 +161,27 @@ class ZoneSetConfig:
     server: ServerDefaults = field(default_factory=ServerDefaults)
 
 
-# Letters, digits, '-', '_' and '*' in non-empty labels, ending in the root's dot.
-_PLAIN_ABSOLUTE = re.compile(r"(?:[A-Za-z0-9_*-]+\.)+")
+# Letters, digits, '-', '_' and '*' in non-empty labels; the root's dot at the end or not (a
+# name without is relative to the root, as dnspython and the peers take an origin).
+_PLAIN = re.compile(r"(?:[A-Za-z0-9_*-]+\.)*[A-Za-z0-9_*-]+\.?")
+MAX_LABEL, MAX_NAME = 63, 255  # octets (RFC 1035 §2.3.4), the name's in its wire form
 
 
-def parse_origin(text: str, where: str) -> dns.name.Name:
+def parse_origin(text: str, where: str) -> str:
+    """The origin as dnspython writes it (Name.to_text). A plain name within the lengths is
+    that already, with the root's dot, and is taken without dnspython: 10,000 zones are read
+    a tenth of a second faster, and a build of such zones does not import it. Any other is
+    read by dnspython, which also says why a bad one is refused."""
+    if _PLAIN.fullmatch(text):
+        absolute = text if text.endswith(".") else text + "."
+        if len(absolute) + 1 <= MAX_NAME and \
+                all(len(label) <= MAX_LABEL for label in absolute.split(".")):
+            return absolute
+    import dns.name
     try:
-        if _PLAIN_ABSOLUTE.fullmatch(text):
-            # The same Name as from_text's, which reads a character at a time: a tenth of a
-            # second for a provider's 10,000 zones. Name() checks the lengths as it does.
-            return dns.name.Name([label.encode() for label in text.split(".")])
-        origin = dns.name.from_text(text)
+        return dns.name.from_text(text).to_text()
     except Exception as exc:  # dnspython raises several types for bad names
         raise UsageError(f"{where}: bad zone origin {text!r}: {exc}") from None
-    return origin
 
 
 DNS_PORT = 53  # RFC 1035 §4.2: where an address names no port
@@ -261,6 +271,7 @@ def zones_from_args(specs: list[str]) -> ZoneSetConfig:
 
 
 def load_toml(path: Path) -> ZoneSetConfig:
+    import tomllib  # here: a build given --zone does without it
     try:
         with open(path, "rb") as f:
             doc = tomllib.load(f)
@@ -405,6 +416,7 @@ def parse_primary(entry: dict, where: str) -> Primary:
         raise UsageError(f"{where}: tsig: the secret is not base64") from None
     if not key:
         raise UsageError(f"{where}: tsig: the secret is empty")
+    import dns.name
     try:
         keyname = dns.name.from_text(name)
     except Exception as exc:  # dnspython raises several types for bad names
@@ -425,9 +437,11 @@ def _checked(config: ZoneSetConfig, where: str) -> ZoneSetConfig:
         raise UsageError(f"{where}: no zones given")
     seen = set()
     for zone in config.zones:
-        if zone.origin in seen:
-            raise UsageError(f"{where}: zone {zone.origin} is given twice")
-        seen.add(zone.origin)
+        # Lowercased, dnspython's text is its Name compared: only the letters A-Z are
+        # written as themselves and fold (RFC 4343 §2), every other octet has one spelling.
+        if zone.origin_text.lower() in seen:
+            raise UsageError(f"{where}: zone {zone.origin_text} is given twice")
+        seen.add(zone.origin_text.lower())
     # A NOTIFY names its key, not its zone's (follow.py): one name, one secret.
     keys: dict[dns.name.Name, TsigKey] = {}
     for zone in config.zones:

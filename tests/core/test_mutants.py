@@ -61,7 +61,7 @@ def test_a_mutant_reads_as_dnspython_reads_it(seed, tmp_path):
     source = SOURCES[seed % len(SOURCES)]
     path = tmp_path / source.path.name
     path.write_bytes(_mutate(source.path.read_bytes(), rng))
-    config = ZoneSetConfig((ZoneSource(source.origin, path, path.name),))
+    config = ZoneSetConfig((ZoneSource(source.origin_text, path, path.name),))
     fast = bake_outcome(config, tmp_path / "fast.bin")  # a failure of the core: core.Failed
     assert fast == bake_outcome(config, tmp_path / "dnspython.bin", dnspython_reads=True)
 
@@ -73,7 +73,7 @@ def test_a_mutant_is_read_the_same_on_one_thread_and_two(seed, tmp_path, monkeyp
     source = SOURCES[seed % len(SOURCES)]
     path = tmp_path / source.path.name
     path.write_bytes(_mutate(source.path.read_bytes(), rng))
-    config = ZoneSetConfig((ZoneSource(source.origin, path, path.name),))
+    config = ZoneSetConfig((ZoneSource(source.origin_text, path, path.name),))
     outcomes = []
     for threads in ("1", "2"):
         monkeypatch.setenv("ZONEBAKE_BAKE_THREADS", threads)

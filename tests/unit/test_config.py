@@ -1,5 +1,6 @@
 """Zone set configuration (compiler/config.py): the quick reading of plain origins gives
-what dnspython's from_text gives, and a bad origin is refused with the same reason; the
+what dnspython's from_text gives, as it writes it, and a bad origin is refused with the same
+reason; the same origin twice is refused, however it is spelled; the
 server's settings and a zone's dnssec table are read, or refused clearly."""
 
 from __future__ import annotations
@@ -9,20 +10,40 @@ from pathlib import Path
 import dns.name
 import pytest
 
-from zonebake.config import load_toml as load_config, parse_origin
+from zonebake.config import ZoneSource, load_toml as load_config, parse_origin, zones_from_args
 from zonebake.errors import UsageError
 
 ORIGINS = ["example.com.", "EXAMPLE.Com.", "a.b-c.d_e.*.x.", "x" * 63 + ".test.",
            ".".join(["a" * 63] * 3) + "." + "b" * 61 + ".", "example.com", ".", "@",
-           r"ex\.ample.com.", "ex\\065mple.com.", "bücher.example."]
-BAD = ["x" * 64 + ".test.", ".".join(["a" * 63] * 4) + ".", "a..b.", "..", ".a."]
+           r"ex\.ample.com.", "ex\\065mple.com.", "bücher.example.", "EXAMPLE.Com", "x" * 63,
+           ".".join(["a" * 63] * 3) + "." + "b" * 61, "*.x", "a-b_c"]
+BAD = ["x" * 64 + ".test.", ".".join(["a" * 63] * 4) + ".", "a..b.", "..", ".a.", "x" * 64,
+       ".".join(["a" * 63] * 3) + "." + "b" * 62, "a..b"]
 
 
 @pytest.mark.parametrize("text", ORIGINS)
 def test_an_origin_is_the_name_dnspython_reads(text):
     ours, theirs = parse_origin(text, "here"), dns.name.from_text(text)
-    assert ours == theirs
-    assert ours.labels == theirs.labels  # the spelling too, not only equal ignoring case
+    assert ours == theirs.to_text()  # the spelling too, not only equal ignoring case
+    zone = ZoneSource(ours, Path("z.zone"), "z.zone")
+    assert zone.origin == theirs and zone.origin.labels == theirs.labels
+
+
+@pytest.mark.parametrize("first,second", [("example.com.", "EXAMPLE.Com."),
+                                          ("example.com.", r"ex\097mple.com"),
+                                          (r"a\.b.test.", r"A\.B.test.")])
+def test_an_origin_given_twice_is_refused_however_spelled(first, second):
+    with pytest.raises(UsageError) as refused:
+        zones_from_args([f"{first}=a.zone", f"{second}=b.zone"])
+    again = dns.name.from_text(second)
+    assert str(refused.value) == f"command line: zone {again} is given twice"
+
+
+def test_origins_that_differ_in_an_escaped_octet_are_two_zones():
+    config = zones_from_args([r"a\.b.test.=a.zone", "a.b.test.=b.zone", r"\065.test.=c.zone",
+                              r"\193.test.=d.zone", r"\225.test.=e.zone"])
+    assert [z.origin_text for z in config.zones] == [r"a\.b.test.", "a.b.test.", "A.test.",
+                                                      r"\193.test.", r"\225.test."]
 
 
 @pytest.mark.parametrize("text", BAD)

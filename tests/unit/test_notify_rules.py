@@ -27,9 +27,9 @@ PRIMARY = "192.0.2.1#53000"
 
 def rules() -> Notifies:
     key = TsigKey("hmac-sha256", KEY, SECRET)
-    zones = (ZoneSource(SIGNED, None, "signed", primary=Primary("192.0.2.1", 53, key)),
-             ZoneSource(PLAIN, None, "plain", primary=Primary("2001:db8::1", 53)),
-             ZoneSource(dns.name.from_text("file.test."), None, "file"))
+    zones = (ZoneSource(SIGNED.to_text(), None, "signed", primary=Primary("192.0.2.1", 53, key)),
+             ZoneSource(PLAIN.to_text(), None, "plain", primary=Primary("2001:db8::1", 53)),
+             ZoneSource("file.test.", None, "file"))
     return Notifies(ZoneSetConfig(zones))
 
 

@@ -130,7 +130,7 @@ def lex(binary, zone, origin=ORIGIN) -> subprocess.CompletedProcess:
 
 
 def dnspython_reads(zone, origin=ORIGIN) -> list[tuple[int, int, str]]:
-    source = ZoneSource(dns.name.from_text(origin), zone, str(zone))
+    source = ZoneSource(dns.name.from_text(origin).to_text(), zone, str(zone))
     return [(r.rdata.rdtype, r.ttl, r.rdata.to_wire().hex())
             for r in parse_zone(source).records]
 
