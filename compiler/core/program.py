@@ -22,7 +22,7 @@ from typing import Iterator
 
 from ..errors import UsageError
 from ..toolchain import objcache
-from ..toolchain.cc import runtime_dir
+from ..toolchain.cc import compiler_identity, runtime_dir
 
 SOURCES = Path(__file__).resolve().parent
 CFLAGS = ["-std=gnu11", "-O2", "-pthread", "-Wall", "-Wextra"]
@@ -72,7 +72,7 @@ def _object_name(source: Path) -> str:
     return "-".join(source.relative_to(SOURCES).with_suffix(".o").parts)
 
 
-def _digest(cc: list[str], runtime: Path) -> str:
+def _digest(cc: list[str], runtime: Path, cache: bool) -> str:
     """What the executable depends on: its sources, the responder's headers, the compiler."""
     digest = hashlib.sha256(" ".join(cc + _cflags()).encode())
     for root, paths in ((SOURCES, _sources("*.[ch]")), (runtime, sorted(runtime.rglob("*.h")))):
@@ -80,9 +80,9 @@ def _digest(cc: list[str], runtime: Path) -> str:
             name = path.relative_to(root).as_posix()
             digest.update(name.encode() + b"\0" + path.read_bytes())
     try:
-        digest.update(subprocess.run([*cc, "--version"], capture_output=True).stdout)
-    except OSError as exc:
-        raise Failed(f"cannot run the C compiler {cc[0]!r}: {exc.strerror}") from None
+        digest.update(compiler_identity(cc, runtime, cache))
+    except UsageError as exc:
+        raise Failed(str(exc)) from None
     return digest.hexdigest()[:16]
 
 
@@ -122,7 +122,7 @@ def executable(cache: bool = True) -> Iterator[Path]:
     `cache` false (for `check`, which writes nothing) into a directory removed after."""
     cc = shlex.split(os.environ.get("CC", "cc"))
     runtime = runtime_dir()
-    name = f"core-{_digest(cc, runtime)}"
+    name = f"core-{_digest(cc, runtime, cache)}"
     directories = _directories()
     for directory in directories:
         if (directory / name).is_file():

@@ -13,10 +13,24 @@ if all of these still match, so an object cut short by a crash or a libc header 
 upgrade costs a compile, never a binary different from a cold build's. Entries appear by
 renaming a complete directory, so concurrent builds see all of one or none of it.
 
+Beside the manifest, `seen` keeps each file's identity and times (device, inode, size,
+modification and change times) when its digest last matched; a file whose stat still says
+the same is not read again. Writing a file, or renaming another over it as a package
+upgrade does, changes its change time, which no one can set back. A file changed within
+RACY seconds of its stat could keep the same times (they are coarse), so it is not kept
+there, as git keeps "racily clean" entries of its index: the next build reads it again.
+That spares a rebuild reading and digesting some 10 MiB (the objects, libc.a) on every run,
+a tenth of a second of CPU beside the core.
+
 The server linked with a placeholder for its data (cc.py) is an entry too, keyed by the
 objects' key and zonedata.c, which holds a zone set's configuration alone: its manifest names
 the system's files the link read as well (crt1.o, libc.a), so a rebuild of the set links
-nothing, and an upgraded libc costs one link. The LINKED_KEPT used last are kept."""
+nothing, and an upgraded libc costs one link. The LINKED_KEPT used last are kept.
+
+Small files are kept beside the entries too (`keep`, `read_kept`), each with its digest: the
+compiler's name for itself, which takes running it (cc.compiler_identity), and zonedata.c as
+rendered for a configuration (emit.render), which takes importing Jinja2. Each costs a
+rebuild 20-40 ms."""
 
 from __future__ import annotations
 
@@ -24,17 +38,25 @@ import hashlib
 import os
 import shutil
 import tempfile
+import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 MANIFEST = "manifest"
+SEEN = "seen"  # the files' stats when their digests last matched (see above)
+RACY = 2.0  # seconds: a file changed as recently as this before its stat is read again
 UNUSED_FOR = 7 * 24 * 3600  # seconds unused after which an entry is deleted
 # Linked servers (cc.py), one per zone set's configuration, a few MiB each: the most kept,
 # the least recently used deleted first.
 LINKED_PREFIX = "linked-"
 LINKED_KEPT = 16
+# Small files kept beside the entries (`keep`): the compiler's name for itself (cc.py), and
+# zonedata.c as rendered for a configuration (emit.py).
+COMPILER_PREFIX = "compiler-"
+RENDERED_PREFIX = "rendered-"
+KEPT_DIGEST = 32  # the SHA-256 a kept file begins with
 
 
 def cache_dir() -> Path | None:
@@ -80,9 +102,16 @@ def lookup(entry_key: str) -> Path | None:
         paths = [line.split(" ", 1)[1] for line in expected]
     except (OSError, UnicodeDecodeError, IndexError):
         expected, paths = [], []
-    if not expected or _manifest(entry, paths) != expected:
+    seen = _seen(entry)
+    stats = {path: _stat(entry / path) for path in paths}
+    unseen = [i for i, path in enumerate(paths) if stats[path] is None
+              or seen.get(path) != stats[path]]
+    if not expected or _manifest(entry, [paths[i] for i in unseen]) != \
+            [expected[i] for i in unseen]:
         _remove(entry)
         return None
+    if any(stats[paths[i]] is not None for i in unseen):  # some can be kept now
+        _write_seen(entry, stats)
     try:
         os.utime(entry)  # used now: pruning goes by the directory's time
     except OSError:
@@ -120,11 +149,13 @@ def store(entry_key: str, objects: Path, headers: list[str],
     if root is None or objects.parent != root:  # the cache could not be written
         return None
     names = sorted(p.name for p in objects.glob("*.o")) if files is None else files
+    stats = {path: _stat(objects / path) for path in names + headers}  # before the reads
     manifest = _manifest(objects, names + headers)
     if manifest is None:
         return None
     try:
         (objects / MANIFEST).write_text("".join(f"{line}\n" for line in manifest))
+        _write_seen(objects, stats)
         os.rename(objects, root / entry_key)
     except OSError:
         return None
@@ -142,6 +173,98 @@ def _manifest(entry: Path, paths: list[str]) -> list[str] | None:
         except OSError:
             return None
     return lines
+
+
+def remembered(parts: list[bytes], files: list[Path], make: Callable[[], bytes],
+               write: bool = True) -> bytes:
+    """What `make` gives (the compiler's name for itself, which takes running it), kept beside
+    the objects under a key of `parts` and the stats of `files`, the executables it comes
+    from: made again when one of them changes (see above), or when one is not a binary (a
+    wrapper script, which names nothing of what it runs). `write` false: only read (`zonebake
+    check` writes nothing)."""
+    stats = [_stat(path) if _is_binary(path) else None for path in files]
+    if None in stats:
+        return make()
+    name = COMPILER_PREFIX + key([*parts, *(s.encode() for s in stats)])
+    kept = read_kept(name)
+    if kept is None:
+        kept = make()
+        if write:
+            keep(name, kept)
+    return kept
+
+
+def read_kept(name: str) -> bytes | None:
+    """A file `keep` wrote, if it is there and whole; used now, as far as pruning goes."""
+    root = cache_dir()
+    try:
+        data = (root / name).read_bytes() if root is not None else b""
+    except OSError:
+        return None
+    digest, content = data[:KEPT_DIGEST], data[KEPT_DIGEST:]
+    if len(digest) < KEPT_DIGEST or hashlib.sha256(content).digest() != digest:
+        return None
+    try:
+        os.utime(root / name)
+    except OSError:
+        pass
+    return content
+
+
+def keep(name: str, content: bytes) -> None:
+    """Keep a small file in the cache under `name`, with its digest so that a damaged one is
+    not read back; written whole and renamed into place. Never fails a build."""
+    root = cache_dir()
+    if root is None:
+        return
+    temporary = root / f".{name}.{os.getpid()}.{threading.get_ident()}"
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        temporary.write_bytes(hashlib.sha256(content).digest() + content)
+        os.replace(temporary, root / name)
+    except OSError:
+        temporary.unlink(missing_ok=True)
+
+
+def _is_binary(path: Path) -> bool:
+    try:
+        with open(path, "rb") as f:
+            return f.read(4) == b"\x7fELF"
+    except OSError:
+        return False
+
+
+def _stat(path: Path) -> str | None:
+    """What says a file is the one its digest was taken of (see above), or None: missing, or
+    changed too recently for its times to tell."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    if time.time_ns() - st.st_ctime_ns < RACY * 1e9:
+        return None
+    return f"{st.st_dev} {st.st_ino} {st.st_size} {st.st_mtime_ns} {st.st_ctime_ns}"
+
+
+def _seen(entry: Path) -> dict[str, str]:
+    try:
+        lines = (entry / SEEN).read_text().splitlines()
+    except (OSError, UnicodeDecodeError):
+        return {}
+    return {path: stat for stat, _, path in (line.partition("\t") for line in lines)}
+
+
+def _write_seen(entry: Path, stats: dict[str, str | None]) -> None:
+    """Keep the stats taken before the digests matched; never fails (a cache that cannot be
+    written reads its files every time). Written whole and renamed over the last: concurrent
+    builds each leave a complete one."""
+    temporary = entry / f".{SEEN}.{os.getpid()}.{threading.get_ident()}"
+    try:
+        temporary.write_text("".join(f"{stat}\t{path}\n" for path, stat in stats.items()
+                                     if stat is not None))
+        os.replace(temporary, entry / SEEN)
+    except OSError:
+        temporary.unlink(missing_ok=True)
 
 
 def _prune(root: Path) -> None:

@@ -29,8 +29,9 @@ def build(outdir, cache, cc="cc", sanitize=False, zone=ZONE) -> subprocess.Compl
 
 
 def entries(cache) -> tuple[int, int]:
-    """The cache's entries of objects, and of linked servers."""
-    found = list((cache / "zonebake" / "objs").iterdir())
+    """The cache's entries of objects, and of linked servers (not the small files kept
+    beside them)."""
+    found = [path for path in (cache / "zonebake" / "objs").iterdir() if path.is_dir()]
     linked = sum((entry / "zonebake-server").exists() for entry in found)
     return len(found) - linked, linked
 
