@@ -3,7 +3,6 @@ and put every output in place, or nothing when the zones have errors."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
@@ -59,7 +58,7 @@ def _earlier(outdir: Path, state_file: Path) -> core.State:
                       server if span else None, span)
 
 
-def _put_image(image: Path, path: Path, meanwhile: ThreadPoolExecutor) -> None:
+def _put_image(image: Path, path: Path) -> None:
     """The core's image of this build's zone written whole, in place of the last one; an
     empty one: none (the core keeps none of this set). Where the core wrote none, it brought
     the last one up to date in place."""
@@ -71,7 +70,7 @@ def _put_image(image: Path, path: Path, meanwhile: ThreadPoolExecutor) -> None:
         return
     old = replacing.replace(image, path)
     if old is not None:
-        meanwhile.submit(os.close, old)
+        replacing.release(old)
 
 
 def check(config: ZoneSetConfig, lenient: bool = False,
@@ -150,8 +149,8 @@ def build(config: ZoneSetConfig, outdir: Path, lenient: bool = False,
             # for the new one's blocks to be written.
             old = replacing.replace(state.out, state_file)
             if old is not None:
-                meanwhile.submit(os.close, old)
-            _put_image(state.image_out, outdir / IMAGE_FILE, meanwhile)
+                replacing.release(old)
+            _put_image(state.image_out, outdir / IMAGE_FILE)
         except BaseException as exc:
             state.out.unlink(missing_ok=True)
             state.image_out.unlink(missing_ok=True)

@@ -199,7 +199,7 @@ def compile_server(zonedata_c: Path, output: Path, splice: bool = True,
                 objcache.store(key, fresh, headers_read(fresh))
         old = replacing.replace(temporary, output)
         if old is not None:
-            os.close(old)  # frees the last build's binary (nothing is left to do meanwhile)
+            replacing.release(old)  # the last build's binary, freed as the build goes on
     finally:
         temporary.unlink(missing_ok=True)
 

@@ -4,6 +4,7 @@ whole file throughout, and the old file handed back to be freed."""
 from __future__ import annotations
 
 import os
+import time
 
 import pytest
 
@@ -57,3 +58,55 @@ def test_what_is_not_a_readable_file_is_left_to_os_replace(tmp_path):
     with pytest.raises(IsADirectoryError):
         replacing.replace(new, path)
     assert path.is_dir() and new.read_bytes() == b"new"
+
+
+def test_the_old_file_is_released_to_a_child_that_holds_only_it(tmp_path, monkeypatch):
+    """release: the pages of the last build's file are freed as a child exits, not as the
+    build waits. The child has the file and /dev/null for its standard descriptors, so that
+    a reader of the build's output is not kept waiting."""
+    seen = tmp_path / "seen"
+    child = tmp_path / "child"
+    # The shell's own descriptors, listed by a command of its own (whose output is a pipe),
+    # and what the deleted file it holds has in it.
+    child.write_text(f"""#!/bin/sh
+held=$(ls -l /proc/$$/fd)
+for fd in /proc/$$/fd/*; do
+    case "$(readlink $fd)" in *" (deleted)") cat $fd >{tmp_path / "content"};; esac
+done
+echo "$held" > {seen}
+""")
+    child.chmod(0o755)
+    monkeypatch.setattr(replacing, "_EXITS_AT_ONCE", str(child))
+    _replace_and_release(tmp_path)
+    for _ in range(500):
+        if seen.exists() and seen.read_text().endswith("\n"):
+            break
+        time.sleep(0.01)
+    held = {line.split()[-3]: line.split(" -> ", 1)[1]
+            for line in seen.read_text().splitlines() if " -> " in line}
+    assert {held[fd] for fd in ("0", "1", "2")} == {"/dev/null"}
+    assert (tmp_path / "content").read_bytes() == b"old"
+    child = replacing._children[-1]
+    for _ in range(500):  # the next release reaps it
+        replacing._reap()
+        if child not in replacing._children:
+            break
+        time.sleep(0.01)
+    assert child not in replacing._children
+    with pytest.raises(ChildProcessError):
+        os.waitpid(child, os.WNOHANG)
+
+
+def test_without_a_child_the_old_file_is_closed_here(tmp_path, monkeypatch):
+    monkeypatch.setattr(replacing, "_EXITS_AT_ONCE", str(tmp_path / "missing"))
+    _replace_and_release(tmp_path)
+
+
+def _replace_and_release(tmp_path) -> None:
+    path, new = tmp_path / "zonebake-server", tmp_path / ".zonebake-server.tmp"
+    path.write_bytes(b"old")
+    new.write_bytes(b"new")
+    old = replacing.replace(new, path)
+    replacing.release(old)
+    with pytest.raises(OSError):
+        os.fstat(old)  # closed here
