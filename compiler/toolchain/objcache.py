@@ -223,7 +223,16 @@ def keep(name: str, content: bytes) -> None:
         temporary.write_bytes(hashlib.sha256(content).digest() + content)
         os.replace(temporary, root / name)
     except OSError:
-        temporary.unlink(missing_ok=True)
+        _discard(temporary)
+
+
+def _discard(path: Path) -> None:
+    """Remove a temporary file if there is one; where its directory is not one (a cache
+    under /dev/null), there is nothing to remove."""
+    try:
+        path.unlink(missing_ok=True)
+    except OSError:
+        pass
 
 
 def _is_binary(path: Path) -> bool:
@@ -264,7 +273,7 @@ def _write_seen(entry: Path, stats: dict[str, str | None]) -> None:
                                      if stat is not None))
         os.replace(temporary, entry / SEEN)
     except OSError:
-        temporary.unlink(missing_ok=True)
+        _discard(temporary)
 
 
 def _prune(root: Path) -> None:

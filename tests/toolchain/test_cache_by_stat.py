@@ -155,3 +155,16 @@ def test_zonedata_c_is_rendered_once_for_a_configuration(tmp_path, cache, monkey
     monkeypatch.setattr(emit, "_rendered", rendering)
     assert emit.render(config) == text == rendering(config)
     assert kept.read_bytes()[objcache.KEPT_DIGEST:] == text.encode()
+
+
+def test_a_cache_that_cannot_be_made_keeps_nothing_and_fails_nothing(tmp_path, monkeypatch,
+                                                                     compiler_runs):
+    monkeypatch.setenv("XDG_CACHE_HOME", "/dev/null/no-cache")
+    monkeypatch.setattr(objcache, "RACY", 0.0)
+    compiler = fake_compiler(tmp_path)
+    time.sleep(0.05)
+    first = cc.compiler_identity([str(compiler)], tmp_path)
+    assert cc.compiler_identity([str(compiler)], tmp_path) == first
+    assert len(compiler_runs) == 2
+    objcache.keep("rendered-x", b"text")
+    assert objcache.read_kept("rendered-x") is None
