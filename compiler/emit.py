@@ -95,12 +95,7 @@ def render(config: ZoneSetConfig) -> str:
     name = objcache.RENDERED_PREFIX + objcache.key(
         [__version__.encode(), repr(config).encode(), Path(__file__).read_bytes(),
          *(path.read_bytes() for path in sorted(TEMPLATES.iterdir()))])
-    kept = objcache.read_kept(name)
-    if kept is not None:
-        return kept.decode("ascii")
-    text = _rendered(config)
-    objcache.keep(name, text.encode("ascii"))
-    return text
+    return objcache.kept_or_made(name, lambda: _rendered(config).encode("ascii")).decode("ascii")
 
 
 def _rendered(config: ZoneSetConfig) -> str:

@@ -185,7 +185,13 @@ def remembered(parts: list[bytes], files: list[Path], make: Callable[[], bytes],
     stats = [_stat(path) if _is_binary(path) else None for path in files]
     if None in stats:
         return make()
-    name = COMPILER_PREFIX + key([*parts, *(s.encode() for s in stats)])
+    return kept_or_made(COMPILER_PREFIX + key([*parts, *(s.encode() for s in stats)]), make,
+                        write)
+
+
+def kept_or_made(name: str, make: Callable[[], bytes], write: bool = True) -> bytes:
+    """The file kept under `name`, else what `make` gives, kept there (unless `write` is
+    false)."""
     kept = read_kept(name)
     if kept is None:
         kept = make()
@@ -217,22 +223,26 @@ def keep(name: str, content: bytes) -> None:
     root = cache_dir()
     if root is None:
         return
-    temporary = root / f".{name}.{os.getpid()}.{threading.get_ident()}"
     try:
         root.mkdir(parents=True, exist_ok=True)
-        temporary.write_bytes(hashlib.sha256(content).digest() + content)
-        os.replace(temporary, root / name)
     except OSError:
-        _discard(temporary)
+        return
+    _write_whole(root / name, hashlib.sha256(content).digest() + content)
 
 
-def _discard(path: Path) -> None:
-    """Remove a temporary file if there is one; where its directory is not one (a cache
-    under /dev/null), there is nothing to remove."""
+def _write_whole(path: Path, data: bytes) -> None:
+    """DATA at PATH, through a name of this thread's own and a rename: concurrent builds each
+    leave a whole file. Never fails a build: a cache that cannot be written keeps nothing
+    (and where its directory is not one, as under /dev/null, there is nothing to remove)."""
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}")
     try:
-        path.unlink(missing_ok=True)
+        temporary.write_bytes(data)
+        os.replace(temporary, path)
     except OSError:
-        pass
+        try:
+            temporary.unlink(missing_ok=True)
+        except OSError:
+            pass
 
 
 def _is_binary(path: Path) -> bool:
@@ -264,16 +274,10 @@ def _seen(entry: Path) -> dict[str, str]:
 
 
 def _write_seen(entry: Path, stats: dict[str, str | None]) -> None:
-    """Keep the stats taken before the digests matched; never fails (a cache that cannot be
-    written reads its files every time). Written whole and renamed over the last: concurrent
-    builds each leave a complete one."""
-    temporary = entry / f".{SEEN}.{os.getpid()}.{threading.get_ident()}"
-    try:
-        temporary.write_text("".join(f"{stat}\t{path}\n" for path, stat in stats.items()
-                                     if stat is not None))
-        os.replace(temporary, entry / SEEN)
-    except OSError:
-        _discard(temporary)
+    """Keep the stats taken before the digests matched (a cache that cannot be written reads
+    its files every time)."""
+    _write_whole(entry / SEEN, "".join(f"{stat}\t{path}\n" for path, stat in stats.items()
+                                       if stat is not None).encode())
 
 
 def _prune(root: Path) -> None:
