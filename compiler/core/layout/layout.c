@@ -526,29 +526,60 @@ static void write_region(struct out *o, uint32_t g, const struct region *r, cons
 		     (unsigned long long)(o->at - base), r->size);
 }
 
-/* An earlier build's region into the file: by the kernel, page cache to page cache, where
- * it can (no page of either file faulted in here); through the mapping where not. Then the
- * zones' new serials into it, where only a serial changed (reuse.c). */
-static void copy_reused(struct out *o, uint32_t g, const uint8_t *octets, uint32_t size)
+/* The earlier build's regions into the file by the kernel, page cache to page cache (no
+ * page of either file faulted in here): each run of groups reused whose regions lie one
+ * after the other as they did (the gaps between them, zeros, with them) in one call, on a
+ * thread of its own while the passes write the other regions. Two threads copying into one
+ * file each wait for its lock in turn, and spun there for a tenth of the core's time. */
+struct copier {
+	int to;
+	uint64_t base;
+	uint8_t *copied;  /* per group: the kernel wrote its region */
+};
+
+static void *copy_runs(void *arg)
 {
-	uint8_t *dest = o->map + o->at;  /* a shared mapping of the file the kernel writes */
-	int from;
-	int64_t earlier;
-	size_t left = size;
-	if (!o->in_memory && reused_file(g, &from, &earlier)) {
-		loff_t at = earlier, to = o->base + o->at;
-		while (left) {
-			ssize_t n = copy_file_range(from, &at, o->fd, &to, left, 0);
-			if (n <= 0)
-				break;
-			left -= n;
+	struct copier *c = arg;
+	for (uint32_t g = 0, end; g < hash->ngroups; g = end) {
+		const uint8_t *octets;
+		uint32_t answers;
+		int fd;
+		int64_t earlier, next;
+		if (reused_region(g, &octets, &answers) == NONE || !reused_file(g, &fd, &earlier)) {
+			end = g + 1;
+			continue;
 		}
+		uint64_t len = region_size[g];
+		for (end = g + 1; end < hash->ngroups &&
+		     reused_region(end, &octets, &answers) != NONE && reused_file(end, &fd, &next) &&
+		     (uint64_t)(next - earlier) == region_at[end] - region_at[g]; end++)
+			len = region_at[end] - region_at[g] + region_size[end];
+		loff_t at = earlier, to = c->base + region_at[g];
+		while (len) {
+			ssize_t n = copy_file_range(fd, &at, c->to, &to, len, 0);
+			if (n <= 0)
+				return NULL;  /* what is left goes through the mapping */
+			len -= n;
+		}
+		memset(c->copied + g, 1, end - g);
 	}
-	if (left)
-		put(o, octets, size);
-	else
-		pad_to(o, o->at + size);  /* the kernel wrote them */
-	reuse_patch(g, dest);
+	return NULL;
+}
+
+/* The reused regions the kernel did not write (another file system, an error), through
+ * the mapping; then in each, what changed around it (reuse.c). */
+static void finish_reused(struct out *o, const uint8_t *copied)
+{
+	for (uint32_t g = 0; g < hash->ngroups; g++) {
+		const uint8_t *octets;
+		uint32_t answers, size = reused_region(g, &octets, &answers);
+		if (size == NONE)
+			continue;
+		o->at = region_at[g];
+		if (!copied[g])
+			put(o, octets, size);
+		reuse_patch(g, o->map + region_at[g]);
+	}
 }
 
 /* ---- the whole ---- */
@@ -582,9 +613,8 @@ static void *run_pass(void *arg)
 		for (; g < end; g++) {
 			const uint8_t *octets;
 			uint32_t answers, size = reused_region(g, &octets, &answers);
-			if (size != NONE && o) {  /* an earlier build's, the same octets */
-				pad_to(o, region_at[g]);
-				copy_reused(o, g, octets, size);
+			if (size != NONE && o) {  /* an earlier build's: finish_reused's */
+				pad_to(o, region_at[g] + size);
 				continue;
 			}
 			if (size == NONE) {
@@ -755,7 +785,16 @@ void write_layout(const char *path, uint64_t base, const struct phash *ph, const
 		let_go_pages(o->map, o->map + o->at);  /* as run_pass does its regions' */
 	/* The regions, on two threads; the gaps between them (alignment) stay holes, zeros. */
 	struct pass writing = {.writing = 1, .out = out, .keys = keys};
+	struct copier copier = {.to = fd, .base = base,
+				.copied = xcalloc(ph->ngroups ? ph->ngroups : 1, 1)};
+	struct beside copying;
+	if (!in_memory)
+		start_beside(&copying, copy_runs, &copier);
 	run_passes(&writing);
+	if (!in_memory)
+		join_beside(&copying);
+	finish_reused(o, copier.copied);
+	free(copier.copied);
 	/* The TAIL's zeros are the file's own. A page the disk had no room for has
 	 * stopped the core already (SIGBUS, spill.c). */
 	for (uint64_t done = 0; in_memory && done < total;) {
