@@ -953,7 +953,8 @@ int reuse_phash_before(uint32_t g, uint64_t seed, uint64_t digest, struct phash_
 uint8_t *reuse_plan(const struct phash *ph, size_t *reached_names, uint32_t *groups_reused);
 /* A group's region from the earlier blob: its size, its octets and answers; NONE: lay out. */
 uint32_t reused_region(uint32_t g, const uint8_t **octets, uint32_t *nanswers);
-/* ...and where it lies in the earlier blob's file, to copy it from there: 0 when it can't. */
+/* Where a reused group's region lies in the earlier blob's file, to copy it from there: 0
+ * when the group is not reused, or the file cannot be copied from. */
 int reused_file(uint32_t g, int *fd, int64_t *at);
 /* A copied region, now at DEST: the zones' new serials written in (only a serial changed). */
 void reuse_patch(uint32_t g, uint8_t *dest);

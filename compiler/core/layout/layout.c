@@ -532,31 +532,26 @@ static void write_region(struct out *o, uint32_t g, const struct region *r, cons
  * thread of its own while the passes write the other regions. Two threads copying into one
  * file each wait for its lock in turn, and spun there for a tenth of the core's time. */
 struct copier {
-	int to;
-	uint64_t base;
-	uint8_t *copied;  /* per group: the kernel wrote its region */
+	const struct out *out;  /* the file written: its descriptor, where the blob lies */
+	uint8_t *copied;        /* per group: the kernel wrote its region */
 };
 
 static void *copy_runs(void *arg)
 {
 	struct copier *c = arg;
 	for (uint32_t g = 0, end; g < hash->ngroups; g = end) {
-		const uint8_t *octets;
-		uint32_t answers;
 		int fd;
 		int64_t earlier, next;
-		if (reused_region(g, &octets, &answers) == NONE || !reused_file(g, &fd, &earlier)) {
-			end = g + 1;
+		end = g + 1;
+		if (!reused_file(g, &fd, &earlier))
 			continue;
-		}
 		uint64_t len = region_size[g];
-		for (end = g + 1; end < hash->ngroups &&
-		     reused_region(end, &octets, &answers) != NONE && reused_file(end, &fd, &next) &&
-		     (uint64_t)(next - earlier) == region_at[end] - region_at[g]; end++)
+		for (; end < hash->ngroups && reused_file(end, &fd, &next) &&
+		       (uint64_t)(next - earlier) == region_at[end] - region_at[g]; end++)
 			len = region_at[end] - region_at[g] + region_size[end];
-		loff_t at = earlier, to = c->base + region_at[g];
+		loff_t at = earlier, to = c->out->base + region_at[g];
 		while (len) {
-			ssize_t n = copy_file_range(fd, &at, c->to, &to, len, 0);
+			ssize_t n = copy_file_range(fd, &at, c->out->fd, &to, len, 0);
 			if (n <= 0)
 				return NULL;  /* what is left goes through the mapping */
 			len -= n;
@@ -785,8 +780,7 @@ void write_layout(const char *path, uint64_t base, const struct phash *ph, const
 		let_go_pages(o->map, o->map + o->at);  /* as run_pass does its regions' */
 	/* The regions, on two threads; the gaps between them (alignment) stay holes, zeros. */
 	struct pass writing = {.writing = 1, .out = out, .keys = keys};
-	struct copier copier = {.to = fd, .base = base,
-				.copied = xcalloc(ph->ngroups ? ph->ngroups : 1, 1)};
+	struct copier copier = {.out = o, .copied = xcalloc(ph->ngroups ? ph->ngroups : 1, 1)};
 	struct beside copying;
 	if (!in_memory)
 		start_beside(&copying, copy_runs, &copier);

@@ -684,9 +684,11 @@ uint32_t reused_region(uint32_t g, const uint8_t **octets, uint32_t *nanswers)
 
 int reused_file(uint32_t g, int *fd, int64_t *at)
 {
+	if (!reused || !reused[g] || before.blob_fd < 0)
+		return 0;
 	*fd = before.blob_fd;
 	*at = before.blob_at + before.groups[g].at;
-	return before.blob_fd >= 0;
+	return 1;
 }
 
 void reuse_layout(const uint32_t *at, const uint32_t *size, const uint32_t *nanswers)
