@@ -253,6 +253,7 @@ void diagnostics_aside(int on);
 size_t diagnostics_mark(void);
 size_t diagnostics_count(void);  /* so far, on this thread's side */
 void diagnostics_put_back(size_t mark);
+void diagnostics_drop(size_t mark);  /* those found since diagnostics_mark, forgotten */
 
 /* ---- zones.c ---- */
 
@@ -400,6 +401,17 @@ size_t image_left_over(void);  /* records taken out by image_read_zone, linked f
  * `state` (reuse_earlier_content), in a zone the build does not sign: the names the records
  * taken out and put in name, and those new (patch_name_states); else NULL. */
 const name_t *image_changed_names(uint64_t state, size_t *n);
+/* After image_read_zone read `zone` over an image whose build said nothing (no error, no
+ * warning): what its checks look at again (zones.c's check_zone); else 0. */
+struct recheck {
+	const name_t *names;   /* named by the records taken out and put in, their owners */
+	size_t n;
+	const name_t *lost;    /* owners that lost an address record or gained a CNAME */
+	size_t nlost;
+	name_t first_new;      /* names from this id on are new to the zone */
+	int cut_made;          /* a name there before became a cut */
+};
+int image_recheck(uint32_t zone, struct recheck *r);
 /* The build's state written, its content's digest this (0: none): into the image it made. */
 void image_beside_state(uint64_t state);
 void image_reset(void);

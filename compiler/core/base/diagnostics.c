@@ -59,6 +59,14 @@ void diagnostics_put_back(size_t mark)
 	aside.n = aside.cap = 0;
 }
 
+void diagnostics_drop(size_t mark)
+{
+	for (size_t i = mark; i < found.n; i++)
+		free(found.v[i].text);
+	if (mark < found.n)
+		found.n = mark;
+}
+
 void diagnose(uint32_t zone, enum severity severity, struct pos pos, const char *fmt, ...)
 {
 	va_list ap;

@@ -285,6 +285,17 @@ static void relink_owner(struct patch *p, name_t owner)
 	free(sets.v);
 }
 
+/* An owner is a cut while it owns NS and is not the apex: marked as reading marks it
+ * (zones.c's new_rrset), which the image keeps. */
+static void cut_now(struct patch *p, name_t owner)
+{
+	struct name *n = N(owner);
+	int cut = owner != zones.v[p->zone].origin && rrset_in(p->zone, owner, T_NS) != NONE;
+	if (cut && !(n->flags & NAME_CUT) && owner < p->first_new)
+		p->cut_made = 1;
+	n->flags = cut ? n->flags | NAME_CUT : n->flags & ~NAME_CUT;
+}
+
 /* The RRsets in the order their first records come, as reading puts them, the empty ones
  * left out; what names them numbered again. Those untouched are in that order already, and
  * keep it: each moves in place by as many places as RRsets came and went before it (the
@@ -396,6 +407,9 @@ void apply_change(struct patch *p, const struct change *c, const struct region *
 	for (uint32_t r = 0; r < nimage; r++) {
 		if (!removed[r])
 			continue;
+		uint16_t type = rrsets.v[p->sets[r]].type;
+		if (type == T_A || type == T_AAAA)
+			PUSH(p->lost, rrsets.v[p->sets[r]].owner);
 		PUSH(p->named, rrsets.v[p->sets[r]].owner);
 		if (rdatas.v[r].name != NONE)
 			PUSH(p->named, rdatas.v[r].name);
@@ -430,6 +444,8 @@ void apply_change(struct patch *p, const struct change *c, const struct region *
 			rrsets.v[s].ttl = x->ttl;
 		struct rdata rd = x->rd;
 		rd.next = NONE;
+		if (x->type == T_CNAME)
+			PUSH(p->lost, x->owner);
 		PUSH(p->named, x->owner);
 		if (rd.name != NONE)
 			PUSH(p->named, rd.name);
@@ -452,8 +468,10 @@ void apply_change(struct patch *p, const struct change *c, const struct region *
 			if (rrsets.v[s].count)
 				rrsets.v[s].pos.line = p->lines->v[rrsets.v[s].first];
 		}
-	for (size_t i = 0; i < p->owners.n; i++)
+	for (size_t i = 0; i < p->owners.n; i++) {
 		relink_owner(p, p->owners.v[i]);
+		cut_now(p, p->owners.v[i]);
+	}
 	if (p->shape) {
 		reorder_rrsets(p);
 		zones.v[p->zone].rrsets_end = rrsets.n;

@@ -58,7 +58,7 @@
 #define MADV_POPULATE_WRITE 23
 #endif
 
-#define IMAGE_MAGIC "zbimage2"
+#define IMAGE_MAGIC "zbimage3"
 /* Each part at a multiple of this in the file: a page (of any size Linux has), so that a
  * build over the image maps its arrays from the file rather than copying them. */
 #define PART_ALIGN 65536
@@ -80,6 +80,8 @@ struct image_head {
 	uint64_t head_end; /* where the text's first record's line begins */
 	uint64_t state;    /* the content digest of the state written beside it (0: none yet):
 			    * set once that is written, after the parts (image_beside_state) */
+	uint64_t quiet;    /* 1: that build said nothing, no error and no warning (written
+			    * with `state`) */
 	uint32_t origin_len, ttl;  /* the origin and the $TTL from there on */
 	uint8_t origin[256];
 };
@@ -95,6 +97,11 @@ static char *made;
 static VEC(name_t) changed;
 static uint64_t changed_state;  /* 0: no reading over an image, or one made beside none */
 static uint32_t changed_zone;
+/* And for its checks (image_recheck), when the build that made the image said nothing. */
+static int rechecking;
+static VEC(name_t) lost;
+static name_t first_new;
+static int cut_made;
 
 void image_files(const char *out, const char *earlier)
 {
@@ -625,7 +632,7 @@ static int update_in_place(const struct loaded *l, uint32_t zone, const struct c
 		return 1;
 	}
 	struct image_head h = *l->head;
-	h.state = 0;  /* until this build's state is written */
+	h.state = h.quiet = 0;  /* until this build's state is written */
 	for (int i = 0; i < NPARTS; i++)
 		if (parts[i].len > h.part[i].slot)
 			return 0;
@@ -702,7 +709,8 @@ static int patch(struct loaded *l, uint32_t zone, const struct change *c)
 	int quiet = l->digested == h->digest && !in.odd && names_spelled_otherwise == spelled &&
 		    files_quietly(zone, &in, removed);
 	if (quiet) {
-		struct patch p = {.zone = zone, .nsets = rrsets.n, .sets = sets, .lines = &lines};
+		struct patch p = {.zone = zone, .nsets = rrsets.n, .sets = sets, .lines = &lines,
+				  .first_new = nnames};
 		p.touched = xcalloc(rrsets.n + in.records.n + 1, 1);
 		apply_change(&p, c, &in, removed, nimage);
 		changed.n = 0;
@@ -714,6 +722,13 @@ static int patch(struct loaded *l, uint32_t zone, const struct change *c)
 			PUSH(changed, id);
 		changed_state = h->state;
 		changed_zone = zone;
+		rechecking = h->quiet == 1 && h->state != 0;
+		VEC_FREE(lost);
+		lost.v = p.lost.v;  /* taken over */
+		lost.n = p.lost.n;
+		lost.cap = p.lost.cap;
+		first_new = nnames;
+		cut_made = p.cut_made;
 		left_over = 0;
 		for (size_t r = 0; r < rdatas.n; r++)
 			left_over += p.sets[r] == NONE;
@@ -747,6 +762,7 @@ static int patch(struct loaded *l, uint32_t zone, const struct change *c)
 int image_read_zone(uint32_t zone)
 {
 	left_over = 0;
+	rechecking = 0;
 	if (!image_in || zones.n != 1 || zones.v[zone].records || rrsets.n || rdatas.n ||
 	    rdata_raw.n || nodes.n || zones.v[zone].types.n)
 		return 0;
@@ -779,6 +795,15 @@ const name_t *image_changed_names(uint64_t state, size_t *n)
 	       !zones.v[changed_zone].sign ? changed.v : NULL;
 }
 
+int image_recheck(uint32_t zone, struct recheck *r)
+{
+	if (!rechecking || changed_zone != zone)
+		return 0;
+	*r = (struct recheck){.names = changed.v, .n = changed.n, .lost = lost.v,
+			      .nlost = lost.n, .first_new = first_new, .cut_made = cut_made};
+	return 1;
+}
+
 void image_beside_state(uint64_t state)
 {
 	image_written();
@@ -787,7 +812,10 @@ void image_beside_state(uint64_t state)
 	int fd = open(made, O_WRONLY);  /* none: its writer failed, and took it away */
 	if (fd < 0)
 		return;
-	(void)put_at(fd, &state, sizeof state, offsetof(struct image_head, state));
+	uint64_t now[2] = {state, diagnostics_count() == 0};
+	_Static_assert(offsetof(struct image_head, quiet) == offsetof(struct image_head, state) + 8,
+		       "the state and `quiet` written at once");
+	(void)put_at(fd, now, sizeof now, offsetof(struct image_head, state));
 	close(fd);
 }
 
@@ -797,6 +825,8 @@ void image_reset(void)
 	made = NULL;
 	VEC_FREE(changed);
 	changed_state = 0;
+	VEC_FREE(lost);
+	rechecking = cut_made = 0;
 	image_written();
 	memset(mapped, 0, sizeof mapped);
 	VEC_FREE(lines);

@@ -152,6 +152,10 @@ static uint32_t new_rrset(uint32_t zone, uint32_t view, name_t owner, uint16_t t
 	types_add(&z->types, type);
 	if (view == zone)
 		mark_exists(zone, owner, z->origin);
+	/* A cut from its first NS on, as the checks mark it (owners_of): so the image of a
+	 * zone (image.c) keeps its cuts, for a rebuild's checks of its changes alone. */
+	if (type == T_NS && view == zone && owner != z->origin)
+		set_flags_in(zone, owner, NAME_CUT);
 	return s;
 }
 
@@ -255,6 +259,17 @@ struct owner {
 };
 typedef VEC(struct owner) owners_t;
 
+static uint8_t type_holds(uint16_t type)
+{
+	uint8_t holds = type == T_SOA ? HOLDS_SOA : type == T_CNAME ? HOLDS_CNAME :
+			type == T_NS ? HOLDS_NS : type == T_MX ? HOLDS_MX :
+			type == T_DNAME ? HOLDS_DNAME :
+			type == T_A || type == T_AAAA ? HOLDS_ADDRESS : 0;
+	if (type != T_CNAME && type != T_RRSIG && type != T_NSEC)
+		holds |= HOLDS_OTHER;
+	return holds;
+}
+
 /* In the same walk, the names' marks the checks read: a cut at each NS RRset but the apex's,
  * a DNAME, and the zone's stamp on every NS target (advise). `cuts`: whether there is one. */
 static owners_t owners_of(uint32_t zone, int *cuts)
@@ -267,12 +282,7 @@ static owners_t owners_of(uint32_t zone, int *cuts)
 		uint8_t holds = 0;
 		EACH_RRSET(zone, owner, t) {
 			uint16_t type = rrsets.v[t].type;
-			holds |= type == T_SOA ? HOLDS_SOA : type == T_CNAME ? HOLDS_CNAME :
-				 type == T_NS ? HOLDS_NS : type == T_MX ? HOLDS_MX :
-				 type == T_DNAME ? HOLDS_DNAME :
-				 type == T_A || type == T_AAAA ? HOLDS_ADDRESS : 0;
-			if (type != T_CNAME && type != T_RRSIG && type != T_NSEC)
-				holds |= HOLDS_OTHER;
+			holds |= type_holds(type);
 			if (type == T_NS) {
 				EACH_RDATA(&rrsets.v[t], i)
 					N(rdatas.v[i].name)->stamp = stamp;
@@ -459,6 +469,116 @@ static void link_signatures(uint32_t zone)
 	}
 }
 
+/* ---- a rebuild's checks of what its change reaches ---- */
+
+/* A name among those checked again, once, if it owns records in the zone. */
+static void recheck_owner(uint32_t zone, owners_t *o, uint8_t *in, name_t name)
+{
+	if (name == NONE || in[name])
+		return;
+	in[name] = 1;
+	uint32_t first = N(name)->zone == zone ? first_rrset(zone, name) : NONE;
+	if (first == NONE)
+		return;
+	uint8_t holds = 0;
+	EACH_RRSET(zone, name, t)
+		holds |= type_holds(rrsets.v[t].type);
+	PUSH(*o, ((struct owner){name, first, holds}));
+}
+
+/* One pass over the zone's NS and MX RRsets, where a change needs it: the owners of those
+ * naming a name `wanted` marks 1 checked again, and each name it marks 2 that an NS names
+ * stamped as owners_of stamps every NS target. */
+static void scan_named(uint32_t zone, const uint8_t *wanted, owners_t *o, uint8_t *in)
+{
+	const struct zone *z = &zones.v[zone];
+	for (size_t s = z->rrsets_begin; s < z->rrsets_end; s++) {
+		const struct rrset *set = &rrsets.v[s];
+		if (set->type != T_NS && set->type != T_MX)
+			continue;
+		EACH_RDATA(set, i) {
+			name_t target = rdatas.v[i].name;
+			if (target == NONE)
+				continue;
+			if (wanted[target] & 1)
+				recheck_owner(zone, o, in, set->owner);
+			if ((wanted[target] & 2) && set->type == T_NS)
+				N(target)->stamp = zone + 1;
+		}
+	}
+}
+
+/* Whether the NS RRset of the nearest cut above `name` names it (glue, as it mostly is);
+ * 0 leaves it to scan_named. */
+static int named_by_cut_above(uint32_t zone, name_t name)
+{
+	for (name_t up = name; up != zones.v[zone].origin;) {
+		up = N(up)->parent;
+		if (!(flags_in(zone, up) & NAME_CUT))
+			continue;
+		uint32_t ns = rrset_in(zone, up, T_NS);
+		EACH_RDATA(&rrsets.v[ns], i)
+			if (rdatas.v[i].name == name)
+				return 1;
+		return 0;
+	}
+	return 0;
+}
+
+/* After a change read over the image of a build that said nothing: the checks of the names
+ * it can have made wrong, and nothing else, which say nothing where the whole would say
+ * nothing. Those are the names the records taken out and put in name (owners, targets: a
+ * name an NS no longer names may be unused glue), the NS and MX owners naming a name that
+ * lost its addresses (glue missing, RFC 1034 §4.2.1) or became an alias (RFC 2181 §10.3).
+ * A cut made above names from before (unused glue below it), a DNAME or a signature: the
+ * whole is checked. 0 where it is to be, as where these checks say anything: the whole then
+ * says it in its order. */
+static int check_changed(uint32_t zone, int lenient, const struct recheck *rc)
+{
+	struct zone *z = &zones.v[zone];
+	if (rc->cut_made || types_has(&z->types, T_DNAME) || types_has(&z->types, T_RRSIG))
+		return 0;
+	size_t mark = diagnostics_mark();
+	uint8_t *in = xcalloc(names.n ? names.n : 1, 1), *wanted = xcalloc(names.n ? names.n : 1, 1);
+	owners_t o = {0};
+	for (size_t i = 0; i < rc->n; i++)
+		recheck_owner(zone, &o, in, rc->names[i]);
+	/* A new name was named by no record from before. */
+	int scan = 0;
+	for (size_t i = 0; i < rc->nlost; i++) {
+		name_t x = rc->lost[i];
+		if (x < rc->first_new &&
+		    (!has_address(zone, x) || rrset_in(zone, x, T_CNAME) != NONE))
+			wanted[x] |= scan = 1;
+	}
+	if (scan)
+		scan_named(zone, wanted, &o, in);
+	scan = 0;
+	for (size_t k = 0; k < o.n; k++) {
+		name_t x = o.v[k].name;
+		N(x)->stamp = 0;
+		if (!(o.v[k].holds & HOLDS_ADDRESS) || !below_cut(zone, x, z->origin))
+			continue;
+		if (named_by_cut_above(zone, x))
+			N(x)->stamp = zone + 1;
+		else
+			wanted[x] |= 2, scan = 1;
+	}
+	if (scan)
+		scan_named(zone, wanted, &o, in);
+	check_apex(zone, &o);
+	check_cname(zone, &o);
+	check_glue(zone, &o, lenient);
+	advise(zone, &o, 1);
+	VEC_FREE(o);
+	free(in);
+	free(wanted);
+	if (diagnostics_count() == mark)
+		return 1;
+	diagnostics_drop(mark);
+	return 0;
+}
+
 /* Every check of one zone, in the order their messages come. */
 void check_zone(uint32_t zone, int lenient)
 {
@@ -472,6 +592,9 @@ void check_zone(uint32_t zone, int lenient)
 	z->unused_qtype = 65280;
 	while (types_has(&z->types, z->unused_qtype))
 		z->unused_qtype++;
+	struct recheck rc;
+	if (image_recheck(zone, &rc) && check_changed(zone, lenient, &rc))
+		return;
 	int cuts;
 	owners_t owners = owners_of(zone, &cuts);
 	check_apex(zone, &owners);

@@ -69,10 +69,10 @@ LASTING = {"line twice", "TTL of its own", "directive", "spelled in capitals",
            "spelled otherwise"}
 
 
-def bake(config: ZoneSetConfig, out: Path):
+def bake(config: ZoneSetConfig, out: Path, errors: list[str] | None = None):
     """A build into OUT, over the one there if any, its outputs put in place as `zonebake
     build` puts them (compiler/build.py): (data, state, layout, warnings), or None when the
-    zone has errors; and whether the image was read."""
+    zone has errors (into ERRORS, when given); and whether the image was read."""
     out.mkdir(parents=True, exist_ok=True)
     data, state = out / "zonedata.bin", out / "zonedata.state"
     temporary = core.State(out / ".zonedata.state.tmp", state, data)
@@ -80,9 +80,11 @@ def bake(config: ZoneSetConfig, out: Path):
     try:
         baked = core.bake(config, out / ".zonedata.bin.tmp", state=temporary,
                           on_phase=lambda name, *_: phases.append(name))
-    except CompileError:
+    except CompileError as e:
         temporary.image_out.unlink(missing_ok=True)
-        return None, False
+        if errors is not None:
+            errors.extend(str(d) for d in e.diagnostics)
+        return None, "changed lines read" in phases
     (out / ".zonedata.bin.tmp").replace(data)
     temporary.out.replace(state)
     if temporary.image_out.exists():  # empty: no image (compiler/build.py's _put_image)
