@@ -536,6 +536,16 @@ struct copier {
 	uint8_t *copied;        /* per group: the kernel wrote its region */
 };
 
+static int copies_any(void)
+{
+	int fd;
+	int64_t at;
+	for (uint32_t g = 0; g < hash->ngroups; g++)
+		if (reused_file(g, &fd, &at))
+			return 1;
+	return 0;
+}
+
 static void *copy_runs(void *arg)
 {
 	struct copier *c = arg;
@@ -778,10 +788,17 @@ void write_layout(const char *path, uint64_t base, const struct phash *ph, const
 	}
 	if (!in_memory)
 		let_go_pages(o->map, o->map + o->at);  /* as run_pass does its regions' */
-	/* The regions, on two threads; the gaps between them (alignment) stay holes, zeros. */
+	/* The regions, on two threads; the gaps between them (alignment) are never written: zeros. */
 	struct pass writing = {.writing = 1, .out = out, .keys = keys};
 	struct copier copier = {.out = o, .copied = xcalloc(ph->ngroups ? ph->ngroups : 1, 1)};
 	struct beside copying;
+	/* Where the kernel copies most of the blob from an earlier build, its blocks are
+	 * allocated first, at once: its copy into them then skips the file system's allocation
+	 * of each block as it is written (ext4's delayed allocation). A blob written whole
+	 * through the mapping is not: it gained nothing there. Where the file system cannot,
+	 * the copy allocates them as it goes. */
+	if (!in_memory && copies_any())
+		(void)fallocate(fd, 0, (off_t)base, (off_t)total);
 	if (!in_memory)
 		start_beside(&copying, copy_runs, &copier);
 	run_passes(&writing);
