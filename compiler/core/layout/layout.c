@@ -589,6 +589,21 @@ static void finish_reused(struct out *o, const uint8_t *copied)
 
 /* ---- the whole ---- */
 
+/* The state (reuse.c), written on a thread beside the regions': in a rebuild this thread
+ * has few regions to lay out while the kernel copies the rest, and the state is tens of
+ * megabytes at a million names. */
+struct state_job {
+	const uint8_t *blob;
+	uint64_t total, seed;
+};
+
+static void *write_state_beside(void *arg)
+{
+	const struct state_job *job = arg;
+	write_state(job->blob, job->total, groups_off, job->seed);
+	return NULL;
+}
+
 /* Regions are planned, then written, by two threads at once, each taking the next few
  * groups in turn: a region is laid out from its own group's nodes alone. */
 #define THREADS 2
@@ -801,9 +816,14 @@ void write_layout(const char *path, uint64_t base, const struct phash *ph, const
 		(void)fallocate(fd, 0, (off_t)base, (off_t)total);
 	if (!in_memory)
 		start_beside(&copying, copy_runs, &copier);
+	/* The state the next build reads needs of the blob only its table, written now. */
+	struct state_job state = {map, total, ph->seed};
+	struct beside stating;
+	start_beside(&stating, write_state_beside, &state);
 	run_passes(&writing);
 	if (!in_memory)
 		join_beside(&copying);
+	join_beside(&stating);
 	finish_reused(o, copier.copied);
 	free(copier.copied);
 	/* The TAIL's zeros are the file's own. A page the disk had no room for has
@@ -814,7 +834,6 @@ void write_layout(const char *path, uint64_t base, const struct phash *ph, const
 			fail("cannot write %s", path);
 		done += n;
 	}
-	write_state(map, total, groups_off, ph->seed);
 	if (munmap(map, total) != 0 || close(fd) != 0)
 		fail("cannot write %s", path);
 	free(region_at);
