@@ -807,7 +807,7 @@ uint64_t soa_state(uint32_t zone);
  * answers (a set with a DNAME never comes here, nor a signed zone whose chain changed:
  * reuse.c). */
 uint8_t *changes_reach(const struct name_state *old, size_t nold, size_t *count);
-/* What changes_reach follows (who names each name, its children), made ahead: it reads the
+/* What changes_reach follows (who names each name), made ahead: it reads the
  * records only, so it runs beside the names' states. */
 void changes_prepare(void);
 /* The owners whose records name a name (after changes_reach). */

@@ -301,22 +301,22 @@ static struct lists children(void)
 	return l;
 }
 
-/* Who names a name in its records, and its children: made by changes_prepare (beside the
- * names' states) or else by changes_reach; the first kept for reuse.c's aliases. */
+/* Who names a name in its records: made by changes_prepare (beside the names' states) or
+ * else by changes_reach, and kept for reuse.c's aliases. Each name's children: made by
+ * changes_reach where it walks below a name, at a cut or a wildcard that changed. */
 static struct lists named_by_names, children_of;
 static int prepared;
 
 void changes_prepare(void)
 {
 	named_by_names = referrers();
-	children_of = children();
 	prepared = 1;
 }
 
 struct reach {
 	uint8_t *reached, *walked;  /* per name */
 	VEC(name_t) queue, stack;
-	struct lists named_by, below;
+	struct lists named_by, below;  /* `below` once needed */
 };
 
 static void reach(struct reach *r, name_t id)
@@ -333,6 +333,8 @@ static void reach_below(struct reach *r, name_t top)
 {
 	if (top == NONE || r->walked[top])
 		return;
+	if (!r->below.start)
+		r->below = children_of = children();
 	r->stack.n = 0;
 	PUSH(r->stack, top);
 	r->walked[top] = 1;
@@ -369,7 +371,6 @@ uint8_t *changes_reach(const struct name_state *old, size_t nold, size_t *count)
 	if (!prepared)
 		changes_prepare();
 	r.named_by = named_by_names;
-	r.below = children_of;
 	size_t i = 0, j = 0;
 	const struct name_state *now = name_states.v;
 	size_t nnow = name_states.n;
