@@ -517,6 +517,8 @@ static int named_by_cut_above(uint32_t zone, name_t name)
 		if (!(flags_in(zone, up) & NAME_CUT))
 			continue;
 		uint32_t ns = rrset_in(zone, up, T_NS);
+		if (ns == NONE)
+			return 0;
 		EACH_RDATA(&rrsets.v[ns], i)
 			if (rdatas.v[i].name == name)
 				return 1;
@@ -548,8 +550,10 @@ static int check_changed(uint32_t zone, int lenient, const struct recheck *rc)
 	for (size_t i = 0; i < rc->nlost; i++) {
 		name_t x = rc->lost[i];
 		if (x < rc->first_new &&
-		    (!has_address(zone, x) || rrset_in(zone, x, T_CNAME) != NONE))
-			wanted[x] |= scan = 1;
+		    (!has_address(zone, x) || rrset_in(zone, x, T_CNAME) != NONE)) {
+			wanted[x] |= 1;
+			scan = 1;
+		}
 	}
 	if (scan)
 		scan_named(zone, wanted, &o, in);
@@ -559,10 +563,12 @@ static int check_changed(uint32_t zone, int lenient, const struct recheck *rc)
 		N(x)->stamp = 0;
 		if (!(o.v[k].holds & HOLDS_ADDRESS) || !below_cut(zone, x, z->origin))
 			continue;
-		if (named_by_cut_above(zone, x))
+		if (named_by_cut_above(zone, x)) {
 			N(x)->stamp = zone + 1;
-		else
-			wanted[x] |= 2, scan = 1;
+		} else {
+			wanted[x] |= 2;
+			scan = 1;
+		}
 	}
 	if (scan)
 		scan_named(zone, wanted, &o, in);
