@@ -529,8 +529,8 @@ static void write_region(struct out *o, uint32_t g, const struct region *r, cons
 /* The earlier build's regions into the file by the kernel, page cache to page cache (no
  * page of either file faulted in here): each run of groups reused whose regions lie one
  * after the other as they did (the gaps between them, zeros, with them) in one call, on a
- * thread of its own while the passes write the other regions. Two threads copying into one
- * file each wait for its lock in turn, and spun there for a tenth of the core's time. */
+ * thread of its own while the passes write the other regions: two threads copying into one
+ * file would each wait for its lock in turn. */
 struct copier {
 	const struct out *out;  /* the file written: its descriptor, where the blob lies */
 	uint8_t *copied;        /* per group: the kernel wrote its region */

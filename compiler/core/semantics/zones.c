@@ -152,8 +152,9 @@ static uint32_t new_rrset(uint32_t zone, uint32_t view, name_t owner, uint16_t t
 	types_add(&z->types, type);
 	if (view == zone)
 		mark_exists(zone, owner, z->origin);
-	/* A cut from its first NS on, as the checks mark it (owners_of): so the image of a
-	 * zone (image.c) keeps its cuts, for a rebuild's checks of its changes alone. */
+	/* A cut from its first NS on (RFC 1034 §4.2.1): marked here, where the RRset is filed,
+	 * so that the image of a zone (image.c) keeps its cuts for a rebuild's checks of its
+	 * change alone; the patch of an image keeps them so (changedlines.c, cut_now). */
 	if (type == T_NS && view == zone && owner != z->origin)
 		set_flags_in(zone, owner, NAME_CUT);
 	return s;
@@ -270,8 +271,9 @@ static uint8_t type_holds(uint16_t type)
 	return holds;
 }
 
-/* In the same walk, the names' marks the checks read: a cut at each NS RRset but the apex's,
- * a DNAME, and the zone's stamp on every NS target (advise). `cuts`: whether there is one. */
+/* In the same walk, the names' marks the checks read: a DNAME, and the zone's stamp on every
+ * NS target (advise). `cuts`: whether the zone has a cut (marked as its NS were filed,
+ * new_rrset). */
 static owners_t owners_of(uint32_t zone, int *cuts)
 {
 	struct zone *z = &zones.v[zone];
@@ -286,10 +288,8 @@ static owners_t owners_of(uint32_t zone, int *cuts)
 			if (type == T_NS) {
 				EACH_RDATA(&rrsets.v[t], i)
 					N(rdatas.v[i].name)->stamp = stamp;
-				if (owner != z->origin) {
-					set_flags_in(zone, owner, NAME_CUT);
+				if (owner != z->origin)
 					*cuts = 1;
-				}
 			}
 			if (type == T_DNAME)
 				set_flags_in(zone, owner, NAME_DNAME);
