@@ -58,7 +58,7 @@
 #define MADV_POPULATE_WRITE 23
 #endif
 
-#define IMAGE_MAGIC "zbimage3"
+#define IMAGE_MAGIC "zbimage4"
 /* Each part at a multiple of this in the file: a page (of any size Linux has), so that a
  * build over the image maps its arrays from the file rather than copying them. */
 #define PART_ALIGN 65536
@@ -74,7 +74,7 @@ enum part {
 struct image_head {
 	char magic[8];
 	uint64_t early;    /* reuse_early_digest(): the core and the manifest's settings */
-	uint64_t digest;   /* of the parts, in order */
+	uint64_t digest;   /* of the parts (image_digest) */
 	uint64_t size;     /* the file's */
 	struct { uint64_t at, len, slot; } part[NPARTS];  /* octets: where, how many, room */
 	uint64_t head_end; /* where the text's first record's line begins */
@@ -175,6 +175,36 @@ static int put_at(int fd, const void *data, size_t len, uint64_t at)
 	return 0;
 }
 
+/* The image's digest: per part, per DIGEST_CHUNK octets of it, a digest seeded by which
+ * part and chunk it is, all summed. A build that writes a few pages of the image in place
+ * digests again only their chunks (finish_in_place), not the hundreds of megabytes. */
+#define DIGEST_CHUNK 65536
+
+static size_t chunks_of(size_t len)
+{
+	return (len + DIGEST_CHUNK - 1) / DIGEST_CHUNK;
+}
+
+static uint64_t chunk_digest(const uint8_t *p, size_t len, int part, size_t k)
+{
+	size_t at = k * DIGEST_CHUNK;
+	return bulk_digest(p + at, len - at < DIGEST_CHUNK ? len - at : DIGEST_CHUNK,
+			   (uint64_t)part << 48 | k);
+}
+
+/* Part `part`'s share of the digest; each chunk's into `out` where not NULL. */
+static uint64_t part_digest(const uint8_t *p, size_t len, int part, uint64_t *out)
+{
+	uint64_t sum = 0;
+	for (size_t k = 0; k < chunks_of(len); k++) {
+		uint64_t d = chunk_digest(p, len, part, k);
+		if (out)
+			out[k] = d;
+		sum += d;
+	}
+	return sum;
+}
+
 /* An image being written: its first parts copied (the checks and answers change the names
  * and the nodes), the rest written from where they lie, which nothing changes before
  * release_records (for a zone the build does not sign), on a thread of its own. */
@@ -186,7 +216,10 @@ static struct writer {
 	size_t unmap_len;
 	uint32_t *sets;              /* made from the RRsets, when NULL */
 	lines_t lines;               /* taken over */
-	int fd;                      /* the image written in place (update_in_place) */
+	int fd;                      /* the image written in place (update_in_place): */
+	uint64_t *chunks[NPARTS];    /* each chunk's digest as it was, taken over, */
+	uint8_t *dirty[NPARTS];      /* per chunk of the longer of before and now: written */
+	size_t was_len[NPARTS];
 	char *path;
 	struct beside thread;
 	int running;
@@ -213,8 +246,7 @@ static void *write_parts(void *arg)
 	w->part[P_SETS] = w->sets;
 	uint64_t digest = 0;
 	for (int i = 0; i < NPARTS; i++)
-		digest = bulk_digest(w->part[i] ? w->part[i] : (const void *)"", w->head.part[i].len,
-				 digest);
+		digest += part_digest(w->part[i], w->head.part[i].len, i, NULL);
 	w->head.digest = digest;
 	int fd = open(w->path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	int ok = fd >= 0 && ftruncate(fd, w->head.size) == 0;
@@ -238,6 +270,10 @@ void image_written(void)
 	if (writer.unmap)
 		munmap((void *)writer.unmap, writer.unmap_len);
 	free(writer.sets);
+	for (int i = 0; i < NPARTS; i++) {
+		free(writer.chunks[i]);
+		free(writer.dirty[i]);
+	}
 	VEC_FREE(writer.lines);
 	free(writer.path);
 	memset(&writer, 0, sizeof writer);
@@ -365,8 +401,9 @@ struct loaded {
 	const struct image_head *head;
 	const char *text;     /* the zone file's, mapped */
 	size_t text_len;
-	struct beside digest; /* of the image's parts, worked out meanwhile */
+	struct beside digest; /* of the image's parts, worked out meanwhile: */
 	uint64_t digested;
+	uint64_t *chunks[NPARTS];  /* each chunk's (image_digest) */
 };
 
 static const void *part_of(const struct loaded *l, enum part p, size_t *len)
@@ -379,8 +416,11 @@ static void *digest_parts(void *arg)
 {
 	struct loaded *l = arg;
 	uint64_t digest = 0;
-	for (int i = 0; i < NPARTS; i++)
-		digest = bulk_digest(l->map + l->head->part[i].at, l->head->part[i].len, digest);
+	for (int i = 0; i < NPARTS; i++) {
+		size_t len = l->head->part[i].len;
+		l->chunks[i] = xmalloc((chunks_of(len) + 1) * sizeof *l->chunks[i]);
+		digest += part_digest(l->map + l->head->part[i].at, len, i, l->chunks[i]);
+	}
 	l->digested = digest;
 	return NULL;
 }
@@ -609,10 +649,20 @@ static void *finish_in_place(void *arg)
 	void *map = mmap(NULL, w->head.size, PROT_READ, MAP_SHARED, fd, 0);
 	int ok = map != MAP_FAILED;
 	if (ok) {
-		uint64_t digest = 0;
-		for (int i = 0; i < NPARTS; i++)
-			digest = bulk_digest((const uint8_t *)map + w->head.part[i].at,
-					 w->head.part[i].len, digest);
+		uint64_t digest = w->head.digest;  /* the earlier image's, checked */
+		for (int i = 0; i < NPARTS; i++) {
+			size_t len = w->head.part[i].len, was = chunks_of(w->was_len[i]);
+			size_t n = chunks_of(len) > was ? chunks_of(len) : was;
+			for (size_t k = 0; k < n; k++) {
+				if (!w->dirty[i][k])
+					continue;
+				if (k < was)
+					digest -= w->chunks[i][k];
+				if (k < chunks_of(len))
+					digest += chunk_digest((const uint8_t *)map +
+							       w->head.part[i].at, len, i, k);
+			}
+		}
 		w->head.digest = digest;
 		munmap(map, w->head.size);
 		ok = put_at(fd, &w->head, sizeof w->head, 0) == 0;
@@ -622,7 +672,15 @@ static void *finish_in_place(void *arg)
 	return NULL;
 }
 
-static int update_in_place(const struct loaded *l, uint32_t zone, const struct change *c,
+/* The chunks holding octets [from, to) of a part marked in `dirty`. */
+static void mark_chunks(uint8_t *dirty, size_t from, size_t to)
+{
+	if (from < to)
+		memset(dirty + from / DIGEST_CHUNK, 1,
+		       (to - 1) / DIGEST_CHUNK - from / DIGEST_CHUNK + 1);
+}
+
+static int update_in_place(struct loaded *l, uint32_t zone, const struct change *c,
 			   const struct head *now, const uint32_t *sets)
 {
 	image_written();
@@ -647,37 +705,53 @@ static int update_in_place(const struct loaded *l, uint32_t zone, const struct c
 		return 0;
 	size_t page = sysconf(_SC_PAGESIZE);
 	int ok = 1;
+	uint8_t *dirty[NPARTS] = {0};  /* the chunks written, whose digests change */
 	for (int i = 0; i < NPARTS && ok; i++) {
 		const uint8_t *p = parts[i].p;
-		size_t len = parts[i].len;
+		size_t len = parts[i].len, was = h.part[i].len;
 		uint64_t at = h.part[i].at;
+		dirty[i] = xcalloc(chunks_of(len > was ? len : was) + 1, 1);
+		mark_chunks(dirty[i], len < was ? len : was, len > was ? len : was);
 		if (i == P_TEXT) {  /* from the change on: all after it moved when its size did */
 			size_t end = l->text_len == h.part[i].len ? c->new_end : l->text_len;
 			ok = put_at(fd, p + c->start, end - c->start, at + c->start) == 0;
+			mark_chunks(dirty[i], c->start, end);
 		} else if (p && p == mapped[i]) {
 			uint8_t *written = xmalloc(len / page + 1);
 			ok = copied[i] ? changed_pages(p, len, page, l->map + at,
 							     l->head->part[i].len, written)
 					     : written_pages(p, len, page, written);
-			for (size_t k = 0; ok && k * page < len; k++)
-				if (written[k])
-					ok = put_at(fd, p + k * page, len - k * page < page ?
-						    len - k * page : page, at + k * page) == 0;
+			for (size_t k = 0; ok && k * page < len; k++) {
+				if (!written[k])
+					continue;
+				size_t n = len - k * page < page ? len - k * page : page;
+				ok = put_at(fd, p + k * page, n, at + k * page) == 0;
+				mark_chunks(dirty[i], k * page, k * page + n);
+			}
 			free(written);
 		} else {
 			ok = put_at(fd, p, len, at) == 0;
+			mark_chunks(dirty[i], 0, len);
 		}
 		h.part[i].len = len;
 	}
 	if (!ok) {  /* the file is neither the old image nor the new */
 		close(fd);
 		unlink(image_in);
+		for (int i = 0; i < NPARTS; i++)
+			free(dirty[i]);
 		return 1;
 	}
 	h.head_end = now->end;
 	struct writer *w = &writer;
 	w->head = h;
 	w->fd = fd;
+	for (int i = 0; i < NPARTS; i++) {  /* taken over */
+		w->dirty[i] = dirty[i];
+		w->chunks[i] = l->chunks[i];
+		l->chunks[i] = NULL;
+		w->was_len[i] = l->head->part[i].len;
+	}
 	start_writer(w, image_in);
 	start_beside(&w->thread, finish_in_place, w);
 	return 1;
@@ -779,6 +853,8 @@ int image_read_zone(uint32_t zone)
 	if (done)  /* a count: progress.py */
 		phase_took("changed lines read", 0.0, c.new_end_line - c.first_line, "lines");
 	join_beside(&l.digest);
+	for (int i = 0; i < NPARTS; i++)
+		free(l.chunks[i]);
 	if (l.text)
 		munmap((void *)l.text, l.text_len);
 	if (l.map)
@@ -790,9 +866,11 @@ int image_read_zone(uint32_t zone)
 
 const name_t *image_changed_names(uint64_t state, size_t *n)
 {
+	static const name_t none[1];  /* a change of no record (the file saved again) names none */
 	*n = changed.n;
-	return state && changed_state == state &&
-	       !zones.v[changed_zone].sign ? changed.v : NULL;
+	if (!state || changed_state != state || zones.v[changed_zone].sign)
+		return NULL;
+	return changed.v ? changed.v : none;
 }
 
 int image_recheck(uint32_t zone, struct recheck *r)
