@@ -10,8 +10,8 @@ available (another kernel, libc or file system), os.replace.
 
 The old file's pages are freed when its last descriptor closes: 60 ms for a 240 MiB server,
 a tenth of a million names' rebuild, spent after everything else is in place. `release`
-gives that descriptor to a child that exits at once, so that the kernel frees them in the
-child's exit while the build returns."""
+gives that descriptor to a child that exits once this process has closed its own, so that
+the kernel frees them in the child's exit while the build returns."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ import stat
 import threading
 from pathlib import Path
 
-_EXITS_AT_ONCE = "true"  # POSIX's; any program that exits without reading its descriptors
+_WAITS_FOR_EOF = "cat"  # POSIX's: exits at the end of its input, the pipe release closes
 _children: list[int] = []  # released to, not yet reaped
 _lock = threading.Lock()  # a build releases on two threads
 
@@ -60,24 +60,33 @@ def replace(new: Path, path: Path) -> int | None:
 
 def release(old: int) -> None:
     """Close OLD (a descriptor `replace` returned) without waiting for the kernel to free its
-    file: a child that inherits it and exits at once holds the last reference. The child is
-    not waited for: the next release reaps those that have exited (`zonebake follow` builds
-    for days), and init those left when this process exits. Where it cannot be started,
-    closed here."""
+    file: a child that inherits it holds the last reference, for it exits only once OLD is
+    closed here (a child that exited at once often did so first on two processors, and this
+    close freed the file after all). The child is not waited for: the next release reaps
+    those that have exited (`zonebake follow` builds for days), and init those left when
+    this process exits. Where it cannot be started, closed here."""
     _reap()
     try:
+        read_end, write_end = os.pipe()
+    except OSError:
+        os.close(old)
+        return
+    try:
         os.set_inheritable(old, True)
-        # Nothing of ours but the file: a reader of this process's output gets its end of
-        # file without waiting for the child.
-        child = os.posix_spawnp(_EXITS_AT_ONCE, [_EXITS_AT_ONCE], os.environ,
-                                file_actions=[(os.POSIX_SPAWN_OPEN, fd, os.devnull,
-                                               os.O_RDWR, 0) for fd in (0, 1, 2)])
+        # Nothing of ours but the file and the pipe's end: a reader of this process's output
+        # gets its end of file without waiting for the child.
+        child = os.posix_spawnp(_WAITS_FOR_EOF, [_WAITS_FOR_EOF], os.environ,
+                                file_actions=[(os.POSIX_SPAWN_DUP2, read_end, 0)] +
+                                [(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDWR, 0)
+                                 for fd in (1, 2)])
     except OSError:
         pass
     else:
         with _lock:
             _children.append(child)
     os.close(old)
+    os.close(read_end)
+    os.close(write_end)  # the child's end of input: it exits, and frees the file
 
 
 def _reap() -> None:

@@ -62,13 +62,18 @@ def test_what_is_not_a_readable_file_is_left_to_os_replace(tmp_path):
 
 def test_the_old_file_is_released_to_a_child_that_holds_only_it(tmp_path, monkeypatch):
     """release: the pages of the last build's file are freed as a child exits, not as the
-    build waits. The child has the file and /dev/null for its standard descriptors, so that
-    a reader of the build's output is not kept waiting."""
-    seen = tmp_path / "seen"
+    build waits. The child has the file, the end of a pipe for its input and /dev/null for
+    its output, so that a reader of the build's output is not kept waiting; it reads its
+    input to the end, which comes once the build has closed its own descriptor of the file,
+    so that the child's is the last."""
+    seen, parent = tmp_path / "seen", tmp_path / "parent"
     child = tmp_path / "child"
     # The shell's own descriptors, listed by a command of its own (whose output is a pipe),
-    # and what the deleted file it holds has in it.
+    # what the deleted file it holds has in it, and the descriptors of the build (its
+    # parent) once its input ended.
     child.write_text(f"""#!/bin/sh
+cat >/dev/null
+ls -l /proc/$PPID/fd > {parent}
 held=$(ls -l /proc/$$/fd)
 for fd in /proc/$$/fd/*; do
     case "$(readlink $fd)" in *" (deleted)") cat $fd >{tmp_path / "content"};; esac
@@ -76,7 +81,7 @@ done
 echo "$held" > {seen}
 """)
     child.chmod(0o755)
-    monkeypatch.setattr(replacing, "_EXITS_AT_ONCE", str(child))
+    monkeypatch.setattr(replacing, "_WAITS_FOR_EOF", str(child))
     _replace_and_release(tmp_path)
     for _ in range(500):
         if seen.exists() and seen.read_text().endswith("\n"):
@@ -84,8 +89,10 @@ echo "$held" > {seen}
         time.sleep(0.01)
     held = {line.split()[-3]: line.split(" -> ", 1)[1]
             for line in seen.read_text().splitlines() if " -> " in line}
-    assert {held[fd] for fd in ("0", "1", "2")} == {"/dev/null"}
+    assert held["0"].startswith("pipe:") and {held["1"], held["2"]} == {"/dev/null"}
     assert (tmp_path / "content").read_bytes() == b"old"
+    assert ".zonebake-server.tmp (deleted)" in "\n".join(held.values())
+    assert ".zonebake-server.tmp" not in parent.read_text()  # closed before the child went on
     child = replacing._children[-1]
     for _ in range(500):  # the next release reaps it
         replacing._reap()
@@ -98,7 +105,7 @@ echo "$held" > {seen}
 
 
 def test_without_a_child_the_old_file_is_closed_here(tmp_path, monkeypatch):
-    monkeypatch.setattr(replacing, "_EXITS_AT_ONCE", str(tmp_path / "missing"))
+    monkeypatch.setattr(replacing, "_WAITS_FOR_EOF", str(tmp_path / "missing"))
     _replace_and_release(tmp_path)
 
 
