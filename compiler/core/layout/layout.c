@@ -11,7 +11,9 @@
  * where it is written (a node's from the node, a type entry's from the entry, an answer's
  * from the answer): a region reads the same wherever it lies, so a change in one group
  * moves the regions after it without changing an octet of them, and only the table's
- * offsets change. The struct layouts are runtime/zonedata.h's own.
+ * offsets change. Each region starts a page (REGION_ALIGN): one that grows or shrinks
+ * within its last page moves none, and a rebuild finds most where the earlier server has
+ * them. The struct layouts are runtime/zonedata.h's own.
  */
 #define _GNU_SOURCE  /* copy_file_range */
 #include <fcntl.h>
@@ -35,7 +37,11 @@ _Static_assert(KEY_LEN == sizeof(struct zb_entry_key), "an answer's key: the res
  * responder copies a short body in blocks of 32 (runtime/query/respond.c), reading up to 31
  * octets past its end. */
 #define NAME_ALIGN 16
-#define REGION_ALIGN 64
+/* A page of 4096 octets, whatever the machine's: a region that grows within the room its
+ * last page has left moves no region after it, so that a rebuild keeps the earlier
+ * server's regions where they lie and a binary delta stays small.
+ * Its cost, half a page a region on average: 5.8 MB, 2.3%, at a million names. */
+#define REGION_ALIGN 4096
 #define HEAD sizeof(struct zb_head)  /* first: no denial and no answer is at offset 0 */
 #define TAIL 32
 
