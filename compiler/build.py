@@ -125,7 +125,9 @@ def build(config: ZoneSetConfig, outdir: Path, lenient: bool = False,
             nonlocal early
             if early is not None:  # an earlier try's, with zones this one leaves out
                 early.abandon()
-            early = cc.EarlyServer(outdir, meanwhile, runtime)
+            early = cc.EarlyServer(outdir, meanwhile, runtime, earlier=(
+                (state.earlier_data, state.earlier_span)
+                if state.earlier_data and state.earlier_span else None))
             early.start(lambda: emit.render(current))
             return _bake(current, early.data_file, progress, lenient,
                          write_signed=signing.signed_files(current, write_signed)

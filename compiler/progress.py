@@ -22,7 +22,8 @@ QUIET_FOR = 5.0  # seconds of build before anything is said
 EVERY = 5.0  # seconds between progress lines of a stage
 LOOK_EVERY = 1024  # items counted between looks at the clock
 # Units of the core's reports that count something rather than time a step: the regions a
-# build over an earlier build copied from it (compiler/core/layout/reuse.c), the signatures
+# build over an earlier build copied from it (compiler/core/layout/reuse.c) and those of them
+# it found in place in the server's file (layout.c), the signatures
 # a rebuild took from the signing cache by its trail (compiler/core/dnssec/signer.c), the
 # zones whose chain it did not check again (compiler/core/dnssec/chaincheck.c), the lines of
 # a zone file read again over the earlier build's image of it (compiler/core/read/image.c).

@@ -929,9 +929,10 @@ void plan_layout(const struct phash *ph, const uint32_t *key_off, struct chaos *
 		 size_t nchaos, struct layout_info *info);
 /* Into PATH from AT: a new file where AT is 0; else an existing one, the server linked with a
  * placeholder for its data (compiler/toolchain/cc.py), its data's place AT a multiple of
- * the page size, the octets around it the driver's. */
-void write_layout(const char *path, uint64_t at, const struct phash *ph, const uint8_t *keys,
-		  unsigned max_labels);
+ * the page size, the octets around it the driver's; its first KEPT octets there the earlier
+ * build's data as it lay in its own server (the rest zeros). */
+void write_layout(const char *path, uint64_t at, uint64_t kept, const struct phash *ph,
+		  const uint8_t *keys, unsigned max_labels);
 /* The denial region's offsets made absolute for the place every layout gives it, which it
  * returns: early in a build over an earlier build, to compare the two (reuse.c). */
 uint32_t place_denial_region(void);

@@ -125,19 +125,20 @@ static void read_key(const char *line, struct zone *z, uint32_t index)
 	PUSH(z->sign->keys, key);
 }
 
-/* `layout SIZE` on stderr; the driver answers on stdin `into AT PATH`, a server linked with
- * a placeholder for the data, sized and ready for SIZE octets at AT (cc.py), or `alone`: the
- * blob then goes to its own file, OUT. Written into the server, it is never copied again. */
+/* `layout SIZE` on stderr; the driver answers on stdin `into AT KEPT PATH`, a server linked
+ * with a placeholder for the data, sized and ready for SIZE octets at AT, its first KEPT the
+ * earlier build's data, copied there before (cc.py), or `alone`: the blob then goes to its
+ * own file, OUT. Written into the server, it is never copied again. */
 static int ask_where;  /* the manifest's `ask-where` */
 
-static char *where_to_write(uint64_t size, uint64_t *at)
+static char *where_to_write(uint64_t size, uint64_t *at, uint64_t *kept)
 {
 	fprintf(stderr, "layout %llu\n", (unsigned long long)size);
 	fflush(stderr);
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t n = getline(&line, &cap, stdin);
-	unsigned long long place;
+	unsigned long long place, earlier;
 	int path = 0;
 	if (n <= 1 || line[n - 1] != '\n')
 		fail("the driver did not say where the data goes");
@@ -146,9 +147,11 @@ static char *where_to_write(uint64_t size, uint64_t *at)
 		free(line);
 		return NULL;
 	}
-	if (sscanf(line, "into %llu %n", &place, &path) != 1 || !path || !place)
+	if (sscanf(line, "into %llu %llu %n", &place, &earlier, &path) != 2 || !path || !place ||
+	    earlier > size)
 		fail("the driver's answer %s", line);
 	*at = place;
+	*kept = earlier;
 	memmove(line, line + path, strlen(line + path) + 1);
 	return line;
 }
@@ -243,9 +246,10 @@ int main(int argc, char **argv)
 	if (status != 0)
 		return status;
 	/* The layout's numbers go into the data's head (zonedata.h, struct zb_head). */
-	uint64_t at = 0;
-	const char *out = ask_where ? where_to_write(compiled.info.size, &at) : argv[2];
-	write_layout(out ? out : argv[2], at, &compiled.ph, compiled.keys.v, compiled.max_labels);
+	uint64_t at = 0, kept = 0;
+	const char *out = ask_where ? where_to_write(compiled.info.size, &at, &kept) : argv[2];
+	write_layout(out ? out : argv[2], at, kept, &compiled.ph, compiled.keys.v,
+		     compiled.max_labels);
 	image_beside_state(reuse_state_written());
 	phase("layout", compiled.info.size, "octets");
 	return 0;

@@ -179,9 +179,10 @@ class Unreadable(Exception):
 
 
 Phase = Callable[[str, float, int, str], None]  # name, seconds, count, unit
-# Asked once the data's size is known: where to write the data, (a file, the offset in it),
-# the file made ready for it (cc.EarlyServer.place); None: to its own file, data_file.
-Where = Callable[[int], "tuple[Path, int] | None"]
+# Asked once the data's size is known: where to write the data, (a file, the offset in it,
+# the octets from there that hold the earlier build's data already), the file made ready for
+# it (cc.EarlyServer.place); None: to its own file, data_file.
+Where = Callable[[int], "tuple[Path, int, int] | None"]
 Along = Callable[[str, int, int, str], None]  # name, done, total, unit
 
 
@@ -370,8 +371,8 @@ def _run_once(program: Path, manifest: str, config: ZoneSetConfig, data_file: Pa
                 elif line.startswith("layout "):  # the core waits for the answer
                     place = into(int(line.split()[1])) if into is not None else None
                     if place is not None:
-                        where = place
-                        process.stdin.write(f"into {place[1]} {place[0]}\n")
+                        where = place[:2]
+                        process.stdin.write(f"into {place[1]} {place[2]} {place[0]}\n")
                     else:
                         process.stdin.write("alone\n")
                     process.stdin.flush()

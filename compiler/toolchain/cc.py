@@ -147,7 +147,7 @@ def compile_server(zonedata_c: Path, output: Path, splice: bool = True,
         prepared = setting, objcache.lookup(setting[-1])
     (cc, runtime, sources, flags, key), cached = prepared
     data = zonedata_c.with_name("zonedata.bin")
-    temporary = output.with_name(f".{output.name}.tmp")
+    temporary = temporary_for(output)
     try:
         with objcache.workspace() as fresh:
             objects = cached or fresh
@@ -204,6 +204,11 @@ def compile_server(zonedata_c: Path, output: Path, splice: bool = True,
         temporary.unlink(missing_ok=True)
 
 
+def temporary_for(output: Path) -> Path:
+    """Where compile_server writes the server before it takes OUTPUT's name."""
+    return output.with_name(f".{output.name}.tmp")
+
+
 def _link_key(key: str, zonedata_c: Path, flags: list[str], compiled_as: Path | None) -> str:
     """A placeholder link's cache key: the runtime objects' (compiler, flags, sources), the
     link's own flags, zonedata.c, and where debug information says it was compiled, if it
@@ -243,9 +248,12 @@ class EarlyServer:
     build, while the runtime compiles). Where the link failed or is not one elfsplice knows,
     the core writes `data_file`, beside zonedata.c, which the assembler then links in."""
 
-    def __init__(self, outdir: Path, pool: Executor, runtime: Future) -> None:
+    def __init__(self, outdir: Path, pool: Executor, runtime: Future,
+                 earlier: tuple[Path, tuple[int, int]] | None = None) -> None:
         self.outdir, self.pool, self.runtime = outdir, pool, runtime
         self.future: Future | None = None
+        self._prefilling: threading.Thread | None = None
+        self._prefilled: tuple[int, int] | None = None  # the earlier data's span, once copied
         self.zonedata_text: str | None = None  # once rendered
         self._linked: tuple[Path, Path] | None = None  # the placeholder's link, the server's
         self._offered = threading.Event()  # _linked is set, or will never be
@@ -254,6 +262,42 @@ class EarlyServer:
         self._abandoned = False
         self.scratch = Path(tempfile.mkdtemp(prefix=".zonebake-cc-", dir=self.outdir))
         self.data_file = self.scratch / "zonedata.bin"
+        if earlier is not None:
+            self._prefill(*earlier)
+
+    def _prefill(self, server: Path, span: tuple[int, int]) -> None:
+        """The earlier server's data copied into the server's temporary file, where it lay
+        there, on a thread of its own from the build's start (elfsplice.prefill): where the
+        data goes to the same place, the core writes only what differs (layout.c), and the
+        copy (240 MiB at a million names) is done while the driver and the core start, not
+        after the layout."""
+        try:
+            source = os.open(server, os.O_RDONLY)
+        except OSError:
+            return
+        try:
+            destination = os.open(temporary_for(self.outdir / "zonebake-server"),
+                                  os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        except OSError:
+            os.close(source)
+            return
+
+        def copy() -> None:
+            try:
+                elfsplice.prefill(source, destination, span)
+                self._prefilled = span
+            except OSError:
+                pass  # prepare makes the file again
+            finally:
+                os.close(source)
+                os.close(destination)
+        self._prefilling = threading.Thread(target=copy, name="prefill", daemon=True)
+        self._prefilling.start()
+
+    def _prefill_done(self) -> None:
+        """Before anything else writes the server's temporary file."""
+        if self._prefilling is not None:
+            self._prefilling.join()
 
     def start(self, render: Callable[[], str]) -> None:
         """Render zonedata.c (`render`) and compile the server, on the pool."""
@@ -276,28 +320,31 @@ class EarlyServer:
     def _offer(self, linked: Path, temporary: Path) -> bool:
         """The link is done: `place` may hand the core TEMPORARY. True once the core has
         written the data there."""
+        self._prefill_done()
         self._linked = linked, temporary
         self._offered.set()
         self._wait_for_data()
         return self._into
 
-    def place(self, size: int) -> tuple[Path, int] | None:
+    def place(self, size: int) -> tuple[Path, int, int] | None:
         """Where the core writes SIZE octets of data (run.Where): the server's temporary
-        file, made ready, and the offset; None: data_file. Waits for the link."""
+        file, made ready, the offset, and how many octets there hold the earlier build's
+        data already (elfsplice.prepare); None: data_file. Waits for the link."""
         self._offered.wait()
         if self._linked is None or self._abandoned:
             return None
         linked, temporary = self._linked
         try:
-            at = elfsplice.prepare(linked, temporary, size)
+            at, kept = elfsplice.prepare(linked, temporary, size, self._prefilled)
         except (elfsplice.Refused, OSError):
             return None
         if at % mmap.PAGESIZE or "\n" in str(temporary):  # the core maps it; a line says it
             return None
         self._into = True
-        return temporary, at
+        return temporary, at, kept
 
     def _wait_for_data(self) -> None:
+        self._prefill_done()
         self._data.wait()
         if self._abandoned:
             raise Abandoned
@@ -319,13 +366,15 @@ class EarlyServer:
         nothing."""
         self._abandoned = True
         self._data.set()
-        if self.future is None:
-            shutil.rmtree(self.scratch, ignore_errors=True)
-            return
-        try:
-            self.finish()
-        except Exception:  # whatever it was, the build that follows compiles the server again
-            pass
+        self._prefill_done()
+        if self.future is not None:
+            try:
+                self.finish()
+            except Exception:  # whatever it was, the build that follows compiles it again
+                pass
+        shutil.rmtree(self.scratch, ignore_errors=True)
+        if self._prefilling is not None:  # not taken over by a compile that began
+            temporary_for(self.outdir / "zonebake-server").unlink(missing_ok=True)
 
 
 def _splice(linked: Path, data: Path, binary: Path) -> bool:

@@ -63,7 +63,7 @@ def splice(linked: Path, data: Path, output: Path) -> None:
     """Write OUTPUT: LINKED (read whole: it is small) with the contents of its SECTION replaced
     by DATA's."""
     size = os.stat(data).st_size
-    at = prepare(linked, output, size)
+    at, _ = prepare(linked, output, size)
     descriptor = os.open(output, os.O_WRONLY)
     try:
         with open(data, "rb") as source:
@@ -73,20 +73,47 @@ def splice(linked: Path, data: Path, output: Path) -> None:
         os.close(descriptor)
 
 
-def prepare(linked: Path, output: Path, size: int) -> int:
+def prepare(linked: Path, output: Path, size: int,
+            prefilled: tuple[int, int] | None = None) -> tuple[int, int]:
     """Write OUTPUT as `splice` would for data of SIZE octets, but for the data itself: where
-    it goes, the returned offset, is left a hole (zeros) for the core to write the data into
-    (the build's layout, cc.EarlyServer), so that it is written once, never copied."""
+    it goes, the first of the returned (offset, kept), is left a hole (zeros) for the core to
+    write the data into (the build's layout, cc.EarlyServer), so that it is written once,
+    never copied. `prefilled`: OUTPUT holds an earlier server's data already, (offset,
+    length) as `span` gives it; where that is where this data goes, its first `kept` octets
+    (at most SIZE) stay, and the core writes only what differs (zeros included)."""
     head, tail = _rebuild(linked.read_bytes(), size)
-    descriptor = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    kept = min(prefilled[1], size) if prefilled and prefilled[0] == len(head) else 0
+    descriptor = os.open(output, os.O_WRONLY | os.O_CREAT | (0 if kept else os.O_TRUNC),
+                         0o600)
     try:
+        if kept:
+            os.ftruncate(descriptor, len(head) + kept)  # past the data kept: zeros again
         _write(descriptor, head)
         os.lseek(descriptor, len(head) + size, os.SEEK_SET)
         _write(descriptor, tail)
     finally:
         os.close(descriptor)
     shutil.copymode(linked, output)  # executable, as the linker made it
-    return len(head)
+    return len(head), kept
+
+
+def prefill(source: int, destination: int, span: tuple[int, int]) -> None:
+    """The data of the server open as SOURCE, where `span` says it lies, copied by the kernel
+    into DESTINATION at the same offset: `prepare` keeps what is still in its place. Its
+    blocks are allocated first, at once: a copy into a sparse file on ext4 allocates each
+    as it writes it (delayed allocation), which took half as long again. Raises OSError
+    where the kernel cannot copy."""
+    at, length = span
+    try:
+        os.posix_fallocate(destination, at, length)
+    except OSError:
+        pass  # the copy allocates them
+    done = 0
+    while done < length:
+        count = os.copy_file_range(source, destination, length - done, at + done, at + done)
+        if count == 0:
+            raise OSError(errno.EIO, "the earlier server is shorter than its data")
+        done += count
 
 
 def span(binary: Path) -> tuple[int, int]:

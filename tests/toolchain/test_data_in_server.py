@@ -116,3 +116,44 @@ def test_a_link_elfsplice_refuses_gets_the_data_from_its_own_file(tmp_path, monk
     assert_same_outputs(tmp_path / "out", tmp_path / "written")
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
         "zonebake-server", "zonedata.c", "zonedata.image", "zonedata.state"]
+
+
+def counts_of(outdir: Path, lines: list[str], zone: Path) -> dict[str, int]:
+    """LINES built into OUTDIR: the regions the core reused and found in place, by name."""
+    zone.write_text("\n".join(lines) + "\n")
+    progress = Progress(out=None)
+    build.build(zones_from_args([f"inside.example.={zone}"]), outdir, progress=progress)
+    return {detail.name: detail.count for stage in progress.stages
+            for detail in stage.details if detail.name.startswith("regions ")}
+
+
+def test_a_rebuild_keeps_the_earlier_data_where_it_lies_and_writes_only_the_rest(tmp_path):
+    """The driver copies the earlier server's data into the next server's file while the
+    build begins (EarlyServer, elfsplice.prefill); the core leaves each region reused that
+    lies where it lay and makes the rest what a new file holds (layout.c, keep_in_place):
+    edit after edit, the server a full build writes, whether the data grew, shrank or was
+    all laid out again."""
+    zone = tmp_path / "inside.zone"
+    head = ["$TTL 300", "@ SOA ns hostmaster 1 7200 900 1209600 300", "@ NS ns",
+            "ns A 192.0.2.1"]
+    hosts = [f"host{i} A 10.0.{i >> 8}.{i & 255}" for i in range(3000)] + ['@ TXT "kept"']
+    # Four kilobytes at one name: taken out, its region loses a page or more.
+    big = [f'big TXT "{n}{"x" * 240}" "{"y" * 250}" "{"z" * 250}" "{"w" * 250}"'
+           for n in range(4)]
+    soa_changed = [head[0], head[1].replace(" 7200 ", " 3600 "), *head[2:]]
+    assert counts_of(tmp_path / "out", head + hosts + big, zone) == {}  # nothing before it
+    edits = [
+        ("an address changed",
+         head + hosts[:1500] + ["host1500 A 192.0.2.9"] + hosts[1501:] + big, True),
+        ("a name added", head + hosts + big + ["added A 192.0.2.10"], True),
+        ("the big name removed: the data shrank", head + hosts, True),
+        ("the SOA changed but for its serial: all laid out again", soa_changed + hosts, False),
+        ("the big name back: the data grew", soa_changed + hosts + big, True),
+    ]
+    for step, (what, lines, reused) in enumerate(edits):
+        counts = counts_of(tmp_path / "out", lines, zone)
+        assert (counts["regions in place"] > 0) == reused, what
+        assert counts["regions in place"] <= counts["regions reused"], what
+        counts_of(tmp_path / f"full{step}", lines, zone)
+        assert_same_outputs(tmp_path / "out", tmp_path / f"full{step}")
+        assert not list((tmp_path / "out").glob(".*")), what  # no temporary file left

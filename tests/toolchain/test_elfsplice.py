@@ -5,6 +5,7 @@ the build makes the full link instead."""
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import time
@@ -240,3 +241,37 @@ def test_a_file_that_is_not_elf_or_empty_data_is_refused(placeholder_server, tmp
     with pytest.raises(elfsplice.Refused, match="or there is none"):
         elfsplice.splice(placeholder_server, tmp_path / "empty.bin", tmp_path / "out")
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("sizes", [(70_000, 70_000), (70_000, 50_001), (50_001, 70_003)],
+                         ids=["same size", "shrunk", "grown"])
+def test_a_file_prefilled_with_the_earlier_data_keeps_it_where_the_new_data_goes(
+        sizes, placeholder_server, tmp_path):
+    """prefill copies an earlier server's data into the next server's file where it lay;
+    prepare then keeps as much of it as the new data's place holds, zeros after it, and
+    writes the head and the tail around it as for any data: the file is the one `splice`
+    writes for those octets. Where the data goes elsewhere, nothing is kept."""
+    before, after = sizes
+    earlier_data = bytes(i * 7 % 251 for i in range(before))
+    (tmp_path / "earlier.bin").write_bytes(earlier_data)
+    elfsplice.splice(placeholder_server, tmp_path / "earlier.bin", tmp_path / "earlier")
+    span = elfsplice.span(tmp_path / "earlier")
+    source = os.open(tmp_path / "earlier", os.O_RDONLY)
+    destination = os.open(tmp_path / "next", os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        elfsplice.prefill(source, destination, span)
+    finally:
+        os.close(source)
+        os.close(destination)
+    at, kept = elfsplice.prepare(placeholder_server, tmp_path / "next", after, span)
+    assert (at, kept) == (span[0], min(before, after))
+    (tmp_path / "kept.bin").write_bytes(earlier_data[:kept] + bytes(after - kept))
+    elfsplice.splice(placeholder_server, tmp_path / "kept.bin", tmp_path / "expected")
+    assert first_difference((tmp_path / "next").read_bytes(),
+                            (tmp_path / "expected").read_bytes()) is None
+    # Told of data at another place: a fresh file, a hole where the data goes.
+    assert elfsplice.prepare(placeholder_server, tmp_path / "next", after,
+                             (span[0] + 4096, span[1])) == (span[0], 0)
+    (tmp_path / "zeros.bin").write_bytes(bytes(after))
+    elfsplice.splice(placeholder_server, tmp_path / "zeros.bin", tmp_path / "expected")
+    assert (tmp_path / "next").read_bytes() == (tmp_path / "expected").read_bytes()

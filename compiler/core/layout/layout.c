@@ -39,7 +39,7 @@ _Static_assert(KEY_LEN == sizeof(struct zb_entry_key), "an answer's key: the res
 #define NAME_ALIGN 16
 /* A page of 4096 octets, whatever the machine's: a region that grows within the room its
  * last page has left moves no region after it, so that a rebuild keeps the earlier
- * server's regions where they lie and a binary delta stays small.
+ * server's octets where they lie (write_layout's `kept`) and a binary delta stays small.
  * Its cost, half a page a region on average: 5.8 MB, 2.3%, at a million names. */
 #define REGION_ALIGN 4096
 #define HEAD sizeof(struct zb_head)  /* first: no denial and no answer is at offset 0 */
@@ -559,10 +559,10 @@ static void *copy_runs(void *arg)
 		int fd;
 		int64_t earlier, next;
 		end = g + 1;
-		if (!reused_file(g, &fd, &earlier))
-			continue;
+		if (c->copied[g] || !reused_file(g, &fd, &earlier))
+			continue;  /* there already (keep_in_place), or written by the passes */
 		uint64_t len = region_size[g];
-		for (; end < hash->ngroups && reused_file(end, &fd, &next) &&
+		for (; end < hash->ngroups && !c->copied[end] && reused_file(end, &fd, &next) &&
 		       (uint64_t)(next - earlier) == region_at[end] - region_at[g]; end++)
 			len = region_at[end] - region_at[g] + region_size[end];
 		loff_t at = earlier, to = c->out->base + region_at[g];
@@ -575,6 +575,41 @@ static void *copy_runs(void *arg)
 		memset(c->copied + g, 1, end - g);
 	}
 	return NULL;
+}
+
+/* Where the blob's first `kept` octets are the earlier build's data as it lay (cc.py copied
+ * it there while the build began): each reused region that lies where it lay stays, marked
+ * in `copied`; all else there is made zeros again, as in a new file, before anything is
+ * written: the head and tables, the regions written or moved, the gaps beside them, the
+ * tail. A gap between two regions that stay is the earlier's, zeros. */
+#define SMALL_ZEROS (1 << 20)  /* written as zeros: a hole punched in them waited for the
+				* earlier data's pages to reach the disk (ext4), 8-10 ms */
+static void zeros_again(struct out *o, uint64_t from, uint64_t to)
+{
+	if (from < to && (to - from < SMALL_ZEROS ||
+			  fallocate(o->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+				    (off_t)(o->base + from), (off_t)(to - from)) != 0))
+		memset(o->map + from, 0, to - from);
+}
+
+static void keep_in_place(struct out *o, uint64_t kept, uint8_t *copied)
+{
+	uint64_t from = 0;  /* where the octets to clear begin */
+	uint32_t staying = 0;
+	for (uint32_t g = 0; g < hash->ngroups; g++) {
+		int fd;
+		int64_t earlier;
+		if (!reused_file(g, &fd, &earlier) || (uint64_t)earlier != o->base + region_at[g] ||
+		    region_at[g] + region_size[g] > kept)
+			continue;
+		if (g == 0 || !copied[g - 1])
+			zeros_again(o, from, region_at[g]);
+		copied[g] = 1;
+		staying++;
+		from = region_at[g] + region_size[g];
+	}
+	zeros_again(o, from, kept);
+	phase_took("regions in place", 0, staying, "regions");  /* a count: progress.py */
 }
 
 /* The reused regions the kernel did not write (another file system, an error), through
@@ -773,8 +808,8 @@ static void put_numbers(struct out *o)
 	}
 }
 
-void write_layout(const char *path, uint64_t base, const struct phash *ph, const uint8_t *keys,
-		  unsigned max_labels)
+void write_layout(const char *path, uint64_t base, uint64_t kept, const struct phash *ph,
+		  const uint8_t *keys, unsigned max_labels)
 {
 	int fd = open(path, base ? O_RDWR : O_RDWR | O_CREAT | O_TRUNC, 0644);
 	if (fd < 0)
@@ -793,6 +828,9 @@ void write_layout(const char *path, uint64_t base, const struct phash *ph, const
 	struct out out = {.map = map, .size = total, .path = path, .in_memory = in_memory,
 			  .fd = fd, .base = base};
 	struct out *o = &out;
+	uint8_t *copied = xcalloc(ph->ngroups ? ph->ngroups : 1, 1);
+	if (!in_memory && kept)
+		keep_in_place(o, kept, copied);
 	put_head(o, ph, max_labels);
 	pad_to(o, denial_off);
 	put(o, denial_region.v, denial_region.n);
@@ -811,14 +849,14 @@ void write_layout(const char *path, uint64_t base, const struct phash *ph, const
 		let_go_pages(o->map, o->map + o->at);  /* as run_pass does its regions' */
 	/* The regions, on two threads; the gaps between them (alignment) are never written: zeros. */
 	struct pass writing = {.writing = 1, .out = out, .keys = keys};
-	struct copier copier = {.out = o, .copied = xcalloc(ph->ngroups ? ph->ngroups : 1, 1)};
+	struct copier copier = {.out = o, .copied = copied};
 	struct beside copying;
 	/* Where the kernel copies most of the blob from an earlier build, its blocks are
 	 * allocated first, at once: its copy into them then skips the file system's allocation
 	 * of each block as it is written (ext4's delayed allocation). A blob written whole
 	 * through the mapping is not: it gained nothing there. Where the file system cannot,
 	 * the copy allocates them as it goes. */
-	if (!in_memory && copies_any())
+	if (!in_memory && !kept && copies_any())
 		(void)fallocate(fd, 0, (off_t)base, (off_t)total);
 	if (!in_memory)
 		start_beside(&copying, copy_runs, &copier);
