@@ -1,7 +1,5 @@
 """`python -m zonebake` is the `zonebake` command."""
 
-import sys
+from .cli import run
 
-from .cli import main
-
-sys.exit(main())
+run()

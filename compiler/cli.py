@@ -9,6 +9,7 @@ DS records for the parent; `zonebake delta` makes a binary delta between two bui
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -182,6 +183,18 @@ def main(argv: list[str] | None = None) -> int:
               f"copy; the rest built", file=sys.stderr)
         return EXIT_BUILT_WITHOUT_BROKEN
     return EXIT_OK
+
+
+def run() -> None:
+    """The `zonebake` command: main, and for `build` and `check`, whose outputs are all
+    written and closed by then, an exit that skips the interpreter's teardown (freeing every
+    module's objects: 10-15 ms of a rebuild that takes a third of a second)."""
+    code = main()
+    if sys.argv[1:2] in (["build"], ["check"]):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    sys.exit(code)
 
 
 MAX_PER_FILE = 100  # diagnostics shown for one file, as gcc's -fmax-errors
