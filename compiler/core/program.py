@@ -73,17 +73,25 @@ def _object_name(source: Path) -> str:
 
 
 def _digest(cc: list[str], runtime: Path, cache: bool) -> str:
-    """What the executable depends on: its sources, the responder's headers, the compiler."""
-    digest = hashlib.sha256(" ".join(cc + _cflags()).encode())
-    for root, paths in ((SOURCES, _sources("*.[ch]")), (runtime, sorted(runtime.rglob("*.h")))):
-        for path in paths:
-            name = path.relative_to(root).as_posix()
-            digest.update(name.encode() + b"\0" + path.read_bytes())
+    """What the executable depends on: its sources, the responder's headers, the compiler;
+    kept under the files' stats (objcache.digested)."""
+    files = [(SOURCES, _sources("*.[ch]")), (runtime, sorted(runtime.rglob("*.h")))]
     try:
-        digest.update(compiler_identity(cc, runtime, cache))
+        identity = compiler_identity(cc, runtime, cache)
     except UsageError as exc:
         raise Failed(str(exc)) from None
-    return digest.hexdigest()[:16]
+    flags = " ".join(cc + _cflags()).encode()
+
+    def make() -> bytes:
+        digest = hashlib.sha256(flags)
+        for root, paths in files:
+            for path in paths:
+                name = path.relative_to(root).as_posix()
+                digest.update(name.encode() + b"\0" + path.read_bytes())
+        digest.update(identity)
+        return digest.hexdigest()[:16].encode()
+    return objcache.digested([flags, identity], [path for _, paths in files for path in paths],
+                             make, cache).decode()
 
 
 def _compile(cc: list[str], runtime: Path, executable: Path) -> bool:

@@ -168,3 +168,34 @@ def test_a_cache_that_cannot_be_made_keeps_nothing_and_fails_nothing(tmp_path, m
     assert len(compiler_runs) == 2
     objcache.keep("rendered-x", b"text")
     assert objcache.read_kept("rendered-x") is None
+
+
+def test_a_digest_of_files_is_taken_again_only_when_one_of_them_changes(tmp_path, cache,
+                                                                      monkeypatch):
+    """objcache.digested (the core's sources, core/program.py): kept under the files' stats;
+    a file rewritten at its size and times, or changed too recently to tell, is read again,
+    and `zonebake check` (write false) keeps nothing."""
+    monkeypatch.setattr(objcache, "RACY", 0.0)
+    files = [tmp_path / "a.c", tmp_path / "b.h"]
+    for path in files:
+        path.write_text(f"/* {path.name}, version 1 */\n")
+    made: list[bytes] = []
+
+    def make() -> bytes:
+        made.append(b"".join(path.read_bytes() for path in files))
+        return made[-1][:12]
+    first = objcache.digested([b"flags"], files, make)
+    assert objcache.digested([b"flags"], files, make) == first and len(made) == 1
+    assert objcache.digested([b"other flags"], files, make) == first and len(made) == 2
+    before = files[1].stat()
+    time.sleep(0.05)
+    files[1].write_text("/* b.h, version 2 */\n")
+    os.utime(files[1], ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert objcache.digested([b"flags"], files, make) == first and len(made) == 3
+    assert made[-1] != made[0]  # read again, and it changed
+    objcache.digested([b"flags"], files, make, write=False)
+    assert len(made) == 4
+    monkeypatch.setattr(objcache, "RACY", 3600.0)  # every file changed lately
+    objcache.digested([b"flags"], files, make)
+    objcache.digested([b"flags"], files, make)
+    assert len(made) == 6
