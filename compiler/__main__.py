@@ -1,5 +1,5 @@
 """`python -m zonebake` is the `zonebake` command."""
 
-from .cli import run
+from .entry import run
 
 run()

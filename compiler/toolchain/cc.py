@@ -31,7 +31,7 @@ from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable
 
-from . import elfsplice, objcache, replacing, scratch
+from . import elfsplice, objcache, prefill, replacing, scratch
 from ..errors import UsageError
 
 CFLAGS = ["-std=gnu11", "-O2", "-pthread", "-fno-strict-aliasing", "-Wall", "-Wextra", "-static"]
@@ -147,7 +147,7 @@ def compile_server(zonedata_c: Path, output: Path, splice: bool = True,
         prepared = setting, objcache.lookup(setting[-1])
     (cc, runtime, sources, flags, key), cached = prepared
     data = zonedata_c.with_name("zonedata.bin")
-    temporary = temporary_for(output)
+    temporary = prefill.temporary_for(output)
     try:
         with objcache.workspace() as fresh:
             objects = cached or fresh
@@ -204,11 +204,6 @@ def compile_server(zonedata_c: Path, output: Path, splice: bool = True,
         temporary.unlink(missing_ok=True)
 
 
-def temporary_for(output: Path) -> Path:
-    """Where compile_server writes the server before it takes OUTPUT's name."""
-    return output.with_name(f".{output.name}.tmp")
-
-
 def _link_key(key: str, zonedata_c: Path, flags: list[str], compiled_as: Path | None) -> str:
     """A placeholder link's cache key: the runtime objects' (compiler, flags, sources), the
     link's own flags, zonedata.c, and where debug information says it was compiled, if it
@@ -252,7 +247,7 @@ class EarlyServer:
                  earlier: tuple[Path, tuple[int, int]] | None = None) -> None:
         self.outdir, self.pool, self.runtime = outdir, pool, runtime
         self.future: Future | None = None
-        self._prefilling: threading.Thread | None = None
+        self._prefill: prefill.Prefill | None = None
         self._prefilled: tuple[int, int] | None = None  # the earlier data's span, once copied
         self.zonedata_text: str | None = None  # once rendered
         self._linked: tuple[Path, Path] | None = None  # the placeholder's link, the server's
@@ -262,42 +257,16 @@ class EarlyServer:
         self._abandoned = False
         self.scratch = Path(tempfile.mkdtemp(prefix=".zonebake-cc-", dir=self.outdir))
         self.data_file = self.scratch / "zonedata.bin"
-        if earlier is not None:
-            self._prefill(*earlier)
-
-    def _prefill(self, server: Path, span: tuple[int, int]) -> None:
-        """The earlier server's data copied into the server's temporary file, where it lay
-        there, on a thread of its own from the build's start (elfsplice.prefill): where the
-        data goes to the same place, the core writes only what differs (layout.c), and the
-        copy (240 MiB at a million names) is done while the driver and the core start, not
-        after the layout."""
-        try:
-            source = os.open(server, os.O_RDONLY)
-        except OSError:
-            return
-        try:
-            destination = os.open(temporary_for(self.outdir / "zonebake-server"),
-                                  os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        except OSError:
-            os.close(source)
-            return
-
-        def copy() -> None:
-            try:
-                elfsplice.prefill(source, destination, span)
-                self._prefilled = span
-            except OSError:
-                pass  # prepare makes the file again
-            finally:
-                os.close(source)
-                os.close(destination)
-        self._prefilling = threading.Thread(target=copy, name="prefill", daemon=True)
-        self._prefilling.start()
+        if earlier is not None:  # its data copied into the server's file (prefill.py)
+            server, span = earlier
+            temporary = prefill.temporary_for(outdir / "zonebake-server")
+            self._prefill = prefill.take(outdir, server, span) or \
+                prefill.start(server, span, temporary)
 
     def _prefill_done(self) -> None:
         """Before anything else writes the server's temporary file."""
-        if self._prefilling is not None:
-            self._prefilling.join()
+        if self._prefill is not None:
+            self._prefilled = self._prefill.done()
 
     def start(self, render: Callable[[], str]) -> None:
         """Render zonedata.c (`render`) and compile the server, on the pool."""
@@ -373,8 +342,8 @@ class EarlyServer:
             except Exception:  # whatever it was, the build that follows compiles it again
                 pass
         shutil.rmtree(self.scratch, ignore_errors=True)
-        if self._prefilling is not None:  # not taken over by a compile that began
-            temporary_for(self.outdir / "zonebake-server").unlink(missing_ok=True)
+        if self._prefill is not None:  # not taken over by a compile that began
+            self._prefill.stop()
 
 
 def _splice(linked: Path, data: Path, binary: Path) -> bool:
