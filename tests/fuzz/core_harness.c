@@ -229,7 +229,7 @@ enum fuzz_outcome harness_compile(const struct fuzz_set *set, struct compiled *c
 		return FUZZ_REFUSED;
 	if (!core_quiet)
 		fprintf(stderr, "compiled: %zu names\n", nodes.n);
-	write_layout(blob_path, 0, &c->ph, c->keys.v, c->max_labels);
+	write_layout(blob_path, 0, 0, &c->ph, c->keys.v, c->max_labels);
 	*blob = blob_path;
 	return FUZZ_COMPILED;
 }
