@@ -136,7 +136,10 @@ def test_a_rebuild_keeps_the_earlier_data_where_it_lies_and_writes_only_the_rest
     zone = tmp_path / "inside.zone"
     head = ["$TTL 300", "@ SOA ns hostmaster 1 7200 900 1209600 300", "@ NS ns",
             "ns A 192.0.2.1"]
-    hosts = [f"host{i} A 10.0.{i >> 8}.{i & 255}" for i in range(3000)] + ['@ TXT "kept"']
+    # 9,000 names: over a MiB of data, so that where all of it is laid out again the copy
+    # gets a hole punched in it rather than zeros written (layout.c, zeros_again).
+    hosts = [f"host{i} A 10.{i >> 16}.{i >> 8 & 255}.{i & 255}" for i in range(9000)] + \
+        ['@ TXT "kept"']
     # Four kilobytes at one name: taken out, its region loses a page or more.
     big = [f'big TXT "{n}{"x" * 240}" "{"y" * 250}" "{"z" * 250}" "{"w" * 250}"'
            for n in range(4)]
@@ -144,7 +147,7 @@ def test_a_rebuild_keeps_the_earlier_data_where_it_lies_and_writes_only_the_rest
     assert counts_of(tmp_path / "out", head + hosts + big, zone) == {}  # nothing before it
     edits = [
         ("an address changed",
-         head + hosts[:1500] + ["host1500 A 192.0.2.9"] + hosts[1501:] + big, True),
+         head + hosts[:4500] + ["host4500 A 192.0.2.9"] + hosts[4501:] + big, True),
         ("a name added", head + hosts + big + ["added A 192.0.2.10"], True),
         ("the big name removed: the data shrank", head + hosts, True),
         ("the SOA changed but for its serial: all laid out again", soa_changed + hosts, False),
