@@ -582,8 +582,8 @@ static void *copy_runs(void *arg)
  * in `copied`; all else there is made zeros again, as in a new file, before anything is
  * written: the head and tables, the regions written or moved, the gaps beside them, the
  * tail. A gap between two regions that stay is the earlier's, zeros. */
-#define SMALL_ZEROS (1 << 20)  /* written as zeros: a hole punched in them waited for the
-				* earlier data's pages to reach the disk (ext4), 8-10 ms */
+#define SMALL_ZEROS (1 << 20)  /* written as zeros through the mapping (the head and tables,
+				* a region or two); past it, a hole punched in the file */
 static void zeros_again(struct out *o, uint64_t from, uint64_t to)
 {
 	if (from < to && (to - from < SMALL_ZEROS ||
