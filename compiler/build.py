@@ -16,7 +16,8 @@ from .refreshed import Refreshed
 from . import emit, keepgoing
 from .core import run as core
 from .dnssec import signing
-from .toolchain import cc, elfsplice, replacing
+from .toolchain import cc, replacing
+from .toolchain.prefill import STATE_FILE, earlier_server
 
 
 @dataclass
@@ -29,9 +30,7 @@ class Built:
 # Beside the data: what the next build over this one needs to copy the regions a change
 # does not reach (the core's layout/reuse.c), and to read only the lines of a zone file that
 # changed (its image of the zone's records as read: read/image.c).
-STATE_FILE = "zonedata.state"
-IMAGE_FILE = "zonedata.image"
-SERVER_FILE = "zonebake-server"
+IMAGE_FILE = "zonedata.image"  # and STATE_FILE, SERVER_FILE (toolchain/prefill.py)
 
 
 def _bake(config: ZoneSetConfig, data_file: Path, progress: Progress, lenient: bool,
@@ -49,13 +48,8 @@ def _earlier(outdir: Path, state_file: Path) -> core.State:
     """This build's state, and the earlier build's, whose data is inside its server (the
     core copies the regions it can from there). A server whose data cannot be found: a full
     build."""
-    server = outdir / SERVER_FILE
-    try:
-        span = elfsplice.span(server) if state_file.exists() else None
-    except (elfsplice.Refused, OSError):
-        span = None
-    return core.State(emit.temporary_for(state_file), state_file,
-                      server if span else None, span)
+    server, span = earlier_server(outdir) or (None, None)
+    return core.State(emit.temporary_for(state_file), state_file, server, span)
 
 
 def _put_image(image: Path, path: Path) -> None:

@@ -259,7 +259,7 @@ class EarlyServer:
         self.data_file = self.scratch / "zonedata.bin"
         if earlier is not None:  # its data copied into the server's file (prefill.py)
             server, span = earlier
-            temporary = prefill.temporary_for(outdir / "zonebake-server")
+            temporary = prefill.temporary_for(outdir / prefill.SERVER_FILE)
             self._prefill = prefill.take(outdir, server, span) or \
                 prefill.start(server, span, temporary)
 
@@ -280,7 +280,7 @@ class EarlyServer:
             text = render()
             zonedata_c.write_text(text, encoding="ascii")
             self.zonedata_text = text
-            compile_server(zonedata_c, self.outdir / "zonebake-server",
+            compile_server(zonedata_c, self.outdir / prefill.SERVER_FILE,
                            data_ready=self._wait_for_data, compiled_as=self.outdir.absolute(),
                            prepared=self.runtime.result(), offer=self._offer)
         finally:

@@ -185,11 +185,9 @@ def remembered(parts: list[bytes], files: list[Path], make: Callable[[], bytes],
     from: made again when one of them changes (see above), or when one is not a binary (a
     wrapper script, which names nothing of what it runs). `write` false: only read (`zonebake
     check` writes nothing)."""
-    stats = [_stat(path) if _is_binary(path) else None for path in files]
-    if None in stats:
-        return make()
-    return kept_or_made(COMPILER_PREFIX + key([*parts, *(s.encode() for s in stats)]), make,
-                        write)
+    return _kept_by_stats(COMPILER_PREFIX, parts,
+                          [_stat(path) if _is_binary(path) else None for path in files],
+                          make, write)
 
 
 def digested(parts: list[bytes], files: list[Path], make: Callable[[], bytes],
@@ -197,12 +195,19 @@ def digested(parts: list[bytes], files: list[Path], make: Callable[[], bytes],
     """What `make` gives from the contents of FILES (a digest of them), kept under a key of
     `parts`, their paths and their stats: made again when one of them changes or is changed
     too recently for its times to tell (see above), or `write` is false."""
-    stats = [_stat(path) for path in files]
-    if None in stats or not write:
+    if not write:
         return make()
-    return kept_or_made(SOURCES_PREFIX + key([*parts, *(f"{path}\t{stat}".encode()
-                                                        for path, stat in zip(files, stats))]),
-                        make)
+    return _kept_by_stats(SOURCES_PREFIX, parts,
+                          [None if stat is None else f"{path}\t{stat}"
+                           for path, stat in ((path, _stat(path)) for path in files)], make)
+
+
+def _kept_by_stats(prefix: str, parts: list[bytes], stats: list[str | None],
+                   make: Callable[[], bytes], write: bool = True) -> bytes:
+    """kept_or_made under a key of `parts` and `stats`; made where a stat cannot tell."""
+    if None in stats:
+        return make()
+    return kept_or_made(prefix + key([*parts, *(s.encode() for s in stats)]), make, write)
 
 
 def kept_or_made(name: str, make: Callable[[], bytes], write: bool = True) -> bytes:

@@ -17,8 +17,9 @@ from pathlib import Path
 
 from . import elfsplice
 
+# An output directory's server, and the state beside it that the next build reads (build.py).
 SERVER_FILE = "zonebake-server"
-STATE_FILE = "zonedata.state"  # without the earlier build's state, nothing is reused
+STATE_FILE = "zonedata.state"
 
 
 def temporary_for(output: Path) -> Path:
@@ -58,6 +59,18 @@ class Prefill:
         self.temporary.unlink(missing_ok=True)
 
 
+def earlier_server(outdir: Path) -> tuple[Path, tuple[int, int]] | None:
+    """OUTDIR's server and where its data lies, where OUTDIR holds a build the next one can
+    build over: its state, and a server whose data elfsplice finds."""
+    server = outdir / SERVER_FILE
+    if not (outdir / STATE_FILE).is_file():
+        return None
+    try:
+        return server, elfsplice.span(server)
+    except (elfsplice.Refused, OSError):
+        return None
+
+
 def start(server: Path, span: tuple[int, int], temporary: Path) -> Prefill | None:
     try:
         source = os.open(server, os.O_RDONLY)
@@ -78,13 +91,10 @@ def start_early(outdir: Path) -> None:
     """For the command line's output directory, before anything else is read or imported:
     where it holds a build (its state, and a server whose data elfsplice finds), the copy
     begins."""
-    server = outdir / SERVER_FILE
-    if not (outdir / STATE_FILE).is_file():
+    earlier = earlier_server(outdir)
+    if earlier is None:
         return
-    try:
-        span = elfsplice.span(server)
-    except (elfsplice.Refused, OSError):
-        return
+    server, span = earlier
     prefill = start(server, span, temporary_for(server))
     if prefill is not None:
         _early[outdir.absolute()] = prefill
