@@ -193,6 +193,10 @@ static inline struct name *N(name_t id) { return &names.v[id]; }
 const uint8_t *name_label(name_t id);
 int name_is_below_or_at(name_t name, name_t above);
 size_t name_key(name_t id, uint8_t *out);     /* lowercased wire format: the hash key */
+/* zb_hash of a name's key under the perfect hash's first seed (phash.c): of names and label
+ * octets given (image.c's copies of them), or this build's. */
+uint64_t name_key_hash(const struct name *v, const uint8_t *label_octets, name_t id);
+uint64_t node_hash(name_t id);
 /* Whether `len` octets of a wire name are `key` (name_key's) but for case: label lengths are
  * below 64, never a capital. */
 static inline int wire_is_key(const uint8_t *wire, const uint8_t *key, size_t len)
@@ -401,6 +405,9 @@ size_t image_left_over(void);  /* records taken out by image_read_zone, linked f
  * `state` (reuse_earlier_content), in a zone the build does not sign: the names the records
  * taken out and put in name, and those new (patch_name_states); else NULL. */
 const name_t *image_changed_names(uint64_t state, size_t *n);
+/* After image_read_zone read over an image: node_hash's of the names it read or made (the
+ * first `n`; signing makes more); else NULL. */
+const uint64_t *image_name_hashes(size_t *n);
 /* After image_read_zone read `zone` over an image whose build said nothing (no error, no
  * warning): what its checks look at again (zones.c's check_zone); else 0. */
 struct recheck {
@@ -885,6 +892,11 @@ typedef int (*phash_before_fn)(uint32_t g, uint64_t seed, uint64_t digest,
  * the same is placed as it was). */
 void build_phash(struct phash *ph, const uint8_t *keys, const uint32_t *key_off, uint32_t n,
 		 phash_before_fn before);
+/* The same from each key's hash under the first seed (node_hash's), without the keys: 0
+ * (nothing made) where that seed places not every group, which build_phash then tries the
+ * next seeds for. */
+int build_phash_hashed(struct phash *ph, const uint64_t *hashes, uint32_t n,
+		       phash_before_fn before);
 /* Where a key goes, as the responder finds it (runtime/hash.h): its group, and its slot
  * there; whether the slot holds that key is for the caller to see. */
 uint32_t phash_slot(const struct phash *ph, const uint8_t *key, size_t len, uint32_t *group);
@@ -986,8 +998,9 @@ struct compile_options {
 /* What compile_set leaves for write_layout: the hash keys (each node's lowercased wire-format
  * name), the perfect hash over them, and the plan of the layout. */
 struct compiled {
-	bytes_t keys;
+	bytes_t keys;          /* of the nodes at key_off, */
 	uint32_t *key_off;
+	int keys_made;         /* once made (every node's, or those the layout writes) */
 	unsigned max_labels;
 	struct phash ph;
 	struct layout_info info;

@@ -49,22 +49,66 @@ static void check_chains_and_signatures(const struct signature_check *signatures
 	}
 }
 
-/* The hash keys (each node's lowercased wire-format name) and the perfect hash over them. */
+/* The hash keys of the nodes `need` says (NULL: every node), each its lowercased wire-format
+ * name at key_off; the others' empty. */
+static void make_keys(struct compiled *job, const uint8_t *need)
+{
+	job->keys.n = 0;
+	job->key_off = xrealloc(job->key_off, (nodes.n + 1) * sizeof *job->key_off);
+	for (size_t i = 0; i < nodes.n; i++) {
+		job->key_off[i] = job->keys.n;
+		if (need && !need[i])
+			continue;
+		RESERVE(job->keys, 256);
+		job->keys.n += name_key(nodes.v[i], job->keys.v + job->keys.n);
+	}
+	job->key_off[nodes.n] = job->keys.n;
+	job->keys_made = 1;
+}
+
+/* The perfect hash over the nodes' names. Over an image (image.c) it is made from the hashes
+ * the image keeps: the keys are made after, only for the groups the layout writes. */
 static void *hash_names(void *arg)
 {
 	struct compiled *job = arg;
-	job->key_off = xmalloc((nodes.n + 1) * sizeof *job->key_off);
+	size_t ncached;
+	const uint64_t *cached = reuse_has_earlier() ? image_name_hashes(&ncached) : NULL;
+	uint64_t *hashes = cached ? xmalloc((nodes.n ? nodes.n : 1) * sizeof *hashes) : NULL;
 	for (size_t i = 0; i < nodes.n; i++) {
-		job->key_off[i] = job->keys.n;
-		RESERVE(job->keys, 256);
-		job->keys.n += name_key(nodes.v[i], job->keys.v + job->keys.n);
-		if (N(nodes.v[i])->nlabels > job->max_labels)
-			job->max_labels = N(nodes.v[i])->nlabels;
+		name_t id = nodes.v[i];
+		if (N(id)->nlabels > job->max_labels)
+			job->max_labels = N(id)->nlabels;
+		if (hashes)
+			hashes[i] = id < ncached && cached[id] ? cached[id] : node_hash(id);
 	}
-	job->key_off[nodes.n] = job->keys.n;
-	build_phash(&job->ph, job->keys.v, job->key_off, nodes.n,
-		    reuse_has_earlier() ? reuse_phash_before : NULL);
+	int made = hashes && build_phash_hashed(&job->ph, hashes, nodes.n, reuse_phash_before);
+	free(hashes);
+	if (!made) {
+		make_keys(job, NULL);
+		build_phash(&job->ph, job->keys.v, job->key_off, nodes.n,
+			    reuse_has_earlier() ? reuse_phash_before : NULL);
+	}
 	return NULL;
+}
+
+/* The keys the layout reads: those of the nodes in the groups it writes. */
+static void keys_laid_out(struct compiled *c)
+{
+	if (c->keys_made)
+		return;
+	uint8_t *need = xcalloc(nodes.n ? nodes.n : 1, 1);
+	for (uint32_t g = 0; g < c->ph.ngroups; g++) {
+		const uint8_t *octets;
+		uint32_t answers;
+		const struct phash_group *pg = &c->ph.groups[g];
+		if (reused_region(g, &octets, &answers) != NONE)
+			continue;
+		for (uint32_t s = 0; s < pg->nslots; s++)
+			if (c->ph.slots[pg->first_slot + s] != NONE)
+				need[c->ph.slots[pg->first_slot + s]] = 1;
+	}
+	make_keys(c, need);
+	free(need);
 }
 
 /* Beside the names' states, for a build that keeps them: the perfect hash, its groups' digests
@@ -95,6 +139,7 @@ static int compile_over_earlier(const struct compile_options *o, struct chaos *c
 	if (diagnostics_errors() > 0)
 		return EXIT_ERRORS;
 	merge_answers();
+	keys_laid_out(c);
 	plan_layout(&c->ph, c->key_off, chaos, nchaos, &c->info);
 	return 0;
 }
@@ -213,6 +258,8 @@ int compile_set(const struct compile_options *o, struct chaos *chaos, size_t nch
 		join_beside(&hasher);
 		phase("perfect hash", nodes.n, "names");
 	}
+	if (!c->keys_made)
+		make_keys(c, NULL);
 	plan_layout(&c->ph, c->key_off, chaos, nchaos, &c->info);
 	return 0;
 }

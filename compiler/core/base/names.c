@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "bake.h"
+#include "hash.h"
 
 __typeof__(names) names;
 static bytes_t labels;       /* first labels, as spelled */
@@ -168,14 +169,15 @@ int name_is_below_or_at(name_t name, name_t above)
 	return name == above;
 }
 
-static size_t write_wire(name_t id, uint8_t *out, int lowered)
+static size_t write_wire(const struct name *v, const uint8_t *octets, name_t id, uint8_t *out,
+			 int lowered)
 {
 	size_t at = 0;
-	for (; id != ROOT; id = N(id)->parent) {
-		const struct name *n = N(id);
+	for (; id != ROOT; id = v[id].parent) {
+		const struct name *n = &v[id];
 		out[at++] = n->label_len;
 		for (size_t i = 0; i < n->label_len; i++)
-			out[at++] = lowered ? lower(labels.v[n->label + i]) : labels.v[n->label + i];
+			out[at++] = lowered ? lower(octets[n->label + i]) : octets[n->label + i];
 	}
 	out[at++] = 0;
 	return at;
@@ -183,12 +185,23 @@ static size_t write_wire(name_t id, uint8_t *out, int lowered)
 
 size_t name_key(name_t id, uint8_t *out)
 {
-	return write_wire(id, out, 1);
+	return write_wire(names.v, labels.v, id, out, 1);
 }
 
 size_t name_wire(name_t id, uint8_t *out)
 {
-	return write_wire(id, out, 0);
+	return write_wire(names.v, labels.v, id, out, 0);
+}
+
+uint64_t name_key_hash(const struct name *v, const uint8_t *label_octets, name_t id)
+{
+	uint8_t key[256];
+	return zb_hash(key, write_wire(v, label_octets, id, key, 1), 0);
+}
+
+uint64_t node_hash(name_t id)
+{
+	return name_key_hash(names.v, labels.v, id);
 }
 
 /* dnspython's text form: special characters escaped with a backslash, others outside

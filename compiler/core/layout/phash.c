@@ -131,16 +131,19 @@ static uint32_t most_slots(uint32_t count)
 	return group_slots(count) + count / 4 + 4;
 }
 
-/* Every group placed with ph->seed's hashes: 0 when one cannot be. */
-static int try_seed(struct phash *ph, const uint8_t *keys, const uint32_t *key_off, uint32_t n,
-		    phash_before_fn before)
+/* Every group placed with ph->seed's hashes, `given` (NULL: the keys'): 0 when one cannot
+ * be. */
+static int try_seed(struct phash *ph, const uint8_t *keys, const uint32_t *key_off,
+		    const uint64_t *given, uint32_t n, phash_before_fn before)
 {
 	uint32_t ng = ph->ngroups;
-	uint64_t *hashes = xmalloc((n ? n : 1) * sizeof *hashes);
+	uint64_t *made = given ? NULL : xmalloc((n ? n : 1) * sizeof *made);
+	const uint64_t *hashes = given ? given : made;
 	uint32_t *gstart = xmalloc((ng + 1) * sizeof *gstart), *by_group = xmalloc((n ? n : 1) * 4);
 	memset(gstart, 0, (ng + 1) * sizeof *gstart);
 	for (uint32_t i = 0; i < n; i++) {
-		hashes[i] = zb_hash(keys + key_off[i], key_off[i + 1] - key_off[i], ph->seed);
+		if (made)
+			made[i] = zb_hash(keys + key_off[i], key_off[i + 1] - key_off[i], ph->seed);
 		gstart[zb_group_of(hashes[i], ph->group_mask, ng) + 1]++;
 	}
 	uint32_t largest = 0;
@@ -197,7 +200,7 @@ static int try_seed(struct phash *ph, const uint8_t *keys, const uint32_t *key_o
 		for (uint32_t b = 0; b < nbuckets; b++)
 			PUSH(all_pilots, pilots[b]);
 	}
-	free(hashes);
+	free(made);
 	free(gstart);
 	free(by_group);
 	free(gh);
@@ -218,19 +221,36 @@ static int try_seed(struct phash *ph, const uint8_t *keys, const uint32_t *key_o
 	return 1;
 }
 
-/* Over n distinct keys: key i is keys[key_off[i] .. key_off[i + 1]). */
-void build_phash(struct phash *ph, const uint8_t *keys, const uint32_t *key_off, uint32_t n,
-		 phash_before_fn before)
+static void phash_init(struct phash *ph, uint32_t n)
 {
 	memset(ph, 0, sizeof *ph);
 	ph->ngroups = n ? (n + PHASH_KEYS_PER_GROUP - 1) / PHASH_KEYS_PER_GROUP : 1;
 	ph->group_mask = zb_group_mask(ph->ngroups);
 	ph->groups = xmalloc(ph->ngroups * sizeof *ph->groups);
 	ph->digests = xmalloc(ph->ngroups * sizeof *ph->digests);
+}
+
+/* Over n distinct keys: key i is keys[key_off[i] .. key_off[i + 1]). */
+void build_phash(struct phash *ph, const uint8_t *keys, const uint32_t *key_off, uint32_t n,
+		 phash_before_fn before)
+{
+	phash_init(ph, n);
 	for (ph->seed = 0; ph->seed < ATTEMPTS; ph->seed++)
-		if (try_seed(ph, keys, key_off, n, before))
+		if (try_seed(ph, keys, key_off, NULL, n, before))
 			return;
 	unsupported("no perfect hash in %d seeds", ATTEMPTS);
+}
+
+int build_phash_hashed(struct phash *ph, const uint64_t *hashes, uint32_t n,
+		       phash_before_fn before)
+{
+	phash_init(ph, n);
+	if (try_seed(ph, NULL, NULL, hashes, n, before))
+		return 1;
+	free(ph->groups);
+	free(ph->digests);
+	memset(ph, 0, sizeof *ph);
+	return 0;
 }
 
 uint32_t phash_slot(const struct phash *ph, const uint8_t *key, size_t len, uint32_t *group)

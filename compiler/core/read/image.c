@@ -32,7 +32,9 @@
  *     outside the zone, one of an RRset with another TTL, a duplicate, a second record of a
  *     type a name holds one of, a name spelled otherwise than it is.
  * The image holds the text it was read from, the core's records (names, RRsets, records,
- * their octets, per record its line and RRset), the tree's nodes, the zone's types, and a
+ * their octets, per record its line and RRset), the tree's nodes, the zone's types, per name
+ * the perfect hash's hash of its key under the first seed (phash.c; worked out by the thread
+ * that writes the image, so that a build over it hashes only the names new to it), and a
  * digest of all of it that a damaged file fails; it is made with this core from this
  * manifest's settings (reuse.c's early digest) or not taken. Once a fourth of its records or
  * names are left over from changes, no image is kept: the next build reads the file whole.
@@ -58,7 +60,7 @@
 #define MADV_POPULATE_WRITE 23
 #endif
 
-#define IMAGE_MAGIC "zbimage4"
+#define IMAGE_MAGIC "zbimage5"
 /* Each part at a multiple of this in the file: a page (of any size Linux has), so that a
  * build over the image maps its arrays from the file rather than copying them. */
 #define PART_ALIGN 65536
@@ -66,6 +68,7 @@
 enum part {
 	P_NAMES, P_LABELS, P_TABLE, P_NODES, P_TYPES, P_SPANS, P_PATH,  /* snapshot, then... */
 	P_TEXT, P_RRSETS, P_RDATAS, P_RAW, P_LINES, P_SETS,  /* ...written from where they are */
+	P_HASHES,
 	NPARTS
 };
 #define FIRST_IN_PLACE P_TEXT
@@ -91,6 +94,9 @@ static int lines_wanted;
 static size_t left_over;  /* records taken out by a build over an image, linked from nothing */
 /* Per record of the zone as read or patched: its line (0: taken out). */
 static lines_t lines;
+/* After a reading over an image: per name, its key's hash (P_HASHES), the image's and then
+ * those of the names new since. */
+static VEC(uint64_t) hashes;
 /* The image this build writes (its path), and after a reading over one: the names the
  * change names, and the state that image was made beside. */
 static char *made;
@@ -244,6 +250,13 @@ static void *write_parts(void *arg)
 				w->sets[r] = s;
 	}
 	w->part[P_SETS] = w->sets;
+	if (!w->part[P_HASHES]) {  /* from the names and labels as copied */
+		size_t n = w->head.part[P_HASHES].len / sizeof(uint64_t);
+		uint64_t *h = w->own[P_HASHES] = xmalloc((n ? n : 1) * sizeof *h);
+		for (name_t id = 0; id < n; id++)
+			h[id] = name_key_hash(w->part[P_NAMES], w->part[P_LABELS], id);
+		w->part[P_HASHES] = h;
+	}
 	uint64_t digest = 0;
 	for (int i = 0; i < NPARTS; i++)
 		digest += part_digest(w->part[i], w->head.part[i].len, i, NULL);
@@ -315,6 +328,8 @@ static int parts_now(uint32_t zone, const struct head *h, const char *text, size
 		[P_RAW] = {rdata_raw.v, rdata_raw.n},
 		[P_LINES] = {lines.v, lines.n * sizeof *lines.v},
 		[P_SETS] = {sets, rdatas.n * sizeof *sets},
+		/* NULL where this build has none: the writer works them out. */
+		[P_HASHES] = {hashes.n == names.n ? hashes.v : NULL, names.n * sizeof *hashes.v},
 	};
 	memcpy(parts, now, sizeof now);
 	return 1;
@@ -454,6 +469,7 @@ static int check_image(struct loaded *l, uint32_t zone)
 	    h->part[P_RDATAS].len % sizeof(struct rdata) ||
 	    h->part[P_LINES].len != h->part[P_RDATAS].len / sizeof(struct rdata) * 4 ||
 	    h->part[P_SETS].len != h->part[P_LINES].len || h->part[P_NODES].len % 4 ||
+	    h->part[P_HASHES].len != h->part[P_NAMES].len / sizeof(struct name) * 8 ||
 	    h->part[P_TYPES].len % 2 || h->part[P_SPANS].len % sizeof(struct span) ||
 	    h->part[P_TABLE].len % sizeof(uint64_t) || h->head_end > h->part[P_TEXT].len)
 		return 0;
@@ -539,7 +555,7 @@ static int take_arrays(const struct loaded *l, uint32_t zone, struct names_aside
 	int ok = 1;
 	for (int i = 0; i < NPARTS && ok; i++)
 		if (i == P_NAMES || i == P_LABELS || i == P_RRSETS || i == P_RDATAS ||
-		    i == P_RAW || i == P_LINES || i == P_NODES || i == P_SETS)
+		    i == P_RAW || i == P_LINES || i == P_NODES || i == P_SETS || i == P_HASHES)
 			ok = (part[i] = map_part(l, i)) != NULL;
 	size_t table_bytes = h->part[P_TABLE].len;
 	void *table = ok && table_bytes ? mmap(NULL, table_bytes, PROT_READ | PROT_WRITE,
@@ -578,6 +594,9 @@ static int take_arrays(const struct loaded *l, uint32_t zone, struct names_aside
 	nodes.n = h->part[P_NODES].len / sizeof *nodes.v;
 	nodes.cap = HUGE_RESERVE / sizeof *nodes.v;
 	*sets = part[P_SETS];
+	hashes.v = part[P_HASHES];
+	hashes.n = h->part[P_HASHES].len / sizeof *hashes.v;
+	hashes.cap = HUGE_RESERVE / sizeof *hashes.v;
 	memcpy(mapped, part, sizeof mapped);
 	mapped[P_TABLE] = table;
 	size_t len;
@@ -599,6 +618,7 @@ static void drop_arrays(uint32_t zone, struct names_aside *aside)
 	VEC_FREE(nodes);
 	VEC_FREE(zones.v[zone].types);
 	VEC_FREE(lines);
+	VEC_FREE(hashes);
 }
 
 /* Whether each page of [p, p + len) was written since it was mapped from the file (an
@@ -794,6 +814,9 @@ static int patch(struct loaded *l, uint32_t zone, const struct change *c)
 			PUSH(changed, p.owners.v[i]);
 		for (name_t id = nnames; id < names.n; id++)  /* new: the change's, or its names' */
 			PUSH(changed, id);
+		RESERVE(hashes, names.n - hashes.n);
+		for (name_t id = hashes.n; id < names.n; id++)
+			hashes.v[hashes.n++] = node_hash(id);
 		changed_state = h->state;
 		changed_zone = zone;
 		rechecking = h->quiet == 1 && h->state != 0;
@@ -864,6 +887,12 @@ int image_read_zone(uint32_t zone)
 	return done;
 }
 
+const uint64_t *image_name_hashes(size_t *n)
+{
+	*n = hashes.n;
+	return hashes.n ? hashes.v : NULL;
+}
+
 const name_t *image_changed_names(uint64_t state, size_t *n)
 {
 	static const name_t none[1];  /* a change of no record (the file saved again) names none */
@@ -908,6 +937,7 @@ void image_reset(void)
 	image_written();
 	memset(mapped, 0, sizeof mapped);
 	VEC_FREE(lines);
+	VEC_FREE(hashes);
 	lines_wanted = 0;
 	left_over = 0;
 	image_out = image_in = NULL;
