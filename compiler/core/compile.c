@@ -276,6 +276,7 @@ void compiled_free(struct compiled *c)
 
 void core_reset(void)
 {
+	reuse_reset();  /* first: its thread may still be writing the names' states */
 	reading_reset();
 	chains_reset(zones.n);
 	chains_checked_reset();
@@ -289,7 +290,6 @@ void core_reset(void)
 	signatures_reset();
 	signer_reset();
 	changes_reset();
-	reuse_reset();
 	image_reset();
 	spill_reset();
 	diagnostics_reset();

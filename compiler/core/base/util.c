@@ -1,6 +1,7 @@
-/* util.c - memory that never comes back empty, growable arrays, files mapped whole, and the
- * two ways out. */
+/* util.c - memory that never comes back empty, growable arrays, files mapped whole or
+ * written at an offset, and the two ways out. */
 #define _GNU_SOURCE  /* MAP_POPULATE */
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -280,4 +281,20 @@ const void *map_file(const char *path, size_t *len, int populate, int *keep_fd)
 {
 	*len = 0;
 	return map_range(path, 0, len, populate, keep_fd);
+}
+
+int put_at(int fd, const void *data, size_t len, uint64_t at)
+{
+	const uint8_t *p = data;
+	while (len) {
+		ssize_t n = pwrite(fd, p, len, at);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		at += n;
+		len -= n;
+	}
+	return 0;
 }

@@ -40,7 +40,6 @@
  * names are left over from changes, no image is kept: the next build reads the file whole.
  */
 #define _GNU_SOURCE
-#include <errno.h>
 #include <fcntl.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -163,22 +162,6 @@ static void no_image(void)
 		if (fd >= 0)
 			close(fd);
 	}
-}
-
-static int put_at(int fd, const void *data, size_t len, uint64_t at)
-{
-	const uint8_t *p = data;
-	while (len) {
-		ssize_t n = pwrite(fd, p, len, at);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		at += n;
-		len -= n;
-	}
-	return 0;
 }
 
 /* The image's digest: per part, per DIGEST_CHUNK octets of it, a digest seeded by which

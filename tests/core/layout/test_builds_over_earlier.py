@@ -267,13 +267,13 @@ def test_an_earlier_build_that_does_not_match_gives_a_full_build(spoil, tmp_path
     elif spoil == "names miscounted":  # so many that their size wraps around 64 bits
         state = earlier / "zonedata.state"
         octets = bytearray(state.read_bytes())
-        count = int.from_bytes(octets[48:56], "little")  # struct state_head's nnames
-        octets[48:56] = (count + (1 << 59)).to_bytes(8, "little")
+        count = int.from_bytes(octets[56:64], "little")  # struct state_head's nnames
+        octets[56:64] = (count + (1 << 59)).to_bytes(8, "little")
         state.write_bytes(bytes(octets))
     elif spoil == "state changed":  # a name's digest, as a bad disk would
         state = earlier / "zonedata.state"
         octets = bytearray(state.read_bytes())
-        octets[-16] ^= 1
+        octets[88 + 16] ^= 1  # the first name's (struct name_state) after the 88-octet head
         state.write_bytes(bytes(octets))
     elif spoil == "data not the state's":
         data = earlier / "zonedata.bin"
