@@ -203,6 +203,7 @@ static struct writer {
 	void *own[NPARTS];           /* copies, freed once written */
 	const char *unmap;           /* the zone file's text, mapped: unmapped once written */
 	size_t unmap_len;
+	size_t text_from, text_to;   /* in place: the octets of it to write */
 	uint32_t *sets;              /* made from the RRsets, when NULL */
 	lines_t lines;               /* taken over */
 	int fd;                      /* the image written in place (update_in_place): */
@@ -642,15 +643,18 @@ static int changed_pages(const uint8_t *p, size_t len, size_t page, const uint8_
 
 /* After an image's records were patched: the image made this build's, in its own file, by
  * writing what changed: each mapped part's pages this build wrote (a value changed: a few
- * pages), a part that moved whole, the text from the change on; then its head, its digest
- * worked out from the file on a thread of its own. 0 where a part outgrew its room or the
- * pages written cannot be told: the image is then written whole. */
+ * pages), a part that moved whole; then, on a thread of its own, the text from the change on
+ * (tens of megabytes where the change moved the rest) and its head, its digest worked out
+ * from the file. 0 where a part outgrew its room or the pages written cannot be told: the
+ * image is then written whole. */
 static void *finish_in_place(void *arg)
 {
 	struct writer *w = arg;
 	int fd = w->fd;
-	void *map = mmap(NULL, w->head.size, PROT_READ, MAP_SHARED, fd, 0);
-	int ok = map != MAP_FAILED;
+	int ok = put_at(fd, w->unmap + w->text_from, w->text_to - w->text_from,
+			w->head.part[P_TEXT].at + w->text_from) == 0;
+	void *map = ok ? mmap(NULL, w->head.size, PROT_READ, MAP_SHARED, fd, 0) : MAP_FAILED;
+	ok = map != MAP_FAILED;
 	if (ok) {
 		uint64_t digest = w->head.digest;  /* the earlier image's, checked */
 		for (int i = 0; i < NPARTS; i++) {
@@ -709,6 +713,7 @@ static int update_in_place(struct loaded *l, uint32_t zone, const struct change 
 	size_t page = sysconf(_SC_PAGESIZE);
 	int ok = 1;
 	uint8_t *dirty[NPARTS] = {0};  /* the chunks written, whose digests change */
+	size_t text_from = 0, text_to = 0;
 	for (int i = 0; i < NPARTS && ok; i++) {
 		const uint8_t *p = parts[i].p;
 		size_t len = parts[i].len, was = h.part[i].len;
@@ -716,9 +721,9 @@ static int update_in_place(struct loaded *l, uint32_t zone, const struct change 
 		dirty[i] = xcalloc(chunks_of(len > was ? len : was) + 1, 1);
 		mark_chunks(dirty[i], len < was ? len : was, len > was ? len : was);
 		if (i == P_TEXT) {  /* from the change on: all after it moved when its size did */
-			size_t end = l->text_len == h.part[i].len ? c->new_end : l->text_len;
-			ok = put_at(fd, p + c->start, end - c->start, at + c->start) == 0;
-			mark_chunks(dirty[i], c->start, end);
+			text_from = c->start;
+			text_to = l->text_len == h.part[i].len ? c->new_end : l->text_len;
+			mark_chunks(dirty[i], text_from, text_to);
 		} else if (p && p == mapped[i]) {
 			uint8_t *written = xmalloc(len / page + 1);
 			ok = copied[i] ? changed_pages(p, len, page, l->map + at,
@@ -749,6 +754,11 @@ static int update_in_place(struct loaded *l, uint32_t zone, const struct change 
 	struct writer *w = &writer;
 	w->head = h;
 	w->fd = fd;
+	w->unmap = l->text;  /* taken over */
+	w->unmap_len = l->text_len;
+	l->text = NULL;
+	w->text_from = text_from;
+	w->text_to = text_to;
 	for (int i = 0; i < NPARTS; i++) {  /* taken over */
 		w->dirty[i] = dirty[i];
 		w->chunks[i] = l->chunks[i];
