@@ -25,6 +25,11 @@
 __typeof__(name_states) name_states;
 static uint64_t *soa_states;  /* per zone */
 
+/* After patch_name_states: the earlier states taken out and those made again, each by key,
+ * the only ones where the earlier states and this build's can differ (changes_reach). */
+static VEC(struct name_state) patched_out, patched_in;
+static int patched;
+
 /* Per name, hashed: its wire form as spelled (an answer writes names as they are spelled,
  * so a name spelled otherwise is a change), and its key (lowercased). Each from its parent's
  * and its first label, memoized: one pass over the labels. 0: not yet. */
@@ -140,6 +145,7 @@ static void make_soa_states(void)
 
 int compute_name_states(void)
 {
+	patched = 0;
 	uint64_t *digest = xcalloc(names.n ? names.n : 1, sizeof *digest);
 	spelled = xcalloc(names.n ? names.n : 1, sizeof *spelled);
 	for (uint32_t z = 0; z < zones.n; z++)
@@ -201,8 +207,10 @@ int patch_name_states(const struct name_state *old, size_t nold, const name_t *c
 	name_states.n = 0;
 	RESERVE(name_states, nold + fresh.n);
 	int unique = 1;
+	patched_out.n = 0;
 	for (size_t i = 0, j = 0; i < nold || j < fresh.n;) {
 		if (i < nold && drop[i]) {
+			PUSH(patched_out, old[i]);
 			i++;
 		} else if (j < fresh.n && (i == nold || fresh.v[j].key <= old[i].key)) {
 			unique &= i == nold || fresh.v[j].key != old[i].key;
@@ -214,7 +222,11 @@ int patch_name_states(const struct name_state *old, size_t nold, const name_t *c
 		}
 	}
 	free(drop);
-	free(fresh.v);
+	VEC_FREE(patched_in);
+	patched_in.v = fresh.v;  /* taken over */
+	patched_in.n = fresh.n;
+	patched_in.cap = fresh.cap;
+	patched = 1;
 	make_soa_states();
 	return unique;
 }
@@ -372,10 +384,14 @@ uint8_t *changes_reach(const struct name_state *old, size_t nold, size_t *count)
 		changes_prepare();
 	r.named_by = named_by_names;
 	size_t i = 0, j = 0;
-	const struct name_state *now = name_states.v;
-	size_t nnow = name_states.n;
-	while (i < nold || j < nnow) {
-		const struct name_state *was = i < nold ? &old[i] : NULL, *is = j < nnow ? &now[j] : NULL;
+	/* Every state compared with the earlier one of its key; after a patch, those it took
+	 * out and made again only: the rest are the earlier states themselves. */
+	const struct name_state *was_v = patched ? patched_out.v : old,
+				*now = patched ? patched_in.v : name_states.v;
+	size_t nwas = patched ? patched_out.n : nold, nnow = patched ? patched_in.n : name_states.n;
+	while (i < nwas || j < nnow) {
+		const struct name_state *was = i < nwas ? &was_v[i] : NULL,
+					*is = j < nnow ? &now[j] : NULL;
 		if (was && is && was->key == is->key) {
 			i++, j++;
 			if (was->digest == is->digest && was->flags == is->flags)
@@ -425,6 +441,9 @@ void names_named_by(name_t id, const uint32_t **first, const uint32_t **end)
 void changes_reset(void)
 {
 	VEC_FREE(name_states);
+	VEC_FREE(patched_out);
+	VEC_FREE(patched_in);
+	patched = 0;
 	free(soa_states);
 	soa_states = NULL;
 	lists_free(&named_by_names);
