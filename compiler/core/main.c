@@ -156,6 +156,23 @@ static char *where_to_write(uint64_t size, uint64_t *at, uint64_t *kept)
 	return line;
 }
 
+/* Everything written and closed: the driver goes on without waiting for this process's
+ * exit, in which the kernel takes back its mappings (hundreds of megabytes of the earlier
+ * build's files and this one's arrays: 10-12 ms at a million names). Not in a sanitized
+ * build, whose checks at exit the driver waits for. */
+static void say_done(void)
+{
+#if defined(__SANITIZE_ADDRESS__)
+	return;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+	return;
+#endif
+#endif
+	fputs("done\n", stderr);
+	fflush(stderr);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 3) {
@@ -252,5 +269,6 @@ int main(int argc, char **argv)
 		     compiled.max_labels);
 	image_beside_state(reuse_state_written());
 	phase("layout", compiled.info.size, "octets");
+	say_done();
 	return 0;
 }

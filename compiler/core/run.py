@@ -15,6 +15,7 @@ import os
 import struct
 import subprocess
 import tempfile
+import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -340,6 +341,11 @@ def _sign(signer: Signer, count: int, on_along: Along) -> None:
         raise Failed(f"cannot sign what the core asked for: {exc}") from None
 
 
+def _reap(process: subprocess.Popen) -> None:
+    process.wait()
+    process.stderr.close()
+
+
 def _run_once(program: Path, manifest: str, config: ZoneSetConfig, data_file: Path,
               on_phase: Phase, verified: tuple[Path, Path | None], signer: Signer,
               on_along: Along = lambda *_: None, into: Where | None = None) -> Baked:
@@ -357,8 +363,12 @@ def _run_once(program: Path, manifest: str, config: ZoneSetConfig, data_file: Pa
                                    stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
                                    stderr=subprocess.PIPE)
         said = []
+        done = False  # the core said its outputs are all written (main.c's say_done)
         try:
             for line in process.stderr:
+                if line == "done\n":
+                    done = True
+                    break
                 if line.startswith("phase "):
                     seconds, count, unit, name = line[6:].rstrip("\n").split(" ", 3)
                     on_phase(name, float(seconds), int(count), unit)
@@ -389,7 +399,11 @@ def _run_once(program: Path, manifest: str, config: ZoneSetConfig, data_file: Pa
             data_file.unlink(missing_ok=True)
             verifier.shutdown(wait=False, cancel_futures=True)
             raise
-        returncode = process.wait()
+        if done:  # its exit is the kernel's to finish, beside the rest of the build
+            returncode = 0
+            threading.Thread(target=_reap, args=(process,), daemon=True).start()
+        else:
+            returncode = process.wait()
         process.stdin.close()
     failed = verifying.result() if verifying is not None else {}
     verifier.shutdown()
