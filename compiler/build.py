@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable, TypeVar
 
 from .config import ZoneSetConfig
 from .errors import CompileError, Diagnostic
@@ -18,6 +20,9 @@ from .core import run as core
 from .dnssec import signing
 from .toolchain import cc, replacing
 from .toolchain.prefill import STATE_FILE, earlier_server
+
+T = TypeVar("T")
+CORE_STARTS = 0.05  # seconds from build() to the core's start, where it is compiled already
 
 
 @dataclass
@@ -36,12 +41,14 @@ IMAGE_FILE = "zonedata.image"  # and STATE_FILE, SERVER_FILE (toolchain/prefill.
 def _bake(config: ZoneSetConfig, data_file: Path, progress: Progress, lenient: bool,
           cache: bool = True, write_signed: dict[int, Path] | None = None,
           last_good: dict[int, Path] | None = None, keep: dict[int, Path] | None = None,
-          state: core.State | None = None, into: core.Where | None = None) -> core.Baked:
+          state: core.State | None = None, into: core.Where | None = None,
+          on_started: Callable[[], None] = lambda: None) -> core.Baked:
     with progress.stage("core", "records read by dnspython"):
         return core.bake(config, data_file, cache, progress.detail, lenient=lenient,
                          on_record=progress.tick, on_along=progress.along,
-                         write_signed=write_signed,
-                         last_good=last_good, keep=keep, state=state, into=into)
+                         write_signed=write_signed, last_good=last_good, keep=keep,
+                         state=state, into=into, on_started=on_started)
+
 
 
 def _earlier(outdir: Path, state_file: Path) -> core.State:
@@ -109,9 +116,18 @@ def build(config: ZoneSetConfig, outdir: Path, lenient: bool = False,
     # The responder's own objects do not depend on the zones: on a first build they compile
     # meanwhile, mostly on the core the single-threaded stages leave idle. Nor does
     # zonedata.c (the layout's numbers are in the data): the server is compiled and linked
-    # while the core runs, and the core writes the data into it (cc.EarlyServer).
+    # while the core runs, and the core writes the data into it (cc.EarlyServer). Both begin
+    # once the core has started: their Python held the interpreter's lock while this thread
+    # made its way to the core (5-10 ms of a rebuild). A core that has to be compiled first
+    # (or a build that fails before) lets them go after CORE_STARTS.
+    started = threading.Event()
+
+    def once_started(work: Callable[[], T]) -> T:
+        started.wait(CORE_STARTS)
+        return work()
+
     with ThreadPoolExecutor(max_workers=3) as meanwhile:
-        runtime = meanwhile.submit(cc.prepare_runtime)
+        runtime = meanwhile.submit(once_started, cc.prepare_runtime)
         early: cc.EarlyServer | None = None
 
         def bake(current: ZoneSetConfig, last_good: dict[int, Path],
@@ -122,11 +138,11 @@ def build(config: ZoneSetConfig, outdir: Path, lenient: bool = False,
             early = cc.EarlyServer(outdir, meanwhile, runtime, earlier=(
                 (state.earlier_data, state.earlier_span)
                 if state.earlier_data and state.earlier_span else None))
-            early.start(lambda: emit.render(current))
+            early.start(lambda: once_started(lambda: emit.render(current)))
             return _bake(current, early.data_file, progress, lenient,
                          write_signed=signing.signed_files(current, write_signed)
                          if write_signed else None, last_good=last_good, keep=keep,
-                         state=state, into=early.place)
+                         state=state, into=early.place, on_started=started.set)
 
         broken: list[Diagnostic] = []
         broken_zones: set[str] = set()

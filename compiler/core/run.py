@@ -194,7 +194,7 @@ def bake(config: ZoneSetConfig, data_file: Path, cache: bool = True,
          write_signed: dict[int, Path] | None = None,
          last_good: dict[int, Path] | None = None, keep: dict[int, Path] | None = None,
          on_along: Along = lambda *_: None, state: State | None = None,
-         into: Where | None = None) -> Baked:
+         into: Where | None = None, on_started: Callable[[], None] = lambda: None) -> Baked:
     """Write the set's blob to data_file; raise CompileError when the zones have errors (with
     every diagnostic), Unsupported when the core cannot compile the set. `cache`: keep the
     core's executable in the cache if it has to be compiled. `on_phase` hears of each of the
@@ -213,7 +213,7 @@ def bake(config: ZoneSetConfig, data_file: Path, cache: bool = True,
     `keep`: where to keep the records of zones without errors, as their last good copy
     (keepgoing.py). `state`: where the build's state goes, and the earlier build's to build
     over (State; the core's layout/reuse.c). `into`: where the data goes instead, once its
-    size is known (Where)."""
+    size is known (Where). `on_started` hears that the core's program has started."""
     records: dict[int, Path] = dict(last_good or {})
     keep = keep or {}
     unreadable: dict[int, list[Diagnostic]] = {}
@@ -242,7 +242,7 @@ def bake(config: ZoneSetConfig, data_file: Path, cache: bool = True,
                         if into is not None:
                             asked = _with_lines(asked, ["ask-where"])
                         baked = _run_once(program, asked, config, data_file, on_phase,
-                                          (verify, cache), signer, on_along, into)
+                                          (verify, cache), signer, on_along, into, on_started)
                         for path in keep.values():
                             _keep(_partial(path), path)
                         _publish_signed(signer.write_signed.values())
@@ -348,7 +348,8 @@ def _reap(process: subprocess.Popen) -> None:
 
 def _run_once(program: Path, manifest: str, config: ZoneSetConfig, data_file: Path,
               on_phase: Phase, verified: tuple[Path, Path | None], signer: Signer,
-              on_along: Along = lambda *_: None, into: Where | None = None) -> Baked:
+              on_along: Along = lambda *_: None, into: Where | None = None,
+              on_started: Callable[[], None] = lambda: None) -> Baked:
     """One run of the core's program; the signatures it asks for are made (signing.py), and
     those it writes out to check are verified meanwhile (signatures.py). Where it asks where
     the data goes, `into` says."""
@@ -362,6 +363,7 @@ def _run_once(program: Path, manifest: str, config: ZoneSetConfig, data_file: Pa
         process = subprocess.Popen([str(program), m.name, str(data_file)], text=True,
                                    stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
                                    stderr=subprocess.PIPE)
+        on_started()
         said = []
         done = False  # the core said its outputs are all written (main.c's say_done)
         try:
