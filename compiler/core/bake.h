@@ -798,6 +798,13 @@ struct name_state {
 	name_t name;           /* this build's */
 };
 extern VEC(struct name_state) name_states;  /* by key */
+/* The earlier build's states in a mapping of their own, copied on write (reuse.c): `v`,
+ * inside `base` .. `base` + `len`; all NULL: none. */
+struct states_copy {
+	struct name_state *v;
+	void *base;
+	size_t len;
+};
 /* This build's, every name of a zone: 0 when two keys hash alike. */
 int compute_name_states(void);
 /* The same from an earlier build's (`old`, by key, over the records before a change) and the
@@ -806,7 +813,7 @@ int compute_name_states(void);
  * whose state differs is among those made again, and so are the ancestors changes_reach
  * looks up). */
 int patch_name_states(const struct name_state *old, size_t nold, const name_t *changed,
-		      size_t nchanged);
+		      size_t nchanged, struct states_copy copy);
 /* A name's key digested, memoized in MEMO (one per name, zeroed): the states' keys. */
 uint64_t name_key_digest(uint64_t *memo, name_t id);
 /* A zone's SOA RRset but for its serial, digested (after compute_name_states); 0: none. */

@@ -102,7 +102,8 @@ static struct {
 	const uint8_t *blob;
 	uint64_t blob_at;  /* where it lies in its file */
 	int blob_fd;
-} before = {.blob_fd = -1};
+	int state_fd;  /* the state's, for names_copy */
+} before = {.blob_fd = -1, .state_fd = -1};
 
 /* This build's: per group, the digest of its keys, whether it is reused; the layout's. */
 static uint64_t *group_keys;
@@ -176,7 +177,7 @@ static int map_before(void)
 	mapped = 0;
 	if (!old_state || !old_blob)
 		return 0;
-	before.head = map_file(old_state, &before.state_len, 0, NULL);
+	before.head = map_file(old_state, &before.state_len, 0, &before.state_fd);
 	before.blob_len = old_blob_len;  /* 0: the whole file */
 	before.blob = map_range(old_blob, old_blob_at, &before.blob_len, 0, &before.blob_fd);
 	before.blob_at = old_blob_at;
@@ -341,10 +342,28 @@ static int names_written(void)
 	return names_out.fd;
 }
 
+/* The earlier state's names in a mapping of their own, copied on write, of the file that
+ * was checked (its descriptor kept): what patch_name_states patches in place where this
+ * build's names are the earlier build's. None where it cannot be mapped. */
+static struct states_copy names_copy(void)
+{
+	size_t page = sysconf(_SC_PAGESIZE);
+	uint64_t at = (const uint8_t *)before.names - (const uint8_t *)before.head;
+	uint64_t from = at / page * page;
+	struct states_copy c = {.len = at - from + before.head->nnames * sizeof *before.names};
+	c.base = before.state_fd >= 0 && before.head->nnames ?
+		mmap(NULL, c.len, PROT_READ | PROT_WRITE, MAP_PRIVATE, before.state_fd, (off_t)from) :
+		MAP_FAILED;
+	if (c.base == MAP_FAILED)
+		return (struct states_copy){0};
+	c.v = (void *)((uint8_t *)c.base + (at - from));
+	return c;
+}
+
 int reuse_prepare(const name_t *changed, size_t nchanged)
 {
 	int unique = changed ? patch_name_states(before.names, before.head->nnames, changed,
-						 nchanged)
+						 nchanged, names_copy())
 			     : compute_name_states();
 	free(zone_entries);
 	zone_entries = xmalloc((zones.n ? zones.n : 1) * sizeof *zone_entries);
@@ -805,8 +824,10 @@ void reuse_reset(void)
 		munmap((void *)before.blob, before.blob_len);
 	if (before.blob_fd >= 0)
 		close(before.blob_fd);
+	if (before.state_fd >= 0)
+		close(before.state_fd);
 	memset(&before, 0, sizeof before);
-	before.blob_fd = -1;
+	before.blob_fd = before.state_fd = -1;
 	free(group_keys);
 	free(reused);
 	VEC_FREE(patches);

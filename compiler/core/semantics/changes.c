@@ -18,6 +18,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "bake.h"
 #include "hash.h"
@@ -143,9 +144,26 @@ static void make_soa_states(void)
 			soa_states[z] = rrset_digest(z, &rrsets.v[zones.v[z].soa]) | 1;
 }
 
+/* Where name_states is a states_copy (patch_name_states), its mapping. */
+static struct states_copy states_mapped;
+
+/* The states and what a patch of them took out and made again, let go. */
+static void name_states_free(void)
+{
+	if (states_mapped.base) {
+		munmap(states_mapped.base, states_mapped.len);
+		memset(&states_mapped, 0, sizeof states_mapped);
+		memset(&name_states, 0, sizeof name_states);
+	}
+	VEC_FREE(name_states);
+	VEC_FREE(patched_out);
+	VEC_FREE(patched_in);
+	patched = 0;
+}
+
 int compute_name_states(void)
 {
-	patched = 0;
+	name_states_free();
 	uint64_t *digest = xcalloc(names.n ? names.n : 1, sizeof *digest);
 	spelled = xcalloc(names.n ? names.n : 1, sizeof *spelled);
 	for (uint32_t z = 0; z < zones.n; z++)
@@ -178,9 +196,29 @@ static int by_key(const void *x, const void *y)
 	return a < b ? -1 : a > b;
 }
 
-int patch_name_states(const struct name_state *old, size_t nold, const name_t *changed,
-		      size_t nchanged)
+/* The states made again, sorted (`fresh`), are those of as many names as were taken out of
+ * the earlier states (`drop`), each under the key of one of them: the earlier states with
+ * these written over theirs are the new, in the same order. */
+static int same_names(const struct name_state *old, size_t nold, const uint8_t *drop,
+		      const struct name_state *fresh, size_t nfresh)
 {
+	size_t dropped = 0;
+	for (size_t i = 0; i < nold; i++)
+		dropped += drop[i];
+	if (dropped != nfresh)
+		return 0;
+	for (size_t j = 0; j < nfresh; j++) {
+		const struct name_state *was = find(old, nold, fresh[j].key);
+		if (!was || !drop[was - old] || (j && fresh[j].key == fresh[j - 1].key))
+			return 0;
+	}
+	return 1;
+}
+
+int patch_name_states(const struct name_state *old, size_t nold, const name_t *changed,
+		      size_t nchanged, struct states_copy copy)
+{
+	name_states_free();
 	/* The names, their ancestors (their existence, an empty non-terminal's, may have come
 	 * or gone with them), each once. */
 	uint8_t *seen = calloc(names.n ? names.n : 1, 1);  /* sparse: few are touched */
@@ -204,11 +242,25 @@ int patch_name_states(const struct name_state *old, size_t nold, const name_t *c
 	free(seen);
 	if (fresh.n > 1)
 		qsort(fresh.v, fresh.n, sizeof *fresh.v, by_key);
-	name_states.n = 0;
-	RESERVE(name_states, nold + fresh.n);
-	int unique = 1;
-	patched_out.n = 0;
-	for (size_t i = 0, j = 0; i < nold || j < fresh.n;) {
+	/* The same names as the earlier build's (a value changed, the file saved again): its
+	 * states, copied on write, patched where they changed, instead of all copied into
+	 * memory of their own (32 MB at a million names, 15-30 ms). */
+	int unique = 1, same = copy.v && same_names(old, nold, drop, fresh.v, fresh.n);
+	if (same) {
+		for (size_t j = 0; j < fresh.n; j++) {
+			const struct name_state *was = find(old, nold, fresh.v[j].key);
+			PUSH(patched_out, *was);  /* in the order of their keys, as `fresh` */
+			copy.v[was - old] = fresh.v[j];
+		}
+		states_mapped = copy;
+		name_states.v = copy.v;
+		name_states.n = name_states.cap = nold;
+	} else if (copy.base) {
+		munmap(copy.base, copy.len);
+	}
+	if (!same)
+		RESERVE(name_states, nold + fresh.n);
+	for (size_t i = 0, j = 0; !same && (i < nold || j < fresh.n);) {
 		if (i < nold && drop[i]) {
 			PUSH(patched_out, old[i]);
 			i++;
@@ -440,10 +492,7 @@ void names_named_by(name_t id, const uint32_t **first, const uint32_t **end)
 
 void changes_reset(void)
 {
-	VEC_FREE(name_states);
-	VEC_FREE(patched_out);
-	VEC_FREE(patched_in);
-	patched = 0;
+	name_states_free();
 	free(soa_states);
 	soa_states = NULL;
 	lists_free(&named_by_names);
