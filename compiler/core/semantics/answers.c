@@ -286,14 +286,14 @@ static void *work(void *arg)
 	return NULL;
 }
 
-/* One a processor, each with NODES_PER_THREAD at least; ZONEBAKE_BAKE_THREADS overrides
- * (the tests use it to run the merge on small sets). */
-static size_t thread_count(void)
+/* One a processor, each with NODES_PER_THREAD of the `count` nodes to make at least;
+ * ZONEBAKE_BAKE_THREADS overrides (the tests use it to run the merge on small sets). */
+static size_t thread_count(size_t count)
 {
 	const char *forced = getenv("ZONEBAKE_BAKE_THREADS");
 	long n = forced ? atol(forced) : sysconf(_SC_NPROCESSORS_ONLN);
-	if (!forced && (size_t)n > nodes.n / NODES_PER_THREAD)
-		n = nodes.n / NODES_PER_THREAD;
+	if (!forced && (size_t)n > count / NODES_PER_THREAD)
+		n = count / NODES_PER_THREAD;
 	return n < 1 ? 1 : n > MAX_THREADS ? MAX_THREADS : (size_t)n;
 }
 
@@ -335,9 +335,15 @@ static size_t nworkers;
 void build_answers(int minimal, const uint8_t *make)
 {
 	making = make;
-	/* The memo of cuts is written on first use: fill it now, before threads read it. The
-	 * root too: a served root zone's answers reach it through its children's names. */
-	for (name_t id = ROOT; id < names.n; id++)
+	size_t made = nodes.n;  /* over an earlier build, those `make` names */
+	for (size_t i = 0; make && i < nodes.n; i++)
+		made -= !make[i];
+	size_t n = nworkers = thread_count(made);
+	/* The memo of cuts is written on first use: where several threads read it, filled
+	 * now, before they do (a million names' worth: most of what a rebuild that makes a
+	 * few answers spent here). The root too: a served root zone's answers reach it
+	 * through its children's names. */
+	for (name_t id = ROOT; n > 1 && id < names.n; id++)
 		if (N(id)->zone != NONE)
 			redirect(id);
 	RESERVE(node_answers, nodes.n);
@@ -347,7 +353,6 @@ void build_answers(int minimal, const uint8_t *make)
 		RESERVE(signed_answers, nodes.n);
 		signed_answers.n = nodes.n;
 	}
-	size_t n = nworkers = thread_count();
 	workers = xcalloc(n, sizeof *workers);
 	for (size_t k = 0; k < n; k++) {
 		struct worker *w = &workers[k];
@@ -381,9 +386,6 @@ void build_answers(int minimal, const uint8_t *make)
 				 "would be %zu octets; a DNS message holds at most 65535",
 				 name_text(base), workers[k].oversized.v[o].length);
 		}
-	size_t made = nodes.n;
-	for (size_t i = 0; make && i < nodes.n; i++)
-		made -= !make[i];
 	making = NULL;
 	phase("answers", made, "names");
 	if (any_signed)
