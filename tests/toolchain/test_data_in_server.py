@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -160,3 +161,26 @@ def test_a_rebuild_keeps_the_earlier_data_where_it_lies_and_writes_only_the_rest
         counts_of(tmp_path / f"full{step}", lines, zone)
         assert_same_outputs(tmp_path / "out", tmp_path / f"full{step}")
         assert not list((tmp_path / "out").glob(".*")), what  # no temporary file left
+
+
+def test_a_build_returns_once_its_core_has_exited(tmp_path, monkeypatch):
+    """The core says it is done before its exit, which the driver does not wait for at once
+    (core/run.py); the build waits for it before it returns, so that no core outlives it
+    and its peak memory counts in the build's."""
+    from zonebake.core import run
+    cores = []
+    real = run._reap
+
+    def reap(process):  # as if the kernel took its time over the exit
+        cores.append(process)
+        time.sleep(0.3)
+        real(process)
+    monkeypatch.setattr(run, "_reap", reap)
+    zone = tmp_path / "inside.zone"
+    write_zone(zone, 3000)
+    build_into(tmp_path / "out", zone)
+    write_zone(zone, 3001)
+    build_into(tmp_path / "out", zone)
+    said_done = not os.environ.get("ZONEBAKE_SANITIZE")  # a sanitized core is waited for
+    assert len(cores) == (2 if said_done else 0)
+    assert all(core.returncode == 0 for core in cores)
