@@ -83,7 +83,6 @@ def check(config: ZoneSetConfig, lenient: bool = False,
         fetched = _refresh(config, progress, None, Path(scratch))
         baked = _bake(fetched.config, Path(scratch) / emit.DATA_FILE, progress, lenient,
                       cache=False)
-        core.reaped()
     return fetched.warnings + list(baked.warnings)
 
 
@@ -173,12 +172,10 @@ def build(config: ZoneSetConfig, outdir: Path, lenient: bool = False,
                 early.abandon()
             if created:  # a set that does not compile leaves nothing behind
                 shutil.rmtree(outdir, ignore_errors=True)
-            core.reaped()
             raise
         with progress.stage("emit"):
             emit.write(outdir, config, early.zonedata_text)
         # An earlier version's copy of the data beside the server; the server's own is it.
         (outdir / emit.DATA_FILE).unlink(missing_ok=True)
-        core.reaped()
     fetched.commit(broken_zones)
     return Built(fetched.warnings + list(baked.warnings), broken)

@@ -341,21 +341,9 @@ def _sign(signer: Signer, count: int, on_along: Along) -> None:
         raise Failed(f"cannot sign what the core asked for: {exc}") from None
 
 
-# The core's exits still under way (each on a thread of its own, _run_once), which the
-# build waits for before it returns (reaped): a process that exits leaves its children's
-# resource use (their peak memory) to its own parent only where it waited for them.
-_exiting: list[threading.Thread] = []
-
-
 def _reap(process: subprocess.Popen) -> None:
     process.wait()
     process.stderr.close()
-
-
-def reaped() -> None:
-    """Wait for the exits of the cores that said they were done."""
-    while _exiting:
-        _exiting.pop().join()
 
 
 def _run_once(program: Path, manifest: str, config: ZoneSetConfig, data_file: Path,
@@ -413,10 +401,9 @@ def _run_once(program: Path, manifest: str, config: ZoneSetConfig, data_file: Pa
             data_file.unlink(missing_ok=True)
             verifier.shutdown(wait=False, cancel_futures=True)
             raise
-        if done:  # its exit is the kernel's to finish, beside the rest of the build
+        if done:  # its exit is the kernel's to finish, beside the rest of the build and after
             returncode = 0
-            _exiting.append(threading.Thread(target=_reap, args=(process,), daemon=True))
-            _exiting[-1].start()
+            threading.Thread(target=_reap, args=(process,), daemon=True).start()
         else:
             returncode = process.wait()
         process.stdin.close()
