@@ -50,7 +50,6 @@ def _bake(config: ZoneSetConfig, data_file: Path, progress: Progress, lenient: b
                          state=state, into=into, on_started=on_started)
 
 
-
 def _earlier(outdir: Path, state_file: Path) -> core.State:
     """This build's state, and the earlier build's, whose data is inside its server (the
     core copies the regions it can from there). A server whose data cannot be found: a full

@@ -782,7 +782,6 @@ void reuse_layout(const uint32_t *at, const uint32_t *size, const uint32_t *nans
 	layout_answers = nanswers;
 }
 
-
 void write_state(const uint8_t *blob, uint64_t blob_len, uint32_t groups_off, uint64_t seed)
 {
 	if (!new_state)

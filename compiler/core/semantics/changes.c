@@ -197,14 +197,11 @@ static int by_key(const void *x, const void *y)
 }
 
 /* The states made again, sorted (`fresh`), are those of as many names as were taken out of
- * the earlier states (`drop`), each under the key of one of them: the earlier states with
- * these written over theirs are the new, in the same order. */
+ * the earlier states (`dropped`, marked in `drop`), each under the key of one of them: the
+ * earlier states with these written over theirs are the new, in the same order. */
 static int same_names(const struct name_state *old, size_t nold, const uint8_t *drop,
-		      const struct name_state *fresh, size_t nfresh)
+		      size_t dropped, const struct name_state *fresh, size_t nfresh)
 {
-	size_t dropped = 0;
-	for (size_t i = 0; i < nold; i++)
-		dropped += drop[i];
 	if (dropped != nfresh)
 		return 0;
 	for (size_t j = 0; j < nfresh; j++) {
@@ -213,6 +210,29 @@ static int same_names(const struct name_state *old, size_t nold, const uint8_t *
 			return 0;
 	}
 	return 1;
+}
+
+/* The earlier states but those taken out (`drop`, into patched_out), with those made again
+ * (`fresh`, sorted) among them by key: 0 where two keys are alike. */
+static int merge_states(const struct name_state *old, size_t nold, const uint8_t *drop,
+			const struct name_state *fresh, size_t nfresh)
+{
+	int unique = 1;
+	RESERVE(name_states, nold + nfresh);
+	for (size_t i = 0, j = 0; i < nold || j < nfresh;) {
+		if (i < nold && drop[i]) {
+			PUSH(patched_out, old[i]);
+			i++;
+		} else if (j < nfresh && (i == nold || fresh[j].key <= old[i].key)) {
+			unique &= i == nold || fresh[j].key != old[i].key;
+			unique &= !name_states.n ||
+				  name_states.v[name_states.n - 1].key != fresh[j].key;
+			name_states.v[name_states.n++] = fresh[j++];
+		} else {
+			name_states.v[name_states.n++] = old[i++];  /* its `name` unknown: 0 */
+		}
+	}
+	return unique;
 }
 
 int patch_name_states(const struct name_state *old, size_t nold, const name_t *changed,
@@ -226,12 +246,13 @@ int patch_name_states(const struct name_state *old, size_t nold, const name_t *c
 	if (!seen || !drop)
 		fail("out of memory");
 	VEC(struct name_state) fresh = {0};
+	size_t dropped = 0;
 	for (size_t i = 0; i < nchanged; i++)
 		for (name_t id = changed[i]; id != NONE && !seen[id]; id = N(id)->parent) {
 			seen[id] = 1;
 			const struct name_state *was = find(old, nold, key_of(id));
-			if (was)
-				drop[was - old] = 1;
+			if (was && !drop[was - old])
+				drop[was - old] = 1, dropped++;
 			if (N(id)->zone == NONE)
 				continue;
 			uint64_t records = 0;  /* as compute_name_states mixes them: in zone order */
@@ -245,8 +266,8 @@ int patch_name_states(const struct name_state *old, size_t nold, const name_t *c
 	/* The same names as the earlier build's (a value changed, the file saved again): its
 	 * states, copied on write, patched where they changed, instead of all copied into
 	 * memory of their own (32 MB at a million names, 15-30 ms). */
-	int unique = 1, same = copy.v && same_names(old, nold, drop, fresh.v, fresh.n);
-	if (same) {
+	int unique = 1;
+	if (copy.v && same_names(old, nold, drop, dropped, fresh.v, fresh.n)) {
 		for (size_t j = 0; j < fresh.n; j++) {
 			const struct name_state *was = find(old, nold, fresh.v[j].key);
 			PUSH(patched_out, *was);  /* in the order of their keys, as `fresh` */
@@ -255,23 +276,10 @@ int patch_name_states(const struct name_state *old, size_t nold, const name_t *c
 		states_mapped = copy;
 		name_states.v = copy.v;
 		name_states.n = name_states.cap = nold;
-	} else if (copy.base) {
-		munmap(copy.base, copy.len);
-	}
-	if (!same)
-		RESERVE(name_states, nold + fresh.n);
-	for (size_t i = 0, j = 0; !same && (i < nold || j < fresh.n);) {
-		if (i < nold && drop[i]) {
-			PUSH(patched_out, old[i]);
-			i++;
-		} else if (j < fresh.n && (i == nold || fresh.v[j].key <= old[i].key)) {
-			unique &= i == nold || fresh.v[j].key != old[i].key;
-			unique &= !name_states.n ||
-				  name_states.v[name_states.n - 1].key != fresh.v[j].key;
-			name_states.v[name_states.n++] = fresh.v[j++];
-		} else {
-			name_states.v[name_states.n++] = old[i++];  /* its `name` unknown: 0 */
-		}
+	} else {
+		if (copy.base)
+			munmap(copy.base, copy.len);
+		unique = merge_states(old, nold, drop, fresh.v, fresh.n);
 	}
 	free(drop);
 	VEC_FREE(patched_in);
