@@ -646,7 +646,10 @@ struct body {
 	 * the body holds already (0: none; NSEC, index + 1; NSEC3, the body offset + 1 of the
 	 * owner's first label), and an NSEC3 one it adds besides (its RRset + 1, or 0). And
 	 * `proof_keys` NSEC3 entries it adds by their page and place, there too (response.keys). */
-	uint8_t dynamic_proof : 1, proof_keys : 7;
+	uint8_t dynamic_proof : 1, proof_keys : 3;
+	/* Its octets hold an SOA record, or a signature over one: a rebuild that bumps the
+	 * serial alone patches these answers in the regions it copies (reuse.c). */
+	uint8_t holds_soa : 1;
 	uint8_t arena;     /* of the table that made it (merging does not copy): arenas[arena] */
 	uint16_t proof_at;
 	union {  /* an alias's body has no denial: the fields are its target's */
@@ -991,7 +994,11 @@ uint32_t reused_region(uint32_t g, const uint8_t **octets, uint32_t *nanswers);
 int reused_file(uint32_t g, int *fd, int64_t *at);
 /* A copied region, now at DEST: the zones' new serials written in (only a serial changed). */
 void reuse_patch(uint32_t g, uint8_t *dest);
-void reuse_layout(const uint32_t *at, const uint32_t *size, const uint32_t *nanswers);
+/* Group g's region, laid out, holds at `at` from its start an answer with an SOA (struct
+ * body's holds_soa). Each group's by one thread at a time. */
+void reuse_soa_site(uint32_t g, uint32_t at);
+void reuse_layout(const uint32_t *at, const uint32_t *size, const uint32_t *nanswers,
+		  uint32_t ngroups);
 void write_state(const uint8_t *blob, uint64_t blob_len, uint32_t groups_off, uint64_t seed);
 
 /* ---- compile.c ---- */

@@ -518,6 +518,8 @@ static void write_region(struct out *o, uint32_t g, const struct region *r, cons
 				  sizeof(struct zb_answer) + r->host_off.v[k];
 		put_answer(o, base, id, at, body_at,
 			   overflow == NONE ? 0 : *placed_at(&r->placed, overflow));
+		if (bodies.list.v[id].holds_soa)
+			reuse_soa_site(g, at);
 	}
 	pad_to(o, base + r->names_at);
 	for (uint32_t s = 0; s < r->nslots; s++) {
@@ -630,9 +632,9 @@ static void finish_reused(struct out *o, const uint8_t *copied)
 
 /* ---- the whole ---- */
 
-/* The state (reuse.c), written on a thread beside the regions': in a rebuild this thread
- * has few regions to lay out while the kernel copies the rest, and the state is tens of
- * megabytes at a million names. */
+/* The state (reuse.c), written on a thread beside the copy of the regions reused and their
+ * patches: its names were written while the build went on (reuse.c's write_names), the rest
+ * needs the regions laid out. */
 struct state_job {
 	const uint8_t *blob;
 	uint64_t total, seed;
@@ -777,7 +779,7 @@ void plan_layout(const struct phash *ph, const uint32_t *key_off, struct chaos *
 	info->group_mask = ph->group_mask;
 	info->nslots = ph->nslots;
 	info->nanswers = nanswers = answers;  /* each distinct one once per region, as stored */
-	reuse_layout(region_at, region_size, region_answers);
+	reuse_layout(region_at, region_size, region_answers, ph->ngroups);
 	info->signed_nodes = runs - 1;
 }
 
@@ -860,11 +862,12 @@ void write_layout(const char *path, uint64_t base, uint64_t kept, const struct p
 		(void)fallocate(fd, 0, (off_t)base, (off_t)total);
 	if (!in_memory)
 		start_beside(&copying, copy_runs, &copier);
-	/* The state the next build reads needs of the blob only its table, written now. */
+	run_passes(&writing);
+	/* The state the next build reads needs of the blob only its table, and of the regions
+	 * written where they hold an SOA (reuse_soa_site): written beside the rest. */
 	struct state_job state = {map, total, ph->seed};
 	struct beside stating;
 	start_beside(&stating, write_state_beside, &state);
-	run_passes(&writing);
 	if (!in_memory)
 		join_beside(&copying);
 	join_beside(&stating);

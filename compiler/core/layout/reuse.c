@@ -37,7 +37,7 @@
 #include "hash.h"
 #include "zonedata.h"
 
-#define STATE_MAGIC "zbstate6"
+#define STATE_MAGIC "zbstate7"
 
 struct state_head {
 	char magic[8];
@@ -84,7 +84,7 @@ struct state_group {
 	uint64_t keys;        /* the digest of its keys */
 	uint32_t at, size;    /* its region in the blob */
 	uint32_t nanswers;    /* the answers its region holds */
-	uint32_t spare;
+	uint32_t nsites;      /* of them, those holding an SOA (soa_sites) */
 };
 
 static const char *new_state, *old_state, *old_blob;
@@ -98,6 +98,8 @@ static struct {
 	const struct state_group *groups;
 	const struct name_state *names;  /* theirs have no `name` */
 	const struct state_zone *zones;
+	const uint32_t *sites;    /* the groups' soa_sites, in turn */
+	uint64_t *site_first;     /* per group, its first of them; then their count */
 	size_t state_len, blob_len;
 	const uint8_t *blob;
 	uint64_t blob_at;  /* where it lies in its file */
@@ -158,12 +160,14 @@ static uint64_t all_names_digest(const struct name_state *names, size_t n)
 	return digest;
 }
 
-/* A state's names (their digest, `names`), groups and zones, digested in turn. */
+/* A state's names (their digest, `names`), groups, zones and sites, digested in turn. */
 static uint64_t content_digest(uint64_t names, const struct state_group *groups, size_t ngroups,
-			       const struct state_zone *zones, size_t nzones)
+			       const struct state_zone *zones, size_t nzones,
+			       const uint32_t *sites, size_t nsites)
 {
 	uint64_t content = bulk_digest(groups, ngroups * sizeof *groups, names);
-	return bulk_digest(zones, nzones * sizeof *zones, content);
+	content = bulk_digest(zones, nzones * sizeof *zones, content);
+	return nsites ? bulk_digest(sites, nsites * sizeof *sites, content) : content;
 }
 
 /* The earlier build's state and blob mapped and whole, made by this core from this
@@ -187,9 +191,10 @@ static int map_before(void)
 	    h->nnames > before.state_len / sizeof(struct name_state) ||
 	    h->blob_size != before.blob_len ||
 	    h->nzones > before.state_len / sizeof(struct state_zone) ||
-	    before.state_len != sizeof *h + h->ngroups * sizeof(struct state_group) +
-				h->nnames * sizeof(struct name_state) +
-				h->nzones * sizeof(struct state_zone) ||
+	    h->ngroups > before.state_len / sizeof(struct state_group) ||
+	    before.state_len < sizeof *h + h->ngroups * sizeof(struct state_group) +
+			       h->nnames * sizeof(struct name_state) +
+			       h->nzones * sizeof(struct state_zone) ||
 	    h->groups_off + (uint64_t)h->ngroups * sizeof(struct zb_group) > before.blob_len ||
 	    h->denial_len > before.blob_len ||
 	    table_digest(before.blob, h->groups_off, h->ngroups) != h->table_digest)
@@ -197,12 +202,24 @@ static int map_before(void)
 	before.names = (const void *)(h + 1);
 	before.groups = (const void *)(before.names + h->nnames);
 	before.zones = (const void *)(before.groups + h->ngroups);
-	if (content_digest(all_names_digest(before.names, h->nnames), before.groups, h->ngroups,
-			   before.zones, h->nzones) != h->content)
+	before.sites = (const void *)(before.zones + h->nzones);
+	uint64_t *first = before.site_first = xmalloc((h->ngroups + 1) * sizeof *first);
+	first[0] = 0;
+	for (uint32_t g = 0; g < h->ngroups; g++)
+		first[g + 1] = first[g] + before.groups[g].nsites;
+	size_t nsites = first[h->ngroups];
+	if (nsites * sizeof *before.sites !=
+	    before.state_len - (size_t)((const uint8_t *)before.sites - (const uint8_t *)h) ||
+	    content_digest(all_names_digest(before.names, h->nnames), before.groups, h->ngroups,
+			   before.zones, h->nzones, before.sites, nsites) != h->content)
 		return 0;
-	for (uint32_t g = 0; g < h->ngroups; g++)  /* every region it names lies in the blob */
+	for (uint32_t g = 0; g < h->ngroups; g++) {  /* every region it names lies in the blob */
 		if ((uint64_t)before.groups[g].at + before.groups[g].size > before.blob_len)
 			return 0;
+		for (uint64_t k = first[g]; k < first[g + 1]; k++)
+			if (before.sites[k] >= before.groups[g].size)
+				return 0;
+	}
 	mapped = 1;
 	return 1;
 }
@@ -676,7 +693,8 @@ void reuse_patch(uint32_t g, uint8_t *dest)
 	if (!patches.n && !sig_patches.n)
 		return;
 	struct region_patch rp = {from, from + before.groups[g].size, dest};
-	each_answer_of_region(g, patch_answer, &rp);
+	for (uint64_t k = before.site_first[g]; k < before.site_first[g + 1]; k++)
+		patch_answer(&rp, from + before.sites[k]);
 }
 
 static int aliases(name_t owner, name_t target)
@@ -775,11 +793,52 @@ int reused_file(uint32_t g, int *fd, int64_t *at)
 	return 1;
 }
 
-void reuse_layout(const uint32_t *at, const uint32_t *size, const uint32_t *nanswers)
+/* Per group of this build, the answers of its region whose octets hold an SOA or a signature
+ * over one (struct body's holds_soa), each's offset from the region's start: the earlier
+ * build's for a region copied, for one laid out those reuse_soa_site was told. A rebuild whose
+ * serial alone changed patches these (reuse_patch) instead of reading every answer of every
+ * region it copies: the SOA is in a few answers of each region, a tenth of a second's walk
+ * at a million names. */
+static struct sites {
+	uint32_t *v;
+	size_t n, cap;
+} *soa_sites;
+static uint32_t nsoa_sites;  /* soa_sites' groups */
+
+static void free_soa_sites(void)
+{
+	for (uint32_t g = 0; soa_sites && g < nsoa_sites; g++)
+		free(soa_sites[g].v);
+	free(soa_sites);
+	soa_sites = NULL;
+	nsoa_sites = 0;
+}
+
+void reuse_layout(const uint32_t *at, const uint32_t *size, const uint32_t *nanswers,
+		  uint32_t groups)
 {
 	layout_at = at;
 	layout_size = size;
 	layout_answers = nanswers;
+	free_soa_sites();
+	soa_sites = xcalloc(groups ? groups : 1, sizeof *soa_sites);
+	nsoa_sites = groups;
+}
+
+void reuse_soa_site(uint32_t g, uint32_t at)
+{
+	PUSH(soa_sites[g], at);
+}
+
+/* Group g's sites as this build's state has them. */
+static const uint32_t *sites_of(uint32_t g, size_t *n)
+{
+	if (reused && reused[g]) {
+		*n = before.site_first[g + 1] - before.site_first[g];
+		return before.sites + before.site_first[g];
+	}
+	*n = g < nsoa_sites ? soa_sites[g].n : 0;
+	return g < nsoa_sites ? soa_sites[g].v : NULL;
 }
 
 void write_state(const uint8_t *blob, uint64_t blob_len, uint32_t groups_off, uint64_t seed)
@@ -792,23 +851,35 @@ void write_state(const uint8_t *blob, uint64_t blob_len, uint32_t groups_off, ui
 			       .nnames = name_states.n, .denial_len = denial_region.n};
 	memcpy(h.magic, STATE_MAGIC, 8);
 	struct state_group *groups = xcalloc(ngroups ? ngroups : 1, sizeof *groups);
-	for (uint32_t g = 0; g < ngroups; g++)
+	VEC(uint32_t) sites = {0};
+	for (uint32_t g = 0; g < ngroups; g++) {
+		size_t n;
+		const uint32_t *v = sites_of(g, &n);
 		groups[g] = (struct state_group){.keys = group_keys[g], .at = layout_at[g],
 						 .size = layout_size[g],
-						 .nanswers = layout_answers[g]};
+						 .nanswers = layout_answers[g], .nsites = n};
+		RESERVE(sites, n);
+		if (n)
+			memcpy(sites.v + sites.n, v, n * sizeof *v);
+		sites.n += n;
+	}
 	int fd = names_written();
 	if (fd < 0 || names_out.failed)
 		fail("cannot write %s", new_state);
 	h.nzones = zones.n;
-	h.content = content_digest(names_out.digest, groups, ngroups, zone_entries, zones.n);
+	h.content = content_digest(names_out.digest, groups, ngroups, zone_entries, zones.n,
+				   sites.v, sites.n);
 	uint64_t at = sizeof h + name_states.n * sizeof *name_states.v;
+	uint64_t sites_at = at + ngroups * sizeof *groups + zones.n * sizeof *zone_entries;
 	if (put_at(fd, groups, ngroups * sizeof *groups, at) != 0 ||
 	    put_at(fd, zone_entries, zones.n * sizeof *zone_entries,
 		   at + ngroups * sizeof *groups) != 0 ||
+	    put_at(fd, sites.v, sites.n * sizeof *sites.v, sites_at) != 0 ||
 	    put_at(fd, &h, sizeof h, 0) != 0 || close(fd) != 0)
 		fail("cannot write %s", new_state);
 	names_out.fd = -1;
 	free(groups);
+	VEC_FREE(sites);
 	written_content = h.content;
 }
 
@@ -825,8 +896,10 @@ void reuse_reset(void)
 		close(before.blob_fd);
 	if (before.state_fd >= 0)
 		close(before.state_fd);
+	free(before.site_first);
 	memset(&before, 0, sizeof before);
 	before.blob_fd = before.state_fd = -1;
+	free_soa_sites();
 	free(group_keys);
 	free(reused);
 	VEC_FREE(patches);

@@ -34,6 +34,7 @@ struct wire {
 	size_t body_start;     /* message offset of out.v[0] */
 	size_t limit;          /* no pointer target past this: a shift could push it out of range */
 	int frozen;            /* no new pointer targets: past a DNAME split they would move */
+	int holds_soa;         /* an SOA record, or an RRSIG over one, written (struct body) */
 	size_t dname_split;    /* message offset of the split, 0 when none */
 	size_t dname_target;   /* message offset of the last DNAME target written */
 	size_t cname_target;   /* message offset of the last CNAME target written */
@@ -192,6 +193,10 @@ static uint32_t write_entry(struct wire *w, const struct entry *e)
 {
 	const struct rrset *set = &rrsets.v[e->rrset];
 	for (uint32_t i = set->first; i != NONE; i = rdatas.v[i].next) {
+		if (set->type == T_SOA || (set->type == T_RRSIG && rdatas.v[i].raw_len >= 2 &&
+					   (rdata_raw.v[rdatas.v[i].raw] << 8 |
+					    rdata_raw.v[rdatas.v[i].raw + 1]) == T_SOA))
+			w->holds_soa = 1;  /* RFC 4034 §3.1.1: the type an RRSIG covers comes first */
 		if (w->mark_nsec3 && set->type == T_NSEC3 && i == set->first &&
 		    w->nnsec3 < MAX_PROVED) {
 			/* Its label whole, so that the responder can tell the entry by it. */
@@ -260,6 +265,7 @@ static void start_body(struct wire *w, name_t base)
 	w->body_start = HEADER_LEN + base_len + QUESTION_TAIL;
 	w->limit = MAX_POINTER - (MAX_NAME - base_len);
 	w->frozen = 0;
+	w->holds_soa = 0;
 	w->dname_split = 0;
 	w->out.n = 0;
 	w->pointers.n = 0;
@@ -303,6 +309,7 @@ static uint32_t stage_written(struct wire *w, struct body_table *t, struct body 
 	}
 	b->data_len = w->out.n;
 	b->nfixups = w->pointers.n - w->keyed_words;
+	b->holds_soa = w->holds_soa;
 	return stage_body(t, b, w->out.v, w->pointers.v);
 }
 

@@ -303,6 +303,8 @@ def test_a_new_serial_is_patched_into_the_copied_regions(tmp_path):
     # Names below a wildcard's parent get its answers (a CNAME's, to a type its target lacks,
     # holds the SOA) from a node of answers in the parent's region (layout.c).
     lines += [f"*.wild{i} CNAME f{i * 10}" for i in range(40)]
+    # An alias of the apex answers a query for its SOA with the SOA in the answer section.
+    lines += [f"top{i} CNAME @" for i in range(40)]
     first.write_text("\n".join(lines) + "\n")
     assert build_over(config, tmp_path, "earlier") is not None
     changed = change(random.Random(0), lines, "address changed", host=HOST)[1]
