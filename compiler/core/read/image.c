@@ -729,12 +729,16 @@ static int update_in_place(struct loaded *l, uint32_t zone, const struct change 
 			ok = copied[i] ? changed_pages(p, len, page, l->map + at,
 							     l->head->part[i].len, written)
 					     : written_pages(p, len, page, written);
-			for (size_t k = 0; ok && k * page < len; k++) {
+			/* Each run of pages written, at once: where lines moved, half a part's
+			 * pages are, thousands of them. */
+			for (size_t k = 0, end; ok && k * page < len; k = end) {
+				for (end = k + 1; end * page < len && written[end] == written[k];)
+					end++;
 				if (!written[k])
 					continue;
-				size_t n = len - k * page < page ? len - k * page : page;
-				ok = put_at(fd, p + k * page, n, at + k * page) == 0;
-				mark_chunks(dirty[i], k * page, k * page + n);
+				size_t to = end * page < len ? end * page : len;
+				ok = put_at(fd, p + k * page, to - k * page, at + k * page) == 0;
+				mark_chunks(dirty[i], k * page, to);
 			}
 			free(written);
 		} else {
