@@ -994,9 +994,10 @@ uint32_t reused_region(uint32_t g, const uint8_t **octets, uint32_t *nanswers);
 int reused_file(uint32_t g, int *fd, int64_t *at);
 /* A copied region, now at DEST: the zones' new serials written in (only a serial changed). */
 void reuse_patch(uint32_t g, uint8_t *dest);
-/* Group g's region, laid out, holds at `at` from its start an answer with an SOA (struct
- * body's holds_soa). Each group's by one thread at a time. */
-void reuse_soa_site(uint32_t g, uint32_t at);
+/* Group g's region, laid out, holds at `at` from its start the answer of body `b`: noted
+ * where it holds an SOA or is an alias's (reuse.c's sites). Each group's by one thread at a
+ * time. */
+void reuse_site(uint32_t g, uint32_t at, const struct body *b);
 void reuse_layout(const uint32_t *at, const uint32_t *size, const uint32_t *nanswers,
 		  uint32_t ngroups);
 void write_state(const uint8_t *blob, uint64_t blob_len, uint32_t groups_off, uint64_t seed);

@@ -518,8 +518,7 @@ static void write_region(struct out *o, uint32_t g, const struct region *r, cons
 				  sizeof(struct zb_answer) + r->host_off.v[k];
 		put_answer(o, base, id, at, body_at,
 			   overflow == NONE ? 0 : *placed_at(&r->placed, overflow));
-		if (bodies.list.v[id].holds_soa)
-			reuse_soa_site(g, at);
+		reuse_site(g, at, &bodies.list.v[id]);
 	}
 	pad_to(o, base + r->names_at);
 	for (uint32_t s = 0; s < r->nslots; s++) {
@@ -888,7 +887,7 @@ void write_layout(const char *path, uint64_t base, uint64_t kept, const struct p
 		start_beside(&copying, copy_runs, &copier);
 	run_passes(&writing);
 	/* The state the next build reads needs of the blob only its table, and of the regions
-	 * written where they hold an SOA (reuse_soa_site): written beside the rest. */
+	 * written which answers hold an SOA or are aliases (reuse_site): written beside the rest. */
 	struct state_job state = {map, total, ph->seed};
 	struct beside stating;
 	start_beside(&stating, write_state_beside, &state);

@@ -37,7 +37,7 @@
 #include "hash.h"
 #include "zonedata.h"
 
-#define STATE_MAGIC "zbstate7"
+#define STATE_MAGIC "zbstate8"
 
 struct state_head {
 	char magic[8];
@@ -80,11 +80,18 @@ struct sig_patch {
 	uint32_t signer_len;
 };
 
+/* The answers of a region a rebuild may have to write into where it copies the region
+ * (struct sites): those holding an SOA or a signature over one (struct body's holds_soa),
+ * for a new serial; and the aliases (struct zb_answer_alias), which name their target's
+ * node by its place in the perfect hash, for a target's group placed again. */
+enum site_kind { SITE_SOA, SITE_ALIAS, SITE_KINDS };
+
 struct state_group {
 	uint64_t keys;        /* the digest of its keys */
 	uint32_t at, size;    /* its region in the blob */
 	uint32_t nanswers;    /* the answers its region holds */
-	uint32_t nsites;      /* of them, those holding an SOA (soa_sites) */
+	uint32_t nsites[SITE_KINDS];  /* of them, those of each kind (struct sites) */
+	uint32_t spare;
 };
 
 static const char *new_state, *old_state, *old_blob;
@@ -98,8 +105,8 @@ static struct {
 	const struct state_group *groups;
 	const struct name_state *names;  /* theirs have no `name` */
 	const struct state_zone *zones;
-	const uint32_t *sites;    /* the groups' soa_sites, in turn */
-	uint64_t *site_first;     /* per group, its first of them; then their count */
+	const uint32_t *sites;    /* the groups' sites, in turn, each group's by kind */
+	uint64_t *site_first;     /* per group and kind, its first of them; then their count */
 	size_t state_len, blob_len;
 	const uint8_t *blob;
 	uint64_t blob_at;  /* where it lies in its file */
@@ -203,11 +210,12 @@ static int map_before(void)
 	before.groups = (const void *)(before.names + h->nnames);
 	before.zones = (const void *)(before.groups + h->ngroups);
 	before.sites = (const void *)(before.zones + h->nzones);
-	uint64_t *first = before.site_first = xmalloc((h->ngroups + 1) * sizeof *first);
+	size_t nlists = (size_t)h->ngroups * SITE_KINDS;
+	uint64_t *first = before.site_first = xmalloc((nlists + 1) * sizeof *first);
 	first[0] = 0;
-	for (uint32_t g = 0; g < h->ngroups; g++)
-		first[g + 1] = first[g] + before.groups[g].nsites;
-	size_t nsites = first[h->ngroups];
+	for (size_t l = 0; l < nlists; l++)
+		first[l + 1] = first[l] + before.groups[l / SITE_KINDS].nsites[l % SITE_KINDS];
+	size_t nsites = first[nlists];
 	if (nsites * sizeof *before.sites !=
 	    before.state_len - (size_t)((const uint8_t *)before.sites - (const uint8_t *)h) ||
 	    content_digest(all_names_digest(before.names, h->nnames), before.groups, h->ngroups,
@@ -216,7 +224,7 @@ static int map_before(void)
 	for (uint32_t g = 0; g < h->ngroups; g++) {  /* every region it names lies in the blob */
 		if ((uint64_t)before.groups[g].at + before.groups[g].size > before.blob_len)
 			return 0;
-		for (uint64_t k = first[g]; k < first[g + 1]; k++)
+		for (uint64_t k = first[g * SITE_KINDS]; k < first[(g + 1) * SITE_KINDS]; k++)
 			if (before.sites[k] >= before.groups[g].size)
 				return 0;
 	}
@@ -228,6 +236,14 @@ static int map_before(void)
 static int load_before(void)
 {
 	return map_before() && before.head->global == global;
+}
+
+/* The earlier build's sites of a kind in group g's region (struct sites). */
+static const uint32_t *earlier_sites(uint32_t g, enum site_kind kind, size_t *n)
+{
+	size_t l = (size_t)g * SITE_KINDS + kind;
+	*n = before.site_first[l + 1] - before.site_first[l];
+	return before.sites + before.site_first[l];
 }
 
 static uint64_t origin_digest(uint32_t z)
@@ -535,9 +551,8 @@ static void patch_signature(const struct region_patch *rp, int64_t body, const u
 
 /* Each SOA among an answer's records whose numbers a patch names gets the new serial, each
  * signature over one the new signature. */
-static void patch_answer(void *arg, uint64_t answer)
+static void patch_answer(const struct region_patch *rp, uint64_t answer)
 {
-	const struct region_patch *rp = arg;
 	if (answer < rp->from || answer + sizeof(struct zb_answer) > rp->to)
 		return;
 	const struct zb_answer *a = (const void *)(before.blob + answer);
@@ -559,41 +574,6 @@ static void patch_answer(void *arg, uint64_t answer)
 			if (!memcmp(b + numbers, patches.v[p].old, 20))
 				memcpy(rp->dest + (body - rp->from) + numbers, patches.v[p].serial, 4);
 	}
-}
-
-/* Each answer a copied region's nodes hold (by default, by type, for a name below), the
- * answers of a node for names below one too, in the earlier blob: each(arg, its offset).
- * What lies outside the region is not followed. */
-typedef void (*answer_fn)(void *arg, uint64_t answer);
-
-static void each_answer_of_node(uint64_t from, uint64_t to, uint64_t at, int miss_node,
-				answer_fn each, void *arg)
-{
-	if (at < from || at + sizeof(struct zb_node) > to)
-		return;
-	const struct zb_node *n = (const void *)(before.blob + at);
-	if (!n->default_answer)
-		return;  /* an empty slot */
-	each(arg, at + n->default_answer);
-	for (uint32_t t = 0; t < n->ntypes; t++) {
-		uint64_t entry = at + n->types_off + (uint64_t)t * sizeof(struct zb_type_entry);
-		if (entry + sizeof(struct zb_type_entry) > to)
-			return;
-		each(arg, entry + ((const struct zb_type_entry *)(before.blob + entry))->answer);
-	}
-	if (n->miss && n->miss_kind == ZB_MISS_ANSWER)
-		each(arg, at + n->miss);
-	else if (n->miss && n->miss_kind == ZB_MISS_NODE && !miss_node)
-		each_answer_of_node(from, to, at + n->miss, 1, each, arg);
-}
-
-static void each_answer_of_region(uint32_t g, answer_fn each, void *arg)
-{
-	const struct zb_group *e = group_before(g);
-	uint64_t from = before.groups[g].at, to = from + before.groups[g].size;
-	for (uint32_t k = 0; k < e->nslots * runs; k++)  /* a slot's node, then its DO twin */
-		each_answer_of_node(from, to, e->nodes_off + (uint64_t)k * sizeof(struct zb_node), 0,
-				    each, arg);
 }
 
 /* ---- aliases whose target was placed again ---- */
@@ -643,9 +623,8 @@ struct alias_walk {
 	int ok;
 };
 
-static void alias_of_answer(void *arg, uint64_t answer)
+static void alias_of_answer(struct alias_walk *w, uint64_t answer)
 {
-	struct alias_walk *w = arg;
 	if (!w->ok || answer < w->from || answer + sizeof(struct zb_answer) > w->to)
 		return;
 	const struct zb_answer *a = (const void *)(before.blob + answer);
@@ -674,7 +653,10 @@ static int plan_alias_patches(const struct phash *ph, uint32_t g)
 	struct alias_walk w = {ph, before.groups[g].at,
 			       (uint64_t)before.groups[g].at + before.groups[g].size,
 			       alias_patches.n, 1};
-	each_answer_of_region(g, alias_of_answer, &w);
+	size_t n;
+	const uint32_t *site = earlier_sites(g, SITE_ALIAS, &n);
+	for (size_t k = 0; k < n; k++)
+		alias_of_answer(&w, w.from + site[k]);
 	if (!w.ok)
 		alias_patches.n = w.first;
 	return w.ok;
@@ -693,8 +675,10 @@ void reuse_patch(uint32_t g, uint8_t *dest)
 	if (!patches.n && !sig_patches.n)
 		return;
 	struct region_patch rp = {from, from + before.groups[g].size, dest};
-	for (uint64_t k = before.site_first[g]; k < before.site_first[g + 1]; k++)
-		patch_answer(&rp, from + before.sites[k]);
+	size_t n;
+	const uint32_t *site = earlier_sites(g, SITE_SOA, &n);
+	for (size_t k = 0; k < n; k++)
+		patch_answer(&rp, from + site[k]);
 }
 
 static int aliases(name_t owner, name_t target)
@@ -793,25 +777,27 @@ int reused_file(uint32_t g, int *fd, int64_t *at)
 	return 1;
 }
 
-/* Per group of this build, the answers of its region whose octets hold an SOA or a signature
- * over one (struct body's holds_soa), each's offset from the region's start: the earlier
- * build's for a region copied, for one laid out those reuse_soa_site was told. A rebuild whose
- * serial alone changed patches these (reuse_patch) instead of reading every answer of every
- * region it copies: the SOA is in a few answers of each region, a tenth of a second's walk
- * at a million names. */
-static struct sites {
+/* Per group of this build and kind of site, the answers of its region of that kind, each's
+ * offset from the region's start: the earlier build's for a region copied, for one laid out
+ * those reuse_site was told. A rebuild patches these instead of reading every answer of
+ * every region it copies: an SOA is in a few answers of each region, and walking them all
+ * took a tenth of a second at a million names; a group placed again is named by the aliases
+ * of a few names in each of dozens of regions. */
+struct sites {
 	uint32_t *v;
 	size_t n, cap;
-} *soa_sites;
-static uint32_t nsoa_sites;  /* soa_sites' groups */
+};
+static struct sites (*layout_sites)[SITE_KINDS];
+static uint32_t nlayout_sites;  /* layout_sites' groups */
 
-static void free_soa_sites(void)
+static void free_layout_sites(void)
 {
-	for (uint32_t g = 0; soa_sites && g < nsoa_sites; g++)
-		free(soa_sites[g].v);
-	free(soa_sites);
-	soa_sites = NULL;
-	nsoa_sites = 0;
+	for (uint32_t g = 0; layout_sites && g < nlayout_sites; g++)
+		for (int k = 0; k < SITE_KINDS; k++)
+			free(layout_sites[g][k].v);
+	free(layout_sites);
+	layout_sites = NULL;
+	nlayout_sites = 0;
 }
 
 void reuse_layout(const uint32_t *at, const uint32_t *size, const uint32_t *nanswers,
@@ -820,25 +806,26 @@ void reuse_layout(const uint32_t *at, const uint32_t *size, const uint32_t *nans
 	layout_at = at;
 	layout_size = size;
 	layout_answers = nanswers;
-	free_soa_sites();
-	soa_sites = xcalloc(groups ? groups : 1, sizeof *soa_sites);
-	nsoa_sites = groups;
+	free_layout_sites();
+	layout_sites = xcalloc(groups ? groups : 1, sizeof *layout_sites);
+	nlayout_sites = groups;
 }
 
-void reuse_soa_site(uint32_t g, uint32_t at)
+void reuse_site(uint32_t g, uint32_t at, const struct body *b)
 {
-	PUSH(soa_sites[g], at);
+	if (b->holds_soa)
+		PUSH(layout_sites[g][SITE_SOA], at);
+	if (body_is_alias(b))
+		PUSH(layout_sites[g][SITE_ALIAS], at);
 }
 
-/* Group g's sites as this build's state has them. */
-static const uint32_t *sites_of(uint32_t g, size_t *n)
+/* Group g's sites of a kind as this build's state has them. */
+static const uint32_t *sites_of(uint32_t g, enum site_kind kind, size_t *n)
 {
-	if (reused && reused[g]) {
-		*n = before.site_first[g + 1] - before.site_first[g];
-		return before.sites + before.site_first[g];
-	}
-	*n = g < nsoa_sites ? soa_sites[g].n : 0;
-	return g < nsoa_sites ? soa_sites[g].v : NULL;
+	if (reused && reused[g])
+		return earlier_sites(g, kind, n);
+	*n = g < nlayout_sites ? layout_sites[g][kind].n : 0;
+	return g < nlayout_sites ? layout_sites[g][kind].v : NULL;
 }
 
 void write_state(const uint8_t *blob, uint64_t blob_len, uint32_t groups_off, uint64_t seed)
@@ -853,15 +840,18 @@ void write_state(const uint8_t *blob, uint64_t blob_len, uint32_t groups_off, ui
 	struct state_group *groups = xcalloc(ngroups ? ngroups : 1, sizeof *groups);
 	VEC(uint32_t) sites = {0};
 	for (uint32_t g = 0; g < ngroups; g++) {
-		size_t n;
-		const uint32_t *v = sites_of(g, &n);
 		groups[g] = (struct state_group){.keys = group_keys[g], .at = layout_at[g],
 						 .size = layout_size[g],
-						 .nanswers = layout_answers[g], .nsites = n};
-		RESERVE(sites, n);
-		if (n)
-			memcpy(sites.v + sites.n, v, n * sizeof *v);
-		sites.n += n;
+						 .nanswers = layout_answers[g]};
+		for (int kind = 0; kind < SITE_KINDS; kind++) {
+			size_t n;
+			const uint32_t *v = sites_of(g, kind, &n);
+			groups[g].nsites[kind] = n;
+			RESERVE(sites, n);
+			if (n)
+				memcpy(sites.v + sites.n, v, n * sizeof *v);
+			sites.n += n;
+		}
 	}
 	int fd = names_written();
 	if (fd < 0 || names_out.failed)
@@ -899,7 +889,7 @@ void reuse_reset(void)
 	free(before.site_first);
 	memset(&before, 0, sizeof before);
 	before.blob_fd = before.state_fd = -1;
-	free_soa_sites();
+	free_layout_sites();
 	free(group_keys);
 	free(reused);
 	VEC_FREE(patches);
