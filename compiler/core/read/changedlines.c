@@ -293,6 +293,8 @@ static void cut_now(struct patch *p, name_t owner)
 	int cut = owner != zones.v[p->zone].origin && rrset_in(p->zone, owner, T_NS) != NONE;
 	if (cut && !(n->flags & NAME_CUT) && owner < p->first_new)
 		p->cut_made = 1;
+	if (!cut != !(n->flags & NAME_CUT))
+		p->cut_changed = 1;
 	n->flags = cut ? n->flags | NAME_CUT : n->flags & ~NAME_CUT;
 }
 

@@ -234,6 +234,11 @@ static void *write_parts(void *arg)
 				w->sets[r] = s;
 	}
 	w->part[P_SETS] = w->sets;
+	/* The memo of cuts the build over this image reads instead of writing it into each
+	 * name's page (resolve.c): worked out here in the names copied (a snapshot of them, as
+	 * read), on this thread. */
+	if (w->own[P_NAMES])
+		redirects_fill(w->own[P_NAMES], w->head.part[P_NAMES].len / sizeof(struct name));
 	if (!w->part[P_HASHES]) {  /* from the names and labels as copied */
 		size_t n = w->head.part[P_HASHES].len / sizeof(uint64_t);
 		uint64_t *h = w->own[P_HASHES] = xmalloc((n ? n : 1) * sizeof *h);
@@ -462,17 +467,18 @@ static int check_image(struct loaded *l, uint32_t zone)
 }
 
 /* The parts a build writes all over, copied in at once (taken_whole): faulted in a page at
- * a time, each copy flushed the TLB of every processor the core's threads ran on. The names
- * (their cut's memo, marks, flags) and the nodes (those below a cut left out) always; where
- * the change adds or takes lines, the RRsets' and records' lines after it move, and where an
- * RRset comes or goes, the RRsets after it and each record's RRset. */
+ * a time, each copy flushed the TLB of every processor the core's threads ran on. The nodes
+ * (those below a cut left out) always; where the change adds or takes lines, the RRsets' and
+ * records' lines after it move, where an RRset comes or goes, the RRsets after it and each
+ * record's RRset, and the names' existence is worked out again. The names' memos of their
+ * cuts come worked out in the image (write_parts), and stay where no cut came or went. */
 static uint8_t copied[NPARTS];
 
 static void taken_whole(int lines_moved)
 {
 	memset(copied, 0, sizeof copied);
-	copied[P_NAMES] = copied[P_NODES] = 1;
-	copied[P_RRSETS] = copied[P_LINES] = copied[P_SETS] = lines_moved;
+	copied[P_NODES] = 1;
+	copied[P_NAMES] = copied[P_RRSETS] = copied[P_LINES] = copied[P_SETS] = lines_moved;
 }
 
 /* A part as a growable array: mapped from the file (copied on write, a page at a time) at
@@ -804,6 +810,10 @@ static int patch(struct loaded *l, uint32_t zone, const struct change *c)
 				  .first_new = nnames};
 		p.touched = xcalloc(rrsets.n + in.records.n + 1, 1);
 		apply_change(&p, c, &in, removed, nimage);
+		/* The names' memos of their cuts as the image keeps them, but where a cut came or
+		 * went: all worked out again (and kept so). */
+		if (p.cut_changed)
+			redirects_again();
 		changed.n = 0;
 		for (size_t i = 0; i < p.named.n; i++)
 			PUSH(changed, p.named.v[i]);

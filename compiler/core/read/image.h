@@ -41,6 +41,7 @@ struct patch {
 	name_t first_new;        /* names from this id on are the new lines' own */
 	VEC(name_t) lost;        /* owners of address records taken out, of CNAMEs put in */
 	int cut_made;            /* a name from before the change owns NS now, and did not */
+	int cut_changed;         /* a name is a cut now, and was not, or the other way */
 };
 
 /* The records of the old lines taken out, those read put in, all after moved by the lines

@@ -26,6 +26,36 @@ uint32_t redirect(name_t name)
 	return n->redirect == ROOT ? NONE : n->redirect;
 }
 
+/* The memo of each name of a zone among `n` names (each after its parent, as names.c interns
+ * them) worked out at once, as redirect() works it out: the image of a zone keeps it
+ * (image.c), so that a build over the image reads it where it is instead of writing it into
+ * every name's page again. A name whose parent's is not known is left to redirect(). */
+void redirects_fill(struct name *v, size_t n)
+{
+	for (size_t id = 0; id < n; id++) {
+		struct name *x = &v[id];
+		if (x->zone == NONE)
+			continue;
+		uint32_t above = NONE;
+		if (!(x->flags & NAME_ORIGIN)) {
+			uint32_t up = x->parent == NONE ? NONE : v[x->parent].redirect;
+			if (up == NONE)
+				continue;
+			above = up == ROOT ? NONE : up;
+		}
+		if (above == NONE && (x->flags & (NAME_CUT | NAME_DNAME)))
+			above = id;
+		x->redirect = above == NONE ? ROOT : above;
+	}
+}
+
+void redirects_again(void)
+{
+	for (name_t id = 0; id < names.n; id++)
+		names.v[id].redirect = NONE;
+	redirects_fill(names.v, names.n);
+}
+
 /* Whether a name of a zone lies below one of its cuts: it has no node then, the cut's
  * referral answers for it. */
 int under_cut(name_t name)
