@@ -618,6 +618,7 @@ static int placed_again(const struct phash *ph, uint32_t og, uint32_t onode, uin
 
 struct alias_walk {
 	const struct phash *ph;
+	const uint8_t *moved;  /* per group of this build: placed again (reuse_plan) */
 	uint64_t from, to;  /* the region in the earlier blob */
 	size_t first;       /* its first in alias_patches */
 	int ok;
@@ -639,6 +640,8 @@ static void alias_of_answer(struct alias_walk *w, uint64_t answer)
 		if (alias_patches.v[k].at == at)
 			return;  /* another type's answer is the same */
 	const struct zb_answer_alias *alias = (const void *)(before.blob + at);
+	if (alias->group < w->ph->ngroups && !w->moved[alias->group])
+		return;  /* its target's group has the same keys, so the same slots (phash.c) */
 	struct alias_patch patch = {.at = at};
 	if (!placed_again(w->ph, alias->group, alias->node, &patch.group, &patch.node))
 		w->ok = 0;
@@ -648,9 +651,9 @@ static void alias_of_answer(struct alias_walk *w, uint64_t answer)
 
 /* Group g's aliases to be written again, after those of the groups before it: 1, or 0 where
  * one cannot be (its target is not a slot's node of this build's hash). */
-static int plan_alias_patches(const struct phash *ph, uint32_t g)
+static int plan_alias_patches(const struct phash *ph, const uint8_t *moved, uint32_t g)
 {
-	struct alias_walk w = {ph, before.groups[g].at,
+	struct alias_walk w = {ph, moved, before.groups[g].at,
 			       (uint64_t)before.groups[g].at + before.groups[g].size,
 			       alias_patches.n, 1};
 	size_t n;
@@ -738,7 +741,7 @@ uint8_t *reuse_plan(const struct phash *ph, size_t *reached_names, uint32_t *gro
 	alias_first = xcalloc(ngroups + 1, sizeof *alias_first);
 	for (uint32_t g = 0; g < ngroups; g++) {
 		alias_first[g] = alias_patches.n;
-		if (reused[g] && retarget[g] && !plan_alias_patches(ph, g))
+		if (reused[g] && retarget[g] && !plan_alias_patches(ph, moved, g))
 			reused[g] = 0;
 	}
 	alias_first[ngroups] = alias_patches.n;
