@@ -830,8 +830,17 @@ uint8_t *changes_reach(const struct name_state *old, size_t nold, size_t *count)
 /* What changes_reach follows (who names each name), made ahead: it reads the
  * records only, so it runs beside the names' states. */
 void changes_prepare(void);
-/* The owners whose records name a name (after changes_reach). */
-void names_named_by(name_t id, const uint32_t **first, const uint32_t **end);
+/* Who names each name, over the image of a zone (image.c): the lists it kept of its first
+ * `n` names (not copied: they stay the image's until changes_reset), and the pairs (a name,
+ * an owner naming it) of the records put in since. A record taken out since may still be
+ * in the lists: an owner reached for nothing, laid out again as a full build lays it out. */
+void named_by_since(const uint32_t *start, const uint32_t *item, size_t n,
+		    const uint32_t *pairs, size_t npairs);
+/* Who names each name, as a CSR over the first n names (the records name none after them),
+ * for the image: taken over by the caller. */
+void named_by_lists(size_t n, uint32_t **start, uint32_t **item);
+/* The owners whose records name a name (after changes_reach), in two parts (0, 1). */
+void names_named_by(name_t id, int part, const uint32_t **first, const uint32_t **end);
 void changes_reset(void);
 void reuse_reset(void);
 

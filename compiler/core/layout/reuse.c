@@ -733,9 +733,10 @@ uint8_t *reuse_plan(const struct phash *ph, size_t *reached_names, uint32_t *gro
 			const uint32_t *k, *end;
 			if (i == NONE)
 				continue;
-			for (names_named_by(nodes.v[i], &k, &end); k < end; k++)
-				if (group_of[*k] != NONE && aliases(*k, nodes.v[i]))
-					retarget[group_of[*k]] = 1;
+			for (int part = 0; part < 2; part++)
+				for (names_named_by(nodes.v[i], part, &k, &end); k < end; k++)
+					if (group_of[*k] != NONE && aliases(*k, nodes.v[i]))
+						retarget[group_of[*k]] = 1;
 		}
 	}
 	alias_first = xcalloc(ngroups + 1, sizeof *alias_first);

@@ -313,21 +313,28 @@ static const struct name_state *find(const struct name_state *v, size_t n, uint6
 	return NULL;
 }
 
-/* A list per name, in one array (a CSR): who names it in its records, its children. */
+/* A list per name, in one array (a CSR): who names it in its records, its children. Over
+ * the first `n` names; `kept`: lent by an image (image.c), not freed here. */
 struct lists {
 	uint32_t *start, *item;
+	size_t n;
+	int kept;
 };
 
 static void lists_free(struct lists *l)
 {
-	free(l->start);
-	free(l->item);
+	if (!l->kept) {
+		free(l->start);
+		free(l->item);
+	}
+	memset(l, 0, sizeof *l);
 }
 
-/* Each name's list of the owners whose records name it (a CSR: counted, then filled). */
-static struct lists referrers(void)
+/* Each name's list of the owners whose records name it (a CSR: counted, then filled), over
+ * the first n names (the records name none after them). */
+static struct lists referrers_of(size_t n)
 {
-	struct lists l = {xcalloc(names.n + 1, sizeof *l.start), NULL};
+	struct lists l = {xcalloc(n + 1, sizeof *l.start), NULL, n, 0};
 	uint32_t *fill = NULL;
 	for (int pass = 0; pass < 2; pass++) {
 		for (uint32_t z = 0; z < zones.n; z++)
@@ -344,20 +351,32 @@ static struct lists referrers(void)
 					}
 				}
 		if (pass == 0) {
-			for (name_t id = 0; id < names.n; id++)
+			for (name_t id = 0; id < n; id++)
 				l.start[id + 1] += l.start[id];
-			l.item = xmalloc((l.start[names.n] ? l.start[names.n] : 1) * sizeof *l.item);
-			fill = xmalloc((names.n ? names.n : 1) * sizeof *fill);
-			memcpy(fill, l.start, names.n * sizeof *fill);
+			l.item = xmalloc((l.start[n] ? l.start[n] : 1) * sizeof *l.item);
+			fill = xmalloc((n ? n : 1) * sizeof *fill);
+			memcpy(fill, l.start, n * sizeof *fill);
 		}
 	}
 	free(fill);
 	return l;
 }
 
+static struct lists referrers(void)
+{
+	return referrers_of(names.n);
+}
+
+void named_by_lists(size_t n, uint32_t **start, uint32_t **item)
+{
+	struct lists l = referrers_of(n);
+	*start = l.start;
+	*item = l.item;
+}
+
 static struct lists children(void)
 {
-	struct lists l = {xcalloc(names.n + 1, sizeof *l.start), NULL};
+	struct lists l = {xcalloc(names.n + 1, sizeof *l.start), NULL, names.n, 0};
 	for (name_t id = 0; id < names.n; id++)
 		if (N(id)->parent != NONE)
 			l.start[N(id)->parent + 1]++;
@@ -374,14 +393,46 @@ static struct lists children(void)
 }
 
 /* Who names a name in its records: made by changes_prepare (beside the names' states) or
- * else by changes_reach, and kept for reuse.c's aliases. Each name's children: made by
+ * else by changes_reach, and kept for reuse.c's aliases; or, over the image of a zone, the
+ * lists it keeps and the names since (named_by_since). Each name's children: made by
  * changes_reach where it walks below a name, at a cut or a wildcard that changed. */
-static struct lists named_by_names, children_of;
+static struct lists named_by_names, named_since, children_of;
 static int prepared;
 
 void changes_prepare(void)
 {
-	named_by_names = referrers();
+	if (!prepared)
+		named_by_names = referrers();
+	prepared = 1;
+}
+
+static int by_named(const void *x, const void *y)
+{
+	const uint32_t *a = x, *b = y;
+	return a[0] != b[0] ? (a[0] > b[0]) - (a[0] < b[0]) : (a[1] > b[1]) - (a[1] < b[1]);
+}
+
+void named_by_since(const uint32_t *start, const uint32_t *item, size_t n,
+		    const uint32_t *pairs, size_t npairs)
+{
+	lists_free(&named_by_names);
+	lists_free(&named_since);
+	named_by_names = (struct lists){(uint32_t *)start, (uint32_t *)item, n, 1};
+	/* The pairs (a name, an owner naming it) as a CSR of their own, over every name. */
+	uint32_t *sorted = xmalloc((npairs ? npairs : 1) * 2 * sizeof *sorted);
+	if (npairs)
+		memcpy(sorted, pairs, npairs * 2 * sizeof *sorted);
+	qsort(sorted, npairs, 2 * sizeof *sorted, by_named);
+	struct lists l = {xcalloc(names.n + 1, sizeof *l.start), xmalloc((npairs ? npairs : 1) *
+								       sizeof *l.item), names.n, 0};
+	for (size_t k = 0; k < npairs; k++) {
+		l.start[sorted[2 * k] + 1]++;
+		l.item[k] = sorted[2 * k + 1];
+	}
+	for (size_t id = 0; id < names.n; id++)
+		l.start[id + 1] += l.start[id];
+	free(sorted);
+	named_since = l;
 	prepared = 1;
 }
 
@@ -478,8 +529,12 @@ uint8_t *changes_reach(const struct name_state *old, size_t nold, size_t *count)
 		name_t id = r.queue.v[q];
 		if (!(N(id)->flags & NAME_ORIGIN))
 			reach(&r, N(id)->parent);
-		for (uint32_t k = r.named_by.start[id]; k < r.named_by.start[id + 1]; k++)
-			reach(&r, r.named_by.item[k]);
+		for (int part = 0; part < 2; part++) {
+			const struct lists *l = part ? &named_since : &r.named_by;
+			for (uint32_t k = id < l->n ? l->start[id] : 0; id < l->n && k < l->start[id + 1];
+			     k++)
+				reach(&r, l->item[k]);
+		}
 		if (N(id)->flags & NAME_CUT)  /* its referral answers every name below it */
 			reach_below(&r, id);
 	}
@@ -488,14 +543,17 @@ uint8_t *changes_reach(const struct name_state *old, size_t nold, size_t *count)
 	free(r.stack.v);
 	free(r.walked);
 	lists_free(&children_of);
-	memset(&children_of, 0, sizeof children_of);
 	return r.reached;
 }
 
-void names_named_by(name_t id, const uint32_t **first, const uint32_t **end)
+void names_named_by(name_t id, int part, const uint32_t **first, const uint32_t **end)
 {
-	*first = named_by_names.item + named_by_names.start[id];
-	*end = named_by_names.item + named_by_names.start[id + 1];
+	const struct lists *l = part ? &named_since : &named_by_names;
+	*first = *end = l->item;
+	if (id < l->n) {
+		*first = l->item + l->start[id];
+		*end = l->item + l->start[id + 1];
+	}
 }
 
 void changes_reset(void)
@@ -504,8 +562,7 @@ void changes_reset(void)
 	free(soa_states);
 	soa_states = NULL;
 	lists_free(&named_by_names);
+	lists_free(&named_since);
 	lists_free(&children_of);
-	memset(&named_by_names, 0, sizeof named_by_names);
-	memset(&children_of, 0, sizeof children_of);
 	prepared = 0;
 }

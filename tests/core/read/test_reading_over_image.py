@@ -179,6 +179,14 @@ def test_an_image_written_in_place_is_read_over_again(tmp_path):
         ("a name removed at the start", lambda ls: ls[:4] + ls[5:]),
         ("a longer line at the start", lambda ls: ls[:5] + [ls[5] + " ; said"] + ls[6:]),
     ]
+    edited_over_image(config, path, lines, edits, tmp_path)
+
+
+def edited_over_image(config: ZoneSetConfig, path: Path, lines: list[str], edits,
+                      tmp_path: Path) -> None:
+    """LINES built in full into tmp_path/over, keeping an image; then each of EDITS (what,
+    a function of the lines) made and built over the build before, read over its image,
+    and compared with a full build."""
     path.write_text("\n".join(lines) + "\n")
     assert bake(config, tmp_path / "over")[1] is False  # a full build keeps the image
     for step, (what, edit_lines) in enumerate(edits):
@@ -189,3 +197,29 @@ def test_an_image_written_in_place_is_read_over_again(tmp_path):
         assert over_image, what
         assert over == full, what
         shutil.rmtree(tmp_path / f"full{step}")
+
+
+def test_who_names_a_name_is_kept_from_build_to_build(tmp_path):
+    """The image keeps who names each name (image.c's P_NAMED_BY), and a build over it adds
+    the records it put in (P_NAMED_SINCE): a name added by one build that names another must
+    be reached when a later build changes that other, its region laid out again, not copied
+    with the answer it had. Aliases and mail exchangers of a host, added one build, then the
+    host's address changed, then the aliases gone and the address changed back."""
+    path = tmp_path / "named.zone"
+    head = ["$TTL 300", "@ SOA ns hostmaster 1 7200 900 1209600 300", "@ NS ns",
+            "ns A 192.0.2.1"]
+    lines = head + [f"host{i:05} A 10.0.{i >> 8}.{i & 255}" for i in range(4000)]
+    config = zones_from_args([f"named.example.={path}"])
+    target = "host01000"
+    namers = [f"alias{k} CNAME {target}" for k in range(8)] + \
+        [f"mail{k} MX 10 {target}" for k in range(8)]
+    at = lines.index(f"{target} A 10.0.3.232")
+    edits = [
+        ("aliases and exchangers added", lambda ls: ls[:at + 1] + namers + ls[at + 1:]),
+        ("the host's address changed", lambda ls: [x.replace("10.0.3.232", "192.0.2.50")
+                                                  for x in ls]),
+        ("the aliases gone, the address back", lambda ls: [x.replace("192.0.2.50",
+                                                                     "10.0.3.232")
+                                                          for x in ls if "CNAME" not in x]),
+    ]
+    edited_over_image(config, path, lines, edits, tmp_path)
