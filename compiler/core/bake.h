@@ -895,6 +895,11 @@ struct phash {
 	uint32_t nslots, nbuckets;          /* all groups' */
 	uint16_t *pilots;                   /* every group's in turn */
 	uint32_t *slots;                    /* every group's in turn: key index, or NONE */
+	uint64_t *hashes;                   /* per key, under `seed` */
+	uint32_t *members, *member_start;   /* per group, its keys (indexes), in turn */
+	/* Per group: where its slots wait to be worked out from the earlier build's pilots
+	 * (phash_place), those pilots; else NULL, and its slots and pilots are above. */
+	const uint8_t **deferred;
 };
 
 /* An earlier build's group: its slot count and pilots (`nbuckets` of them, little-endian). */
@@ -917,8 +922,14 @@ void build_phash(struct phash *ph, const uint8_t *keys, const uint32_t *key_off,
 /* The same from each key's hash under the first seed (node_hash's), without the keys: 0
  * (nothing made) where that seed places not every group, which build_phash then tries the
  * next seeds for. */
-int build_phash_hashed(struct phash *ph, const uint64_t *hashes, uint32_t n,
-		       phash_before_fn before);
+int build_phash_hashed(struct phash *ph, uint64_t *hashes, uint32_t n,
+		       phash_before_fn before);  /* `hashes` (malloc'd) taken over when made */
+/* Group g's slots (and pilots) worked out where they wait for it: before anything reads
+ * them, for each group the layout writes. */
+void phash_place(struct phash *ph, uint32_t g);
+/* Where key `key` lies, whether or not its group's slots were worked out. */
+void phash_key_place(const struct phash *ph, uint32_t key, uint32_t *group, uint32_t *slot);
+void phash_free(struct phash *ph);
 /* Where a key goes, as the responder finds it (runtime/hash.h): its group, and its slot
  * there; whether the slot holds that key is for the caller to see. */
 uint32_t phash_slot(const struct phash *ph, const uint8_t *key, size_t len, uint32_t *group);

@@ -82,7 +82,8 @@ static void *hash_names(void *arg)
 			hashes[i] = id < ncached && cached[id] ? cached[id] : node_hash(id);
 	}
 	int made = hashes && build_phash_hashed(&job->ph, hashes, nodes.n, reuse_phash_before);
-	free(hashes);
+	if (!made)
+		free(hashes);
 	if (!made) {
 		make_keys(job, NULL);
 		build_phash(&job->ph, job->keys.v, job->key_off, nodes.n,
@@ -123,6 +124,18 @@ static void *hash_names_and_prepare(void *arg)
 	return NULL;
 }
 
+/* The slots of the groups the layout writes (phash.c's phash_place): those it does not copy
+ * from the earlier build. */
+static void place_laid_out(struct compiled *c)
+{
+	for (uint32_t g = 0; g < c->ph.ngroups; g++) {
+		const uint8_t *octets;
+		uint32_t answers;
+		if (reused_region(g, &octets, &answers) == NONE)
+			phash_place(&c->ph, g);
+	}
+}
+
 /* Over an earlier build (layout/reuse.c), the perfect hash made: the answers of the groups
  * a change reaches only. */
 static int compile_over_earlier(const struct compile_options *o, struct chaos *chaos,
@@ -131,6 +144,7 @@ static int compile_over_earlier(const struct compile_options *o, struct chaos *c
 	size_t reached;
 	uint32_t reused;
 	uint8_t *make = reuse_plan(&c->ph, &reached, &reused);
+	place_laid_out(c);
 	phase("changes", reached, "names");  /* what the change reaches */
 	phase_took("regions reused", 0, reused, "regions");  /* a count: progress.py */
 	build_answers(o->minimal, make);
@@ -258,6 +272,7 @@ int compile_set(const struct compile_options *o, struct chaos *chaos, size_t nch
 		join_beside(&hasher);
 		phase("perfect hash", nodes.n, "names");
 	}
+	place_laid_out(c);
 	if (!c->keys_made)
 		make_keys(c, NULL);
 	plan_layout(&c->ph, c->key_off, chaos, nchaos, &c->info);
@@ -268,9 +283,7 @@ void compiled_free(struct compiled *c)
 {
 	free(c->keys.v);
 	free(c->key_off);
-	free(c->ph.pilots);
-	free(c->ph.slots);
-	free(c->ph.digests);
+	phash_free(&c->ph);
 	memset(c, 0, sizeof *c);
 }
 

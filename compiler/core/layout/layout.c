@@ -216,8 +216,6 @@ static const struct phash *hash;
 static const uint32_t *name_off_of;  /* key_off */
 static uint32_t denial_base;
 static uint32_t *node_of_name;    /* a wildcard is known by its name (node_answers) */
-/* Per key, its group and slot of the perfect hash: where an alias finds its target. */
-static uint32_t *group_of_key, *slot_of_key;
 
 /* The bodies that have an overflow answer (a DNAME's), a bit each: few do, and reading each
  * body's record to find out was a cache miss per answer. */
@@ -438,12 +436,13 @@ static void put_answer(struct out *o, uint64_t base, uint32_t id, uint32_t at,
 	pad_to(o, base + fixups_at);
 	put(o, body_data(b) + b->data_len, 2u * b->nfixups);
 	if (body_is_alias(b)) {
-		uint32_t key = node_of_name[b->alias_target];
+		uint32_t key = node_of_name[b->alias_target], group, slot;
 		if (key == NONE)
 			fail("an alias's target %s has no node", name_text(b->alias_target));
+		phash_key_place(hash, key, &group, &slot);
 		struct zb_answer_alias alias = {
-			.group = group_of_key[key], .target_at = b->alias_at,
-			.node = (slot_of_key[key] * runs + b->alias_run) * sizeof(struct zb_node)};
+			.group = group, .target_at = b->alias_at,
+			.node = (slot * runs + b->alias_run) * sizeof(struct zb_node)};
 		pad_to(o, base + denial_at);
 		put(o, &alias, sizeof alias);
 	}
@@ -769,16 +768,6 @@ void plan_layout(const struct phash *ph, const uint32_t *key_off, struct chaos *
 	memset(node_of_name, 0xFF, (names.n ? names.n : 1) * sizeof *node_of_name);
 	for (uint32_t i = 0; i < nodes.n; i++)
 		node_of_name[nodes.v[i]] = i;
-	group_of_key = xmalloc((nodes.n ? nodes.n : 1) * sizeof *group_of_key);
-	slot_of_key = xmalloc((nodes.n ? nodes.n : 1) * sizeof *slot_of_key);
-	for (uint32_t g = 0; g < ph->ngroups; g++)
-		for (uint32_t s = 0; s < ph->groups[g].nslots; s++) {
-			uint32_t i = ph->slots[ph->groups[g].first_slot + s];
-			if (i != NONE) {
-				group_of_key[i] = g;
-				slot_of_key[i] = s;
-			}
-		}
 	overflows = xcalloc(bodies.list.n / 64 + 1, sizeof *overflows);
 	for (size_t k = 0; k < bodies.list.n; k++)
 		if (bodies.list.v[k].overflow != NONE)
@@ -911,10 +900,8 @@ void write_layout(const char *path, uint64_t base, uint64_t kept, const struct p
 	free(region_answers);
 	free(shared_of);
 	free(node_of_name);
-	free(group_of_key);
-	free(slot_of_key);
 	free(overflows);
-	region_at = region_size = region_answers = node_of_name = group_of_key = slot_of_key = NULL;
+	region_at = region_size = region_answers = node_of_name = NULL;
 	shared_of = NULL;
 	overflows = NULL;
 }

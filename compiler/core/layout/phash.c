@@ -15,8 +15,10 @@
  * Over an earlier build, a group whose keys are the ones it had then (a digest of their
  * hashes, in any order, the same as the earlier build's under the same seed) takes the
  * pilots and slot counts it had then instead of searching for them again: placing a group
- * depends on the hashes of its keys alone, so those are what the search would find. Each
- * key's slot is worked out from them and checked; anything amiss searches.
+ * depends on the hashes of its keys alone, so those are what the search would find. Its
+ * keys' slots are worked out from them (and checked) only where the layout writes the
+ * group again (phash_place): a build over an earlier one copies most regions as they were,
+ * and working out a million keys' slots was the longest step of its hash.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -139,6 +141,7 @@ static int try_seed(struct phash *ph, const uint8_t *keys, const uint32_t *key_o
 	uint32_t ng = ph->ngroups;
 	uint64_t *made = given ? NULL : xmalloc((n ? n : 1) * sizeof *made);
 	const uint64_t *hashes = given ? given : made;
+	const uint8_t **deferred = xcalloc(ng ? ng : 1, sizeof *deferred);
 	uint32_t *gstart = xmalloc((ng + 1) * sizeof *gstart), *by_group = xmalloc((n ? n : 1) * 4);
 	memset(gstart, 0, (ng + 1) * sizeof *gstart);
 	for (uint32_t i = 0; i < n; i++) {
@@ -177,9 +180,11 @@ static int try_seed(struct phash *ph, const uint8_t *keys, const uint32_t *key_o
 		ph->digests[g] = set_digest(gh, count);
 		struct phash_before b;
 		if (before && before(g, ph->seed, ph->digests[g], &b) && b.nbuckets == nbuckets &&
-		    b.nslots >= nslots && b.nslots <= most_slots(count) &&
-		    place_as_before(gh, count, &b, slots, pilots)) {
-			nslots = b.nslots;
+		    b.nslots >= nslots && b.nslots <= most_slots(count)) {
+			nslots = b.nslots;  /* its slots wait for phash_place */
+			deferred[g] = b.pilots;
+			memset(slots, 0xFF, nslots * sizeof *slots);
+			memset(pilots, 0, nbuckets * sizeof *pilots);
 		} else {
 			/* A group that finds no pilots gets a slot more, a few times; then the
 			 * seed fails. */
@@ -200,9 +205,6 @@ static int try_seed(struct phash *ph, const uint8_t *keys, const uint32_t *key_o
 		for (uint32_t b = 0; b < nbuckets; b++)
 			PUSH(all_pilots, pilots[b]);
 	}
-	free(made);
-	free(gstart);
-	free(by_group);
 	free(gh);
 	free(slots);
 	free(start);
@@ -210,6 +212,10 @@ static int try_seed(struct phash *ph, const uint8_t *keys, const uint32_t *key_o
 	free(order);
 	free(pilots);
 	if (!ok) {
+		free(made);
+		free(gstart);
+		free(by_group);
+		free(deferred);
 		free(all_slots.v);
 		free(all_pilots.v);
 		return 0;
@@ -218,7 +224,54 @@ static int try_seed(struct phash *ph, const uint8_t *keys, const uint32_t *key_o
 	ph->nslots = all_slots.n;
 	ph->pilots = all_pilots.v;
 	ph->nbuckets = all_pilots.n;
+	ph->hashes = made ? made : (uint64_t *)given;  /* given: taken over */
+	ph->members = by_group;
+	ph->member_start = gstart;
+	ph->deferred = deferred;
 	return 1;
+}
+
+void phash_place(struct phash *ph, uint32_t g)
+{
+	if (!ph->deferred || !ph->deferred[g])
+		return;
+	const struct phash_group *pg = &ph->groups[g];
+	uint32_t first = ph->member_start[g], count = ph->member_start[g + 1] - first;
+	uint64_t *gh = xmalloc((count ? count : 1) * sizeof *gh);
+	uint32_t *slots = xmalloc(pg->nslots * sizeof *slots);
+	for (uint32_t i = 0; i < count; i++)
+		gh[i] = ph->hashes[ph->members[first + i]];
+	struct phash_before b = {pg->nslots, pg->nbuckets, ph->deferred[g]};
+	/* The same keys the earlier build placed with these pilots: they place them again,
+	 * unless its data changed on the disk since (its state's digest does not cover them). */
+	if (!place_as_before(gh, count, &b, slots, ph->pilots + pg->first_bucket))
+		fail("the earlier build's perfect hash no longer places group %u's names "
+		     "(its data changed since it was written): build into an empty directory", g);
+	for (uint32_t s = 0; s < pg->nslots; s++)
+		ph->slots[pg->first_slot + s] = slots[s] == NONE ? NONE : ph->members[first + slots[s]];
+	ph->deferred[g] = NULL;
+	free(gh);
+	free(slots);
+}
+
+static uint32_t slot_of_hash(const struct phash *ph, uint64_t h, uint32_t *group);
+
+void phash_key_place(const struct phash *ph, uint32_t key, uint32_t *group, uint32_t *slot)
+{
+	*slot = slot_of_hash(ph, ph->hashes[key], group);
+}
+
+void phash_free(struct phash *ph)
+{
+	free(ph->pilots);
+	free(ph->slots);
+	free(ph->digests);
+	free(ph->groups);
+	free(ph->hashes);
+	free(ph->members);
+	free(ph->member_start);
+	free(ph->deferred);
+	memset(ph, 0, sizeof *ph);
 }
 
 static void phash_init(struct phash *ph, uint32_t n)
@@ -241,7 +294,7 @@ void build_phash(struct phash *ph, const uint8_t *keys, const uint32_t *key_off,
 	unsupported("no perfect hash in %d seeds", ATTEMPTS);
 }
 
-int build_phash_hashed(struct phash *ph, const uint64_t *hashes, uint32_t n,
+int build_phash_hashed(struct phash *ph, uint64_t *hashes, uint32_t n,
 		       phash_before_fn before)
 {
 	phash_init(ph, n);
@@ -253,11 +306,19 @@ int build_phash_hashed(struct phash *ph, const uint64_t *hashes, uint32_t n,
 	return 0;
 }
 
-uint32_t phash_slot(const struct phash *ph, const uint8_t *key, size_t len, uint32_t *group)
+/* Where a key of this hash goes: its group, and its slot there. */
+static uint32_t slot_of_hash(const struct phash *ph, uint64_t h, uint32_t *group)
 {
-	uint64_t h = zb_hash(key, len, ph->seed);
 	const struct phash_group *pg = &ph->groups[*group = zb_group_of(h, ph->group_mask,
 									  ph->ngroups)];
-	return zb_slot_of(h, ph->pilots[pg->first_bucket + zb_bucket_of(h, pg->nbuckets)],
-			  pg->nslots);
+	uint32_t bucket = zb_bucket_of(h, pg->nbuckets);
+	uint16_t pilot = ph->pilots[pg->first_bucket + bucket];
+	if (ph->deferred && ph->deferred[*group])
+		memcpy(&pilot, ph->deferred[*group] + 2 * bucket, 2);  /* little-endian */
+	return zb_slot_of(h, pilot, pg->nslots);
+}
+
+uint32_t phash_slot(const struct phash *ph, const uint8_t *key, size_t len, uint32_t *group)
+{
+	return slot_of_hash(ph, zb_hash(key, len, ph->seed), group);
 }

@@ -709,13 +709,12 @@ uint8_t *reuse_plan(const struct phash *ph, size_t *reached_names, uint32_t *gro
 	reused = xmalloc(ngroups ? ngroups : 1);
 	uint8_t *moved = xmalloc(ngroups ? ngroups : 1);
 	for (uint32_t g = 0; g < ngroups; g++) {
-		const struct phash_group *pg = &ph->groups[g];
 		moved[g] = g >= before.head->ngroups || before.groups[g].keys != group_keys[g];
 		reused[g] = !moved[g];
-		for (uint32_t s = 0; s < pg->nslots; s++) {
-			uint32_t i = ph->slots[pg->first_slot + s];
-			if (i == NONE)
-				continue;
+		/* Its keys, by the groups the hash put them in: a group's slots may not be worked
+		 * out yet (phash.c's phash_place). */
+		for (uint32_t k = ph->member_start[g]; k < ph->member_start[g + 1]; k++) {
+			uint32_t i = ph->members[k];
 			group_of[nodes.v[i]] = g;
 			if (reached[nodes.v[i]])
 				reused[g] = 0;
