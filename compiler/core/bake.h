@@ -836,9 +836,10 @@ void changes_prepare(void);
  * in the lists: an owner reached for nothing, laid out again as a full build lays it out. */
 void named_by_since(const uint32_t *start, const uint32_t *item, size_t n,
 		    const uint32_t *pairs, size_t npairs);
-/* Who names each name, as a CSR over the first n names (the records name none after them),
- * for the image: taken over by the caller. */
-void named_by_lists(size_t n, uint32_t **start, uint32_t **item);
+/* Who names each name, as a CSR over the first n names (the records name none after them)
+ * from the first `nsets` RRsets, for the image of a set of one zone (on its writer's thread,
+ * which the zone's range is not set for yet): taken over by the caller. */
+void named_by_lists(size_t n, uint32_t nsets, uint32_t **start, uint32_t **item);
 /* The owners whose records name a name (after changes_reach), in two parts (0, 1). */
 void names_named_by(name_t id, int part, const uint32_t **first, const uint32_t **end);
 void changes_reset(void);

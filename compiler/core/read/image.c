@@ -257,7 +257,7 @@ static void *write_parts(void *arg)
 	if (!w->part[P_NAMED_BY] && w->named_by) {  /* its length makes the file's */
 		size_t n = w->head.part[P_NAMES].len / sizeof(struct name);
 		uint32_t *start, *item;
-		named_by_lists(n, &start, &item);
+		named_by_lists(n, w->head.part[P_RRSETS].len / sizeof(struct rrset), &start, &item);
 		size_t len = (2 + n + start[n]) * sizeof(uint32_t);
 		uint32_t *csr = w->own[P_NAMED_BY] = xmalloc(len);
 		csr[0] = n;

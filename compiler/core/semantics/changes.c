@@ -331,14 +331,15 @@ static void lists_free(struct lists *l)
 }
 
 /* Each name's list of the owners whose records name it (a CSR: counted, then filled), over
- * the first n names (the records name none after them). */
-static struct lists referrers_of(size_t n)
+ * the first n names (the records name none after them), from the RRsets [begin, end) of each
+ * of `nranges` ranges. */
+static struct lists referrers_of(size_t n, const uint32_t (*ranges)[2], size_t nranges)
 {
 	struct lists l = {xcalloc(n + 1, sizeof *l.start), NULL, n, 0};
 	uint32_t *fill = NULL;
 	for (int pass = 0; pass < 2; pass++) {
-		for (uint32_t z = 0; z < zones.n; z++)
-			for (uint32_t s = zones.v[z].rrsets_begin; s < zones.v[z].rrsets_end; s++)
+		for (size_t z = 0; z < nranges; z++)
+			for (uint32_t s = ranges[z][0]; s < ranges[z][1]; s++)
 				for (uint32_t r = rrsets.v[s].first; r != NONE; r = rdatas.v[r].next) {
 					name_t to[2] = {rdatas.v[r].name, rdatas.v[r].name2};
 					for (int k = 0; k < 2; k++) {
@@ -364,12 +365,20 @@ static struct lists referrers_of(size_t n)
 
 static struct lists referrers(void)
 {
-	return referrers_of(names.n);
+	uint32_t (*ranges)[2] = xmalloc((zones.n ? zones.n : 1) * sizeof *ranges);
+	for (uint32_t z = 0; z < zones.n; z++) {
+		ranges[z][0] = zones.v[z].rrsets_begin;
+		ranges[z][1] = zones.v[z].rrsets_end;
+	}
+	struct lists l = referrers_of(names.n, (const uint32_t (*)[2])ranges, zones.n);
+	free(ranges);
+	return l;
 }
 
-void named_by_lists(size_t n, uint32_t **start, uint32_t **item)
+void named_by_lists(size_t n, uint32_t nsets, uint32_t **start, uint32_t **item)
 {
-	struct lists l = referrers_of(n);
+	const uint32_t all[1][2] = {{0, nsets}};
+	struct lists l = referrers_of(n, all, 1);
 	*start = l.start;
 	*item = l.item;
 }
