@@ -1041,6 +1041,10 @@ struct compiled {
 	uint32_t *key_off;
 	int keys_made;         /* once made (every node's, or those the layout writes) */
 	unsigned max_labels;
+	/* The first `gathered` nodes' (the cut filter's: nodes may come after, a DNAME's
+	 * images), their most labels and over an image their hashes (NULL: none gathered). */
+	size_t gathered;
+	uint64_t *node_hashes;
 	struct phash ph;
 	struct layout_info info;
 	int prepare;  /* changes_prepare beside the names' states */

@@ -71,15 +71,16 @@ static void make_keys(struct compiled *job, const uint8_t *need)
 static void *hash_names(void *arg)
 {
 	struct compiled *job = arg;
-	size_t ncached;
-	const uint64_t *cached = reuse_has_earlier() ? image_name_hashes(&ncached) : NULL;
-	uint64_t *hashes = cached ? xmalloc((nodes.n ? nodes.n : 1) * sizeof *hashes) : NULL;
-	for (size_t i = 0; i < nodes.n; i++) {
+	uint64_t *hashes = job->node_hashes;
+	job->node_hashes = NULL;  /* taken over */
+	if (hashes)
+		hashes = xrealloc(hashes, (nodes.n ? nodes.n : 1) * sizeof *hashes);
+	for (size_t i = job->gathered; i < nodes.n; i++) {
 		name_t id = nodes.v[i];
 		if (N(id)->nlabels > job->max_labels)
 			job->max_labels = N(id)->nlabels;
 		if (hashes)
-			hashes[i] = id < ncached && cached[id] ? cached[id] : node_hash(id);
+			hashes[i] = node_hash(id);
 	}
 	int made = hashes && build_phash_hashed(&job->ph, hashes, nodes.n, reuse_phash_before);
 	if (!made)
@@ -210,11 +211,26 @@ int compile_set(const struct compile_options *o, struct chaos *chaos, size_t nch
 		print_diagnostics();
 		return EXIT_ERRORS;
 	}
-	/* No nodes below a cut: the cut's referral answers for every name there. */
-	size_t kept = 0;
+	/* No nodes below a cut: the cut's referral answers for every name there. Over an image,
+	 * each node's hash as the image keeps it is gathered here too, while its name is at
+	 * hand, for the hash beside the names' states (hash_names). The nodes are written only
+	 * from the first left out on: over an image they are its pages until written. */
+	size_t ncached, kept = 0;
+	const uint64_t *cached = reuse_has_earlier() ? image_name_hashes(&ncached) : NULL;
+	uint64_t *node_hashes = cached ? xmalloc((nodes.n ? nodes.n : 1) * sizeof *node_hashes)
+				       : NULL;
+	unsigned max_labels = 0;
 	for (size_t i = 0; i < nodes.n; i++) {
-		if (!under_cut(nodes.v[i]))
-			nodes.v[kept++] = nodes.v[i];
+		name_t id = nodes.v[i];
+		if (under_cut(id))
+			continue;
+		if (node_hashes)
+			node_hashes[kept] = id < ncached && cached[id] ? cached[id] : node_hash(id);
+		if (N(id)->nlabels > max_labels)
+			max_labels = N(id)->nlabels;
+		if (kept != i)
+			nodes.v[kept] = id;
+		kept++;
 	}
 	nodes.n = kept;
 	add_dname_images();
@@ -234,6 +250,7 @@ int compile_set(const struct compile_options *o, struct chaos *chaos, size_t nch
 	if (chains_kept())  /* a count: progress.py */
 		phase_took("chains as checked before", 0.0, chains_kept(), "kept");
 	if (diagnostics_errors() > 0) {
+		free(node_hashes);
 		print_diagnostics();
 		return EXIT_ERRORS;
 	}
@@ -244,6 +261,9 @@ int compile_set(const struct compile_options *o, struct chaos *chaos, size_t nch
 	int keeps_state = reuse_wanted(), over_earlier = 0;
 	struct beside hasher;
 	memset(c, 0, sizeof *c);
+	c->node_hashes = node_hashes;
+	c->max_labels = max_labels;
+	c->gathered = kept;
 	if (keeps_state) {
 		size_t nchanged;
 		const name_t *changed = image_changed_names(reuse_earlier_content(), &nchanged);
@@ -284,6 +304,7 @@ void compiled_free(struct compiled *c)
 	free(c->keys.v);
 	free(c->key_off);
 	phash_free(&c->ph);
+	free(c->node_hashes);
 	memset(c, 0, sizeof *c);
 }
 
