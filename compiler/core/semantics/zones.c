@@ -101,20 +101,42 @@ static void mark_exists(uint32_t zone, name_t name, name_t origin)
 	}
 }
 
+/* As mark_exists for each RRset in turn, in a zone of its own namespace (a set of one zone,
+ * image.c): worked out aside, then written only where it differs, for the names are the
+ * image's pages until written, and most stay as they were. */
 void rederive_zone(uint32_t zone)
 {
 	struct zone *z = &zones.v[zone];
-	for (name_t id = 0; id < names.n; id++)
-		if (N(id)->zone == zone) {
-			N(id)->flags &= ~NAME_EXISTS;
-			N(id)->wildcard = NONE;
-		}
+	uint8_t *exists = xcalloc(names.n ? names.n : 1, 1);
+	name_t *wildcard = xmalloc((names.n ? names.n : 1) * sizeof *wildcard);
+	memset(wildcard, 0xFF, (names.n ? names.n : 1) * sizeof *wildcard);
 	nodes.n = 0;
 	z->types.n = 0;
 	for (size_t s = z->rrsets_begin; s < z->rrsets_end; s++) {
 		types_add(&z->types, rrsets.v[s].type);
-		mark_exists(zone, rrsets.v[s].owner, z->origin);
+		for (name_t name = rrsets.v[s].owner; !exists[name]; name = N(name)->parent) {
+			exists[name] = 1;
+			if (N(name)->zone == zone) {
+				PUSH(nodes, name);
+				if (name_is_wildcard(name))
+					wildcard[N(name)->parent] = name;
+			}
+			if (name == z->origin)
+				break;
+		}
 	}
+	for (name_t id = 0; id < names.n; id++) {
+		struct name *n = N(id);
+		if (n->zone != zone)
+			continue;
+		uint8_t flags = exists[id] ? n->flags | NAME_EXISTS : n->flags & ~NAME_EXISTS;
+		if (n->flags != flags)
+			n->flags = flags;
+		if (n->wildcard != wildcard[id])
+			n->wildcard = wildcard[id];
+	}
+	free(exists);
+	free(wildcard);
 }
 
 /* Types a name holds one record of (dnspython's singletons): a second would replace the
