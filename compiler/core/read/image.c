@@ -443,8 +443,10 @@ struct loaded {
 	const char *text;     /* the zone file's, mapped */
 	size_t text_len;
 	struct beside digest; /* of the image's parts, worked out meanwhile: */
-	uint64_t digested;
+	uint64_t digested;    /* (atomic) */
 	uint64_t *chunks[NPARTS];  /* each chunk's (image_digest) */
+	size_t first_chunk[NPARTS + 1];  /* of all parts' in turn, each part's first */
+	size_t next_chunk;    /* (atomic) the first no thread has taken */
 };
 
 static const void *part_of(const struct loaded *l, enum part p, size_t *len)
@@ -453,16 +455,32 @@ static const void *part_of(const struct loaded *l, enum part p, size_t *len)
 	return l->map + l->head->part[p].at;
 }
 
+/* The image's digest, a few chunks at a time taken in turn: by a thread of its own from
+ * the start, and by the build's own once it has read the change (it waited for the rest
+ * of the hundreds of megabytes otherwise). */
+#define CHUNKS_AT_ONCE 16
+
 static void *digest_parts(void *arg)
 {
 	struct loaded *l = arg;
 	uint64_t digest = 0;
-	for (int i = 0; i < NPARTS; i++) {
-		size_t len = l->head->part[i].len;
-		l->chunks[i] = xmalloc((chunks_of(len) + 1) * sizeof *l->chunks[i]);
-		digest += part_digest(l->map + l->head->part[i].at, len, i, l->chunks[i]);
+	size_t all = l->first_chunk[NPARTS];
+	for (;;) {
+		size_t c = __atomic_fetch_add(&l->next_chunk, CHUNKS_AT_ONCE, __ATOMIC_RELAXED);
+		if (c >= all)
+			break;
+		int i = 0;
+		for (size_t end = c + CHUNKS_AT_ONCE < all ? c + CHUNKS_AT_ONCE : all; c < end; c++) {
+			while (c >= l->first_chunk[i + 1])
+				i++;
+			size_t k = c - l->first_chunk[i];
+			uint64_t d = chunk_digest(l->map + l->head->part[i].at, l->head->part[i].len,
+						  i, k);
+			l->chunks[i][k] = d;
+			digest += d;
+		}
 	}
-	l->digested = digest;
+	__atomic_fetch_add(&l->digested, digest, __ATOMIC_RELAXED);
 	return NULL;
 }
 
@@ -501,6 +519,11 @@ static int check_image(struct loaded *l, uint32_t zone)
 	    h->part[P_NAMED_SINCE].len % (2 * sizeof(uint32_t)) ||
 	    h->part[P_NAMED_BY].len % sizeof(uint32_t))
 		return 0;
+	for (int i = 0; i < NPARTS; i++) {
+		size_t n = chunks_of(h->part[i].len);
+		l->chunks[i] = xmalloc((n + 1) * sizeof *l->chunks[i]);
+		l->first_chunk[i + 1] = l->first_chunk[i] + n;
+	}
 	start_beside(&l->digest, digest_parts, l);
 	return 1;
 }
@@ -935,6 +958,7 @@ static int patch(struct loaded *l, uint32_t zone, const struct change *c)
 	struct ttls ttls = {.fallback = h->ttl, .fallback_known = 1};
 	read_zone_region(zone, l->text + c->start, c->new_end - c->start, c->first_line,
 			 h->origin, h->origin_len, origin, ttls, &in);
+	digest_parts(l);  /* what is left of it, beside its thread */
 	join_beside(&l->digest);
 	int quiet = l->digested == h->digest && !in.odd && names_spelled_otherwise == spelled &&
 		    files_quietly(zone, &in, removed);
