@@ -83,9 +83,8 @@ static void *hash_names(void *arg)
 			hashes[i] = node_hash(id);
 	}
 	int made = hashes && build_phash_hashed(&job->ph, hashes, nodes.n, reuse_phash_before);
-	if (!made)
-		free(hashes);
 	if (!made) {
+		free(hashes);
 		make_keys(job, NULL);
 		build_phash(&job->ph, job->keys.v, job->key_off, nodes.n,
 			    reuse_has_earlier() ? reuse_phash_before : NULL);

@@ -254,13 +254,6 @@ void phash_place(struct phash *ph, uint32_t g)
 	free(slots);
 }
 
-static uint32_t slot_of_hash(const struct phash *ph, uint64_t h, uint32_t *group);
-
-void phash_key_place(const struct phash *ph, uint32_t key, uint32_t *group, uint32_t *slot)
-{
-	*slot = slot_of_hash(ph, ph->hashes[key], group);
-}
-
 void phash_free(struct phash *ph)
 {
 	free(ph->pilots);
@@ -321,4 +314,9 @@ static uint32_t slot_of_hash(const struct phash *ph, uint64_t h, uint32_t *group
 uint32_t phash_slot(const struct phash *ph, const uint8_t *key, size_t len, uint32_t *group)
 {
 	return slot_of_hash(ph, zb_hash(key, len, ph->seed), group);
+}
+
+void phash_key_place(const struct phash *ph, uint32_t key, uint32_t *group, uint32_t *slot)
+{
+	*slot = slot_of_hash(ph, ph->hashes[key], group);
 }

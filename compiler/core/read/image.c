@@ -37,10 +37,10 @@
  * that writes the image, so that a build over it hashes only the names new to it), and a
  * digest of all of it that a damaged file fails; who names each name (changes.c's lists,
  * which a rebuild's reach follows) in a zone the build does not sign, made by that thread
- * too when the image is written whole, and after it the pairs of the records put in since (a record taken out since
- * stays in the lists: an owner reached for nothing, laid out again as a full build lays it
- * out); it is made with this core from this
- * manifest's settings (reuse.c's early digest) or not taken. Once a fourth of its records or
+ * too when the image is written whole, and after it the pairs of the records put in since
+ * (a record taken out since stays in the lists: an owner reached for nothing, laid out
+ * again as a full build lays it out); it is made with this core from this manifest's
+ * settings (reuse.c's early digest) or not taken. Once a fourth of its records or
  * names are left over from changes, no image is kept: the next build reads the file whole.
  */
 #define _GNU_SOURCE
@@ -194,16 +194,12 @@ static uint64_t chunk_digest(const uint8_t *p, size_t len, int part, size_t k)
 			   (uint64_t)part << 48 | k);
 }
 
-/* Part `part`'s share of the digest; each chunk's into `out` where not NULL. */
-static uint64_t part_digest(const uint8_t *p, size_t len, int part, uint64_t *out)
+/* Part `part`'s share of the digest. */
+static uint64_t part_digest(const uint8_t *p, size_t len, int part)
 {
 	uint64_t sum = 0;
-	for (size_t k = 0; k < chunks_of(len); k++) {
-		uint64_t d = chunk_digest(p, len, part, k);
-		if (out)
-			out[k] = d;
-		sum += d;
-	}
+	for (size_t k = 0; k < chunks_of(len); k++)
+		sum += chunk_digest(p, len, part, k);
 	return sum;
 }
 
@@ -280,7 +276,7 @@ static void *write_parts(void *arg)
 	}
 	uint64_t digest = 0;
 	for (int i = 0; i < NPARTS; i++)
-		digest += part_digest(w->part[i], w->head.part[i].len, i, NULL);
+		digest += part_digest(w->part[i], w->head.part[i].len, i);
 	w->head.digest = digest;
 	int fd = open(w->path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	int ok = fd >= 0 && ftruncate(fd, w->head.size) == 0;
