@@ -178,14 +178,9 @@ static uint64_t content_digest(uint64_t names, const struct state_group *groups,
 }
 
 /* The earlier build's state and blob mapped and whole, made by this core from this
- * manifest: 1, or 0. Once; before the checks, which may take what it says of them. */
-static int mapped = -1;
-
-static int map_before(void)
+ * manifest: 1, or 0. */
+static int map_check(void)
 {
-	if (mapped >= 0)
-		return mapped;
-	mapped = 0;
 	if (!old_state || !old_blob)
 		return 0;
 	before.head = map_file(old_state, &before.state_len, 0, &before.state_fd);
@@ -228,14 +223,36 @@ static int map_before(void)
 			if (before.sites[k] >= before.groups[g].size)
 				return 0;
 	}
-	mapped = 1;
 	return 1;
+}
+
+/* map_check's answer, worked out once on a thread of its own from reuse_early on: digesting
+ * a million names' states takes 9 ms, which the image's reading, needing none of it, runs
+ * beside. Whatever reads it or `before` waits for that thread first (checked), on whichever
+ * thread it runs (check_chains runs on one of its own). */
+static int mapped = -1;
+static struct beside checking;
+static pthread_mutex_t checking_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void *map_before(void *unused)
+{
+	(void)unused;
+	mapped = map_check();
+	return NULL;
+}
+
+static int checked(void)
+{
+	pthread_mutex_lock(&checking_lock);
+	join_beside(&checking);
+	pthread_mutex_unlock(&checking_lock);
+	return mapped;
 }
 
 /* ...and made with this build's settings: 1, or 0 (a full build). */
 static int load_before(void)
 {
-	return map_before() && before.head->global == global;
+	return checked() == 1 && before.head->global == global;
 }
 
 /* The earlier build's sites of a kind in group g's region (struct sites). */
@@ -261,7 +278,7 @@ static uint64_t written_content;  /* write_state's */
 
 uint64_t reuse_earlier_content(void)
 {
-	return mapped == 1 ? before.head->content : 0;
+	return checked() == 1 ? before.head->content : 0;
 }
 
 uint64_t reuse_state_written(void)
@@ -272,12 +289,12 @@ uint64_t reuse_state_written(void)
 void reuse_early(void)
 {
 	early = global;
-	map_before();
+	start_beside(&checking, map_before, NULL);
 }
 
 uint64_t reuse_earlier_chain(uint32_t zone)
 {
-	if (mapped != 1)
+	if (checked() != 1)
 		return 0;
 	uint64_t origin = origin_digest(zone);
 	for (uint64_t z = 0; z < before.head->nzones; z++)
@@ -431,9 +448,10 @@ static const struct zb_group *group_before(uint32_t g)
 			      sizeof(struct zb_group));
 }
 
-/* For phash.c, on the thread beside the names' states (what it reads was mapped before it
- * started): group g as the earlier build placed it, from its table and its region's pilots,
- * where its seed and its keys' digest were these. */
+/* For phash.c, on the thread beside the names' states (what it reads was mapped and checked
+ * before it started: compile.c asks reuse_earlier_content first): group g as the earlier
+ * build placed it, from its table and its region's pilots, where its seed and its keys'
+ * digest were these. */
 int reuse_phash_before(uint32_t g, uint64_t seed, uint64_t digest, struct phash_before *out)
 {
 	if (mapped != 1 || seed != before.head->seed || g >= before.head->ngroups ||
@@ -878,6 +896,7 @@ void write_state(const uint8_t *blob, uint64_t blob_len, uint32_t groups_off, ui
 
 void reuse_reset(void)
 {
+	checked();
 	if (names_written() >= 0)
 		close(names_out.fd);
 	names_out.fd = -1;
