@@ -16,7 +16,7 @@ from .errors import CompileError, Diagnostic
 from .progress import Progress
 from .refreshed import Refreshed
 from . import emit, keepgoing
-from .core import run as core
+from .core import early as early_core, run as core
 from .dnssec import signing
 from .toolchain import cc, replacing
 from .toolchain.prefill import STATE_FILE, earlier_server
@@ -162,6 +162,10 @@ def build(config: ZoneSetConfig, outdir: Path, lenient: bool = False,
             if old is not None:
                 replacing.release(old)
             _put_image(state.image_out, outdir / IMAGE_FILE)
+            # For the next build of this command line: its core begun before the imports.
+            early_core.remember(outdir, baked.core, None if keep_going or write_signed else
+                                core.next_manifest(config, lenient, baked.core,
+                                                   _earlier(outdir, state_file)))
         except BaseException as exc:
             state.out.unlink(missing_ok=True)
             state.image_out.unlink(missing_ok=True)

@@ -19,6 +19,7 @@ from .config import load_toml, zones_from_args
 from .dnssec.algorithms import ALGORITHMS
 from .errors import CompileError, UsageError
 from .progress import Progress
+from .core import early as early_core
 from .toolchain import prefill
 
 EXIT_OK, EXIT_ZONE_ERROR, EXIT_USAGE = 0, 1, 2
@@ -192,8 +193,9 @@ def run() -> None:
     module's objects: 10-15 ms of a rebuild that takes a third of a second)."""
     try:
         code = main()
-    finally:
-        prefill.stop_early()  # one the command did not take over (it failed first)
+    finally:  # those the command did not take over (it failed first)
+        prefill.stop_early()
+        early_core.stop_early()
     if sys.argv[1:2] in (["build"], ["check"]):
         sys.stdout.flush()
         sys.stderr.flush()

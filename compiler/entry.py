@@ -1,13 +1,15 @@
 """The `zonebake` command's entry point. Before the driver's imports (a few tens of
-milliseconds, with a processor to spare), a build over an earlier one in the output
-directory its command line names begins copying the earlier server's data (toolchain/
-prefill.py); then the command runs (cli.py)."""
+milliseconds), a build over an earlier one in the output directory its command line names
+begins its core on the manifest that build recorded, where the command line is that build's
+(core/early.py), and begins copying the earlier server's data on a processor of its own
+(toolchain/prefill.py); then the command runs (cli.py)."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
+from .core import early
 from .toolchain import prefill
 
 
@@ -30,6 +32,7 @@ def _output(argv: list[str]) -> Path | None:
 def run() -> None:
     output = _output(sys.argv[1:])
     if output is not None:
+        early.start(output, sys.argv[1:])
         prefill.start_early(output)
     from .cli import run as command
     command()

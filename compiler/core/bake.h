@@ -82,6 +82,10 @@ extern _Thread_local void *before_decline_arg;
  * stderr but failures, and instead of exit(), a way out of its own (it must not return). */
 extern int core_quiet;
 extern void (*core_leave)(int code);
+/* A core begun before the driver's imports (the manifest's `hold`: compiler/core/early.py)
+ * waits for the driver's `go` before it asks the driver anything (util.c). */
+extern int core_held;
+void hold_for_driver(void);
 void *xmalloc(size_t size);
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t size);

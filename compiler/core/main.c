@@ -25,6 +25,8 @@
  * (program.py), which a state holds. `image` then two lines: where this build's image of a
  * zone's records goes, and the earlier build's (read/image.c; empty: none). `ask-where`:
  * once the layout's size is known, ask the driver where to write it (where_to_write).
+ * `hold`: a core begun before the driver made its manifest (compiler/core/early.py) waits
+ * for its `go` before it asks the driver anything (hold_for_driver).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -133,6 +135,7 @@ static int ask_where;  /* the manifest's `ask-where` */
 
 static char *where_to_write(uint64_t size, uint64_t *at, uint64_t *kept)
 {
+	hold_for_driver();
 	fprintf(stderr, "layout %llu\n", (unsigned long long)size);
 	fflush(stderr);
 	char *line = NULL;
@@ -245,6 +248,8 @@ int main(int argc, char **argv)
 			image_files(out, earlier);
 		} else if (strcmp(line, "ask-where") == 0) {
 			ask_where = 1;
+		} else if (strcmp(line, "hold") == 0) {
+			core_held = 1;
 		} else if (strncmp(line, "core-id ", 8) == 0) {
 			reuse_decides(line, strlen(line));
 		} else if (strcmp(line, "end") == 0) {

@@ -10,8 +10,10 @@ code.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
+import shutil
 import struct
 import subprocess
 import tempfile
@@ -27,6 +29,7 @@ from ..config import ZoneSetConfig, ZoneSource
 from ..emit import chaos_names
 from ..errors import CompileError, Diagnostic, Position, UsageError
 from ..dnssec import signatures, signing
+from . import early as early_core
 from .program import Failed, executable
 
 EXIT_ERRORS = 1
@@ -50,14 +53,25 @@ class Signer:
     write_signed: dict[int, Path] = dataclasses.field(default_factory=dict)  # zone: text file
 
 
+def _inputs(config: ZoneSetConfig, zones: list[int], scratch: Path, at: int, exact: bool,
+            write_signed: dict[int, Path]) -> tuple[Path, Path | None, Signer]:
+    """Where the signatures to verify go in SCRATCH, the cache of those verified, and what
+    the build signs with, for the zones numbered in `zones`."""
+    origins = [config.zones[i].origin_text for i in zones]
+    signer = Signer(scratch / "sign-requests", scratch / "signed",
+                    signing.cache_path(origins), at, exact, [], write_signed)
+    return scratch / "signatures", signatures.cache_path(origins), signer
+
+
 def _manifest(config: ZoneSetConfig, lenient: bool, zones: list[int],
               records: dict[int, Path], verify: Path, cache: Path | None,
-              signer: Signer, keep: dict[int, Path]) -> str:
+              signer: Signer, keep: dict[int, Path], now: int | str) -> str:
     """The core's input: the zones numbered in `zones`, with their records file where
     dnspython read them; where the signatures to verify go, and the cache of those verified
-    (signatures.py); for zones the build signs, the keys and times (signing.py)."""
+    (signatures.py); for zones the build signs, the keys and times (signing.py); the time the
+    build checks signatures at, `now`."""
     lines = [f"minimal {int(config.server.minimal_responses)}", f"lenient {int(lenient)}",
-             f"now {clock.now()}",
+             f"now {now}",
              f"signature-warning {config.server.signature_warning}",
              "signatures", str(verify), str(cache or ""),
              "signing", str(signer.requests), str(signer.signed), str(signer.cache or "")]
@@ -128,6 +142,28 @@ def _with_lines(manifest: str, lines: list[str]) -> str:
     return manifest.removesuffix("end\n") + "\n".join([*lines, "end", ""])
 
 
+def _asked(manifest: str, program: Path, state: State | None, ask_where: bool) -> str:
+    """What the core is given: the manifest, the states to build over, and whether to ask
+    where the data goes."""
+    asked = _with_state(manifest, program, state)
+    return _with_lines(asked, ["ask-where"]) if ask_where else asked
+
+
+def next_manifest(config: ZoneSetConfig, lenient: bool, program: Path, state: State
+                  ) -> str | None:
+    """The manifest the next build of CONFIG over STATE (the outputs just put in place)
+    gives the core's PROGRAM when nothing changes, its scratch directory and time left as
+    early.py's placeholders; None where it depends on more than that (a zone the build
+    signs: its keys and times)."""
+    if any(zone.dnssec is not None for zone in config.zones):
+        return None
+    zones = list(range(len(config.zones)))
+    verify, cache, signer = _inputs(config, zones, Path(early_core.SCRATCH), 0, False, {})
+    manifest = _manifest(config, lenient, zones, {}, verify, cache, signer, {},
+                         early_core.NOW)
+    return _asked(manifest, program, state, True)
+
+
 @dataclass(frozen=True)
 class Layout:
     """Where the core put each table in zonedata.bin, and its size: the data's head
@@ -153,6 +189,7 @@ class Layout:
 class Baked:
     layout: Layout  # read from the data's head
     warnings: tuple[Diagnostic, ...] = ()
+    core: Path | None = None  # the core's program that made it
 
 
 def _diagnostic(line: str) -> tuple[int, Diagnostic]:
@@ -217,8 +254,8 @@ def bake(config: ZoneSetConfig, data_file: Path, cache: bool = True,
     records: dict[int, Path] = dict(last_good or {})
     keep = keep or {}
     unreadable: dict[int, list[Diagnostic]] = {}
-    with executable(cache) as program, \
-            tempfile.TemporaryDirectory(prefix="zonebake-records-") as scratch:
+    early = early_core.take()  # the core begun before the driver's imports, if any
+    with executable(cache) as program, _scratch(early) as scratch:
         for index in range(len(config.zones)) if dnspython_reads else ():
             records[index] = Path(scratch) / f"{index}.records"
             try:
@@ -226,23 +263,23 @@ def bake(config: ZoneSetConfig, data_file: Path, cache: bool = True,
             except CompileError as unread:
                 unreadable[index] = unread.diagnostics
         at, exact = signing.build_time()
+        # The build's time: the early core's, which the command read as it began.
+        now = early.now if early is not None else clock.now()
         try:
             while True:
                 zones = [i for i in range(len(config.zones)) if i not in unreadable]
-                origins = [config.zones[i].origin_text for i in zones]
-                cache = signatures.cache_path(origins)
-                verify = Path(scratch) / "signatures"
-                signer = Signer(Path(scratch) / "sign-requests", Path(scratch) / "signed",
-                                signing.cache_path(origins), at, exact, [], write_signed or {})
-                manifest = _manifest(config, lenient, zones, records, verify, cache, signer, keep)
+                verify, cache, signer = _inputs(config, zones, Path(scratch), at, exact,
+                                                write_signed or {})
+                manifest = _manifest(config, lenient, zones, records, verify, cache, signer,
+                                     keep, now)
                 _prepare_signed(signer.write_signed.values())
                 try:
                     if not unreadable:
-                        asked = _with_state(manifest, program, state)
-                        if into is not None:
-                            asked = _with_lines(asked, ["ask-where"])
+                        asked = _asked(manifest, program, state, into is not None)
+                        taken, early = early, None
                         baked = _run_once(program, asked, config, data_file, on_phase,
-                                          (verify, cache), signer, on_along, into, on_started)
+                                          (verify, cache), signer, on_along, into, on_started,
+                                          taken, state)
                         for path in keep.values():
                             _keep(_partial(path), path)
                         _publish_signed(signer.write_signed.values())
@@ -274,6 +311,31 @@ def bake(config: ZoneSetConfig, data_file: Path, cache: bool = True,
         finally:  # a signed zone written out by a build that failed
             for path in (write_signed or {}).values():
                 _partial(path).unlink(missing_ok=True)
+            if early is not None:  # not run: the zones dnspython reads first
+                _stop_early(early, state)
+
+
+@contextlib.contextmanager
+def _scratch(early: early_core.Early | None):
+    """The build's scratch directory: the early core's, where there is one (its manifest
+    names it), else a temporary one."""
+    if early is None:
+        with tempfile.TemporaryDirectory(prefix="zonebake-records-") as scratch:
+            yield scratch
+        return
+    try:
+        yield early.scratch
+    finally:
+        shutil.rmtree(early.scratch, ignore_errors=True)
+
+
+def _stop_early(early: early_core.Early, state: State | None) -> None:
+    """An early core not taken over: stopped, and the files it may have begun (its state
+    and image, which the next core writes again or leaves alone) gone."""
+    early.stop()
+    if state is not None:
+        state.out.unlink(missing_ok=True)
+        state.image_out.unlink(missing_ok=True)
 
 
 def _hand_over(zone: ZoneSource, into: Path, on_record: Callable[[], None]) -> None:
@@ -346,24 +408,42 @@ def _reap(process: subprocess.Popen) -> None:
     process.stderr.close()
 
 
-def _run_once(program: Path, manifest: str, config: ZoneSetConfig, data_file: Path,
-              on_phase: Phase, verified: tuple[Path, Path | None], signer: Signer,
-              on_along: Along = lambda *_: None, into: Where | None = None,
-              on_started: Callable[[], None] = lambda: None) -> Baked:
-    """One run of the core's program; the signatures it asks for are made (signing.py), and
-    those it writes out to check are verified meanwhile (signatures.py). Where it asks where
-    the data goes, `into` says."""
-    diagnostics: list[tuple[int, Diagnostic]] = []
-    where = (data_file, 0)
-    verifier = ThreadPoolExecutor(1)
-    verifying: Future | None = None
+@contextlib.contextmanager
+def _core(program: Path, manifest: str, data_file: Path, early: early_core.Early | None,
+          state: State | None):
+    """The core's process on MANIFEST, where it writes the data when told `alone`, and
+    whether it is the early core, begun on the same (early.py); else one started now."""
+    if early is not None:
+        process = early.adopt(str(program), manifest)
+        if process is not None:
+            yield process, Path(early.data_file), True
+            return
+        _stop_early(early, state)
     with tempfile.NamedTemporaryFile("w", prefix="zonebake-manifest-", suffix=".txt") as m:
         m.write(manifest)
         m.flush()
-        process = subprocess.Popen([str(program), m.name, str(data_file)], text=True,
-                                   stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                                   stderr=subprocess.PIPE)
+        yield subprocess.Popen([str(program), m.name, str(data_file)], text=True,
+                               stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE), data_file, False
+
+
+def _run_once(program: Path, manifest: str, config: ZoneSetConfig, data_file: Path,
+              on_phase: Phase, verified: tuple[Path, Path | None], signer: Signer,
+              on_along: Along = lambda *_: None, into: Where | None = None,
+              on_started: Callable[[], None] = lambda: None,
+              early: early_core.Early | None = None, state: State | None = None) -> Baked:
+    """One run of the core's program (the early core's, where it was begun on the same
+    manifest); the signatures it asks for are made (signing.py), and those it writes out to
+    check are verified meanwhile (signatures.py). Where it asks where the data goes, `into`
+    says."""
+    diagnostics: list[tuple[int, Diagnostic]] = []
+    verifier = ThreadPoolExecutor(1)
+    verifying: Future | None = None
+    with _core(program, manifest, data_file, early, state) as (process, alone, taken):
+        where = (alone, 0)
         on_started()
+        if taken:  # a count (progress.py): the core ran beside the driver's imports
+            on_phase("begun before the driver", 0.0, 1, "core")
         said = []
         done = False  # the core said its outputs are all written (main.c's say_done)
         try:
@@ -398,7 +478,7 @@ def _run_once(program: Path, manifest: str, config: ZoneSetConfig, data_file: Pa
         except BaseException:
             process.kill()
             process.wait()
-            data_file.unlink(missing_ok=True)
+            alone.unlink(missing_ok=True)
             verifier.shutdown(wait=False, cancel_futures=True)
             raise
         if done:  # its exit is the kernel's to finish, beside the rest of the build and after
@@ -411,7 +491,10 @@ def _run_once(program: Path, manifest: str, config: ZoneSetConfig, data_file: Pa
     verifier.shutdown()
     message = "".join(said).strip()
     if returncode != 0 or failed:
-        data_file.unlink(missing_ok=True)
+        alone.unlink(missing_ok=True)
+    elif where[0] == alone != data_file:  # the early core's own: where the caller looks
+        os.replace(alone, data_file)
+        where = (data_file, 0)
     if (returncode == EXIT_ERRORS and diagnostics) or (returncode == 0 and failed):
         by_zone: dict[int, list[Diagnostic]] = {}
         for zone, d in diagnostics:
@@ -431,7 +514,7 @@ def _run_once(program: Path, manifest: str, config: ZoneSetConfig, data_file: Pa
         raise Unsupported(f"cannot compile the zone set: {reason}")
     if returncode != 0:
         raise Failed(f"the compiler's core failed (exit {returncode}): {message}")
-    return Baked(_layout(config, *where), tuple(d for _, d in diagnostics))
+    return Baked(_layout(config, *where), tuple(d for _, d in diagnostics), program)
 
 
 # runtime/zonedata.h: struct zb_head, struct zb_zone_numbers.

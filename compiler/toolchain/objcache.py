@@ -46,6 +46,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
+from .cachehome import zonebake_cache
+
 MANIFEST = "manifest"
 SEEN = "seen"  # the files' stats when their digests last matched (see above)
 RACY = 2.0  # seconds: a file changed as recently as this before its stat is read again
@@ -63,12 +65,8 @@ KEPT_DIGEST = 32  # the SHA-256 a kept file begins with
 
 
 def cache_dir() -> Path | None:
-    base = os.environ.get("XDG_CACHE_HOME", "")
-    if not os.path.isabs(base):  # unset, or relative, which the XDG spec says to ignore
-        base = os.path.join(os.path.expanduser("~"), ".cache")
-        if not os.path.isabs(base):  # no home directory to be found
-            return None
-    return Path(base) / "zonebake" / "objs"
+    home = zonebake_cache()
+    return Path(home) / "objs" if home is not None else None
 
 
 def signatures_file(origins: list[str], suffix: str) -> Path | None:

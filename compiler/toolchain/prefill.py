@@ -40,6 +40,12 @@ class Prefill:
 
     def _copy(self, source: int, destination: int) -> None:
         try:
+            # Needed only once the core has laid the data out: the core and the driver's
+            # imports, which the build waits for, come first.
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
+        except OSError:
+            pass
+        try:
             elfsplice.prefill(source, destination, self.span)
             self._copied = True
         except OSError:

@@ -31,6 +31,25 @@ static _Noreturn void leave(int code, const char *what, const char *fmt, va_list
 	exit(code);
 }
 
+int core_held;
+
+/* A core the command began on the manifest the last build recorded, before the driver had
+ * made its own (compiler/core/early.py), works out all it can and waits here before it asks
+ * the driver anything (where the data goes, the signatures): the driver says `go` once its
+ * own manifest proved the same, or kills it. What it wrote by then is its state and image
+ * under their temporary names, which the driver removes, and the earlier image updated in
+ * place, whose head no longer matches its parts or any state: the next read of it reads the
+ * zone file whole (image.c). */
+void hold_for_driver(void)
+{
+	if (!core_held)
+		return;
+	core_held = 0;
+	char line[8];
+	if (!fgets(line, sizeof line, stdin) || strcmp(line, "go\n") != 0)
+		fail("the driver did not take this core over");
+}
+
 _Thread_local void (*before_decline)(void *arg);
 _Thread_local void *before_decline_arg;
 

@@ -480,6 +480,7 @@ static void receive(const struct signer_files *f, size_t asked, pending_list *pe
 	if (signing_driver) {
 		signing_driver(f, asked);
 	} else {
+		hold_for_driver();
 		fprintf(stderr, "sign %zu\n", asked);
 		fflush(stderr);
 		char line[32];

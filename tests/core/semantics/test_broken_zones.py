@@ -48,19 +48,27 @@ def test_errors_of_every_zone_are_reported_together(tmp_path):
     assert f"{zones[1]}" in result.stderr  # example.zone's names are outside example.net.
 
 
-def test_a_failed_build_leaves_the_previous_binary_alone(tmp_path):
-    good = run_zonebake("build", "--zone", f"example.={ZONES / 'example.zone'}", "-o",
-                        str(tmp_path))
+@pytest.mark.parametrize("broken_as", ["another file", "the same file"])
+def test_a_failed_build_leaves_the_previous_binary_alone(tmp_path, broken_as):
+    """Whether the command line is the last build's (its core begun before the driver's
+    imports: compiler/core/early.py) or not."""
+    out, zone = tmp_path / "out", tmp_path / "example.zone"
+    zone.write_text((ZONES / "example.zone").read_text())
+    good = run_zonebake("build", "--zone", f"example.={zone}", "-o", str(out))
     assert good.returncode == 0, good.stderr
-    before = (tmp_path / "zonebake-server").read_bytes()
-    state = (tmp_path / "zonedata.state").read_bytes()
-    bad = run_zonebake("build", "--zone", f"example.={ZONES / 'broken' / 'no-soa.zone'}",
-                       "-o", str(tmp_path))
+    before = {name: (out / name).read_bytes()
+              for name in ("zonebake-server", "zonedata.state", "zonedata.next")}
+    broken = ZONES / "broken" / "no-soa.zone"
+    if broken_as == "the same file":
+        zone.write_text(broken.read_text())
+        broken = zone
+    bad = run_zonebake("build", "--zone", f"example.={broken}", "-o", str(out))
     assert bad.returncode == 1
-    assert (tmp_path / "zonebake-server").read_bytes() == before
-    assert (tmp_path / "zonedata.state").read_bytes() == state  # the next build's, as it was
-    assert sorted(p.name for p in tmp_path.iterdir()) == [
-        "zonebake-server", "zonedata.c", "zonedata.image", "zonedata.state"]
+    assert f"{broken}:1: error: no SOA record" in bad.stderr
+    for name, octets in before.items():  # the state and the record: the next build's
+        assert (out / name).read_bytes() == octets, name
+    assert sorted(p.name for p in out.iterdir()) == [
+        "zonebake-server", "zonedata.c", "zonedata.image", "zonedata.next", "zonedata.state"]
 
 
 @pytest.mark.parametrize("args,message", [

@@ -1,0 +1,222 @@
+"""The core begun before the driver's imports.
+
+A rebuild's core takes a tenth of a second at a million names; the interpreter and the
+driver's imports took half as long again before it started. So a `zonebake build` records in
+its output directory the manifest the next build of the same command would give the core
+(NEXT_FILE, written by build.py: run.next_manifest), with its scratch directory, its time
+and the output directory left as placeholders. Where the next command's line (but for the
+output directory) and working directory are that build's, the command starts the core on it
+at once (entry.py, before anything else is imported), told to hold before it asks the
+driver anything (the core's hold_for_driver): where the data goes, at the end of its work.
+The driver makes its own manifest as ever (run.bake), in that scratch directory and with
+that time, and takes the core over where the two are the same text for the same core's
+program: it says `go`. Otherwise it kills the early core and starts its own; what the early
+one wrote (its state and image under their temporary names, removed, and the earlier image
+updated in place, which no state matches then) costs the next core a reading of the zone
+file whole, no more.
+
+Imported by entry.py before the driver: the standard library's lightest modules only."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import time
+from pathlib import Path
+
+from ..toolchain.cachehome import zonebake_cache
+
+NEXT_FILE = "zonedata.next"
+MAGIC = "zonebake next-manifest 2"
+# What a recorded manifest holds in place of the build's scratch directory, its time and its
+# output directory (in the command line too: a build over a copy of the output directory,
+# elsewhere, is begun early as well); none can be in a path or a manifest's line.
+SCRATCH = "\0scratch"
+NOW = "\0now"
+OUT = "\0out"
+
+
+# The manifest's lines that the lines after them go with (the core's main.c), and of those
+# the ones that name a file the core writes (empty: none), the earlier image updated in
+# place among them.
+FOLLOWED = {"signatures": 2, "signing": 3, "zone": 3, "chaos": 2, "state": 4, "image": 2}
+WRITTEN = {"signatures": (0,), "signing": (0,), "state": (0,), "image": (0, 1)}
+CORE_NAME = re.compile(r"core-[0-9a-f]{16}")  # program.py's
+
+
+def _runnable(program: str, template: str) -> bool:
+    """Whether the command may run what NEXT_FILE says, which the output directory holds,
+    wherever that came from: the core's program as program.py keeps it in this user's
+    cache, and a manifest that has it write its files in the output or the scratch
+    directory only, and neither read records nor sign."""
+    home = zonebake_cache()
+    if home is None or os.path.dirname(program) != home or \
+            not CORE_NAME.fullmatch(os.path.basename(program)) or not os.path.isfile(program):
+        return False
+    lines = template.split("\n")
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if line.startswith(("records ", "keep-records ", "write-signed ", "sign ", "key ")):
+            return False
+        for k in WRITTEN.get(line, ()):
+            target = lines[i + 1 + k] if i + 1 + k < len(lines) else ""
+            if target and (not target.startswith((OUT + "/", SCRATCH + "/")) or
+                           "/../" in target or target.endswith("/..")):
+                return False
+        i += 1 + FOLLOWED.get(line, 0)
+    return True
+
+
+def _keyed(args: list[str], out: str) -> list[str]:
+    """ARGS with the output directory OUT, as -o gives it, in OUT's place."""
+    return [OUT if arg == out else arg[:-len(out)] + OUT
+            if arg in (f"-o{out}", f"--output={out}") else arg for arg in args]
+
+
+class Early:
+    """The core started on the recorded manifest: its program, the manifest as run.py would
+    write it (without `hold`), its scratch directory (inside the output directory, where the
+    core's spill files and a data file of its own go), the time it was given, and the
+    process."""
+
+    def __init__(self, program: str, manifest: str, scratch: str, now: int,
+                 process: subprocess.Popen) -> None:
+        self.program, self.manifest, self.scratch, self.now = program, manifest, scratch, now
+        self.process = process
+
+    @property
+    def data_file(self) -> str:
+        """Where it writes the data when the driver answers `alone` (main.c's OUT)."""
+        return os.path.join(self.scratch, "zonedata.bin")
+
+    def adopt(self, program: str, manifest: str) -> subprocess.Popen | None:
+        """The process, told to go on, where PROGRAM and MANIFEST are its own; else None
+        (the caller stops it)."""
+        if program != self.program or manifest != self.manifest:
+            return None
+        try:  # past the pipe's buffer, which holds nothing yet: none left in it to flush
+            os.write(self.process.stdin.fileno(), b"go\n")
+        except BrokenPipeError:
+            pass  # it ended before it held (it declined a zone, or failed): its output says
+        return self.process
+
+    def stop(self) -> None:
+        self.process.kill()
+        self.process.wait()
+        for pipe in (self.process.stdin, self.process.stderr):
+            try:
+                pipe.close()
+            except BrokenPipeError:
+                pass
+
+
+_pending: Early | None = None
+# This command's build, as its line gives it: (its arguments with OUT in the output
+# directory's place, the working directory, the output directory as build() names it).
+_command: tuple[list[str], str, str] | None = None
+
+
+def _recorded(path: str) -> tuple[list[str], str, str, str] | None:
+    """NEXT_FILE's (arguments, working directory, program, manifest), or None."""
+    try:
+        with open(path, encoding="utf-8") as file:
+            text = file.read()
+    except (OSError, UnicodeError):
+        return None
+    lines = text.split("\n")
+    try:
+        count = int(lines[2])
+    except (IndexError, ValueError):
+        return None
+    if lines[0] != MAGIC or count < 0 or len(lines) < 5 + count:
+        return None
+    return lines[3:3 + count], lines[1], lines[3 + count], "\n".join(lines[4 + count:])
+
+
+def start(output: Path, args: list[str]) -> None:
+    """For `zonebake build ARGS` into OUTPUT: where OUTPUT's last build was made by the same
+    command line (but for the output directory) in the same directory, its core's program
+    begins on the manifest it recorded. A clock moved by ZONEBAKE_CLOCK_FILE (clock.py) is
+    not read here: then the driver starts the core."""
+    global _pending, _command
+    cwd, out = os.getcwd(), str(output)
+    _command = (_keyed(args, out), cwd, out)
+    recorded = _recorded(os.path.join(out, NEXT_FILE))
+    if recorded is None or os.environ.get("ZONEBAKE_CLOCK_FILE"):
+        return
+    recorded_args, recorded_cwd, program, template = recorded
+    if recorded_args != _command[0] or recorded_cwd != cwd or not _runnable(program, template):
+        return
+    scratch = os.path.join(os.path.abspath(out), f".zonebake-early-{os.getpid()}")
+    try:
+        os.mkdir(scratch, 0o700)
+    except OSError:
+        return
+    now = int(time.time())
+    manifest = template.replace(OUT, out).replace(SCRATCH, scratch).replace(NOW, str(now))
+    held = manifest.removesuffix("end\n") + "hold\nend\n"
+    path = os.path.join(scratch, "manifest")
+    try:
+        with open(path, "w", encoding="utf-8") as file:
+            file.write(held)
+        process = subprocess.Popen([program, path, os.path.join(scratch, "zonedata.bin")],
+                                   text=True, stdin=subprocess.PIPE,
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    except OSError:
+        _remove(scratch)
+        return
+    _pending = Early(program, manifest, scratch, now, process)
+
+
+def take() -> Early | None:
+    """The early core, for the driver's first run of the core (run.bake), once."""
+    global _pending
+    early, _pending = _pending, None
+    return early
+
+
+def stop_early() -> None:
+    """Before the command exits: an early core the driver did not take (it failed first)."""
+    early = take()
+    if early is not None:
+        early.stop()
+        _remove(early.scratch)
+
+
+def _remove(scratch: str) -> None:
+    import shutil
+    shutil.rmtree(scratch, ignore_errors=True)
+
+
+def remember(outdir: Path, program: Path, manifest: str | None) -> None:
+    """After a build into OUTDIR by this command (start): the manifest the next one gives
+    the core's PROGRAM, with SCRATCH and NOW in it (run.next_manifest); None: none (the
+    next build's manifest depends on more than its command line)."""
+    if _command is None or os.path.abspath(_command[2]) != os.path.abspath(outdir):
+        return
+    args, cwd, out = _command
+    path = os.path.join(out, NEXT_FILE)
+    if manifest is None or any("\n" in text for text in (*args, cwd, str(program))):
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+        return
+    # The lines naming a file in the output directory (its state and image) name it from
+    # OUT, as the command line does.
+    prefix = out + os.sep
+    manifest = "\n".join(OUT + line[len(out):] if line.startswith(prefix) else line
+                         for line in manifest.split("\n"))
+    text = "\n".join([MAGIC, cwd, str(len(args)), *args, str(program), manifest])
+    temporary = os.path.join(out, f".{NEXT_FILE}.{os.getpid()}")
+    try:
+        with open(temporary, "w", encoding="utf-8") as file:
+            file.write(text)
+        os.replace(temporary, path)
+    except OSError:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass

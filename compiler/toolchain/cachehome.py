@@ -1,0 +1,18 @@
+"""Where zonebake keeps what it caches for a user: $XDG_CACHE_HOME/zonebake, or
+~/.cache/zonebake (the runtime's objects: objcache.py; the core's program: core/program.py;
+the signatures' caches). A module of its own: the command's start (core/early.py) asks it
+before the driver's imports."""
+
+from __future__ import annotations
+
+import os
+
+
+def zonebake_cache() -> str | None:
+    """The directory, or None where there is no home directory to put it in."""
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    if not os.path.isabs(base):  # unset, or relative, which the XDG spec says to ignore
+        base = os.path.join(os.path.expanduser("~"), ".cache")
+        if not os.path.isabs(base):
+            return None
+    return os.path.join(base, "zonebake")
