@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 
 from .core import early
-from .toolchain import prefill
 
 
 def _output(argv: list[str]) -> Path | None:
@@ -33,6 +32,7 @@ def run() -> None:
     output = _output(sys.argv[1:])
     if output is not None:
         early.start(output, sys.argv[1:])
+        from .toolchain import prefill  # its imports (2 ms) after the core's start
         prefill.start_early(output)
     from .cli import run as command
     command()
