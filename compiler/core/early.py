@@ -28,7 +28,10 @@ from pathlib import Path
 from ..toolchain.cachehome import zonebake_cache
 
 NEXT_FILE = "zonedata.next"
-MAGIC = "zonebake next-manifest 2"
+MAGIC = "zonebake next-manifest 3"
+# What a build's manifest depends on besides its command line and working directory: the
+# signing time (dnssec/signing.py's build_time), where a zone is signed.
+EPOCH = "SOURCE_DATE_EPOCH"
 # What a recorded manifest holds in place of the build's scratch directory, its time and its
 # output directory (in the command line too: a build over a copy of the output directory,
 # elsewhere, is begun early as well); none can be in a path or a manifest's line.
@@ -49,7 +52,7 @@ def _runnable(program: str, template: str) -> bool:
     """Whether the command may run what NEXT_FILE says, which the output directory holds,
     wherever that came from: the core's program as program.py keeps it in this user's
     cache, and a manifest that has it write its files in the output or the scratch
-    directory only, and neither read records nor sign."""
+    directory only (no records read, no signed zone written)."""
     home = zonebake_cache()
     if home is None or os.path.dirname(program) != home or \
             not CORE_NAME.fullmatch(os.path.basename(program)) or not os.path.isfile(program):
@@ -58,7 +61,7 @@ def _runnable(program: str, template: str) -> bool:
     i = 0
     while i < len(lines):
         line = lines[i]
-        if line.startswith(("records ", "keep-records ", "write-signed ", "sign ", "key ")):
+        if line.startswith(("records ", "keep-records ", "write-signed ")):
             return False
         for k in WRITTEN.get(line, ()):
             target = lines[i + 1 + k] if i + 1 + k < len(lines) else ""
@@ -114,12 +117,14 @@ class Early:
 
 _pending: Early | None = None
 # This command's build, as its line gives it: (its arguments with OUT in the output
-# directory's place, the working directory, the output directory as build() names it).
-_command: tuple[list[str], str, str] | None = None
+# directory's place, the working directory, SOURCE_DATE_EPOCH as set, the output directory
+# as build() names it).
+_command: tuple[list[str], str, str, str] | None = None
 
 
-def _recorded(path: str) -> tuple[list[str], str, str, str] | None:
-    """NEXT_FILE's (arguments, working directory, program, manifest), or None."""
+def _recorded(path: str) -> tuple[list[str], str, str, str, str] | None:
+    """NEXT_FILE's (arguments, working directory, SOURCE_DATE_EPOCH, program, manifest), or
+    None."""
     try:
         with open(path, encoding="utf-8") as file:
             text = file.read()
@@ -127,27 +132,28 @@ def _recorded(path: str) -> tuple[list[str], str, str, str] | None:
         return None
     lines = text.split("\n")
     try:
-        count = int(lines[2])
+        count = int(lines[3])
     except (IndexError, ValueError):
         return None
-    if lines[0] != MAGIC or count < 0 or len(lines) < 5 + count:
+    if lines[0] != MAGIC or count < 0 or len(lines) < 6 + count:
         return None
-    return lines[3:3 + count], lines[1], lines[3 + count], "\n".join(lines[4 + count:])
+    return (lines[4:4 + count], lines[1], lines[2], lines[4 + count],
+            "\n".join(lines[5 + count:]))
 
 
 def start(output: Path, args: list[str]) -> None:
     """For `zonebake build ARGS` into OUTPUT: where OUTPUT's last build was made by the same
-    command line (but for the output directory) in the same directory, its core's program
-    begins on the manifest it recorded. A clock moved by ZONEBAKE_CLOCK_FILE (clock.py) is
-    not read here: then the driver starts the core."""
+    command line (but for the output directory), in the same directory and with the same
+    SOURCE_DATE_EPOCH, its core's program begins on the manifest it recorded. A clock moved
+    by ZONEBAKE_CLOCK_FILE (clock.py) is not read here: then the driver starts the core."""
     global _pending, _command
     cwd, out = os.getcwd(), str(output)
-    _command = (_keyed(args, out), cwd, out)
+    _command = (_keyed(args, out), cwd, os.environ.get(EPOCH, ""), out)
     recorded = _recorded(os.path.join(out, NEXT_FILE))
     if recorded is None or os.environ.get("ZONEBAKE_CLOCK_FILE"):
         return
-    recorded_args, recorded_cwd, program, template = recorded
-    if recorded_args != _command[0] or recorded_cwd != cwd or not _runnable(program, template):
+    *made_by, program, template = recorded
+    if made_by != list(_command[:3]) or not _runnable(program, template):
         return
     scratch = os.path.join(os.path.abspath(out), f".zonebake-early-{os.getpid()}")
     try:
@@ -194,11 +200,11 @@ def remember(outdir: Path, program: Path, manifest: str | None) -> None:
     """After a build into OUTDIR by this command (start): the manifest the next one gives
     the core's PROGRAM, with SCRATCH and NOW in it (run.next_manifest); None: none (the
     next build's manifest depends on more than its command line)."""
-    if _command is None or os.path.abspath(_command[2]) != os.path.abspath(outdir):
+    if _command is None or os.path.abspath(_command[3]) != os.path.abspath(outdir):
         return
-    args, cwd, out = _command
+    args, cwd, epoch, out = _command
     path = os.path.join(out, NEXT_FILE)
-    if manifest is None or any("\n" in text for text in (*args, cwd, str(program))):
+    if manifest is None or any("\n" in text for text in (*args, cwd, epoch, str(program))):
         try:
             os.unlink(path)
         except OSError:
@@ -209,7 +215,7 @@ def remember(outdir: Path, program: Path, manifest: str | None) -> None:
     prefix = out + os.sep
     manifest = "\n".join(OUT + line[len(out):] if line.startswith(prefix) else line
                          for line in manifest.split("\n"))
-    text = "\n".join([MAGIC, cwd, str(len(args)), *args, str(program), manifest])
+    text = "\n".join([MAGIC, cwd, epoch, str(len(args)), *args, str(program), manifest])
     temporary = os.path.join(out, f".{NEXT_FILE}.{os.getpid()}")
     try:
         with open(temporary, "w", encoding="utf-8") as file:

@@ -153,12 +153,16 @@ def next_manifest(config: ZoneSetConfig, lenient: bool, program: Path, state: St
                   ) -> str | None:
     """The manifest the next build of CONFIG over STATE (the outputs just put in place)
     gives the core's PROGRAM when nothing changes, its scratch directory and time left as
-    early.py's placeholders; None where it depends on more than that (a zone the build
-    signs: its keys and times)."""
-    if any(zone.dnssec is not None for zone in config.zones):
+    early.py's placeholders; None where it depends on more than that: a zone the build
+    signs, unless SOURCE_DATE_EPOCH fixes the signatures' times (which early.py compares),
+    and a zone with a primary, whose file the driver brings up to date before the core
+    reads it (transfer.py), after an early core would have read it."""
+    at, exact = signing.build_time()
+    if any(zone.primary is not None or (zone.dnssec is not None and not exact)
+           for zone in config.zones):
         return None
     zones = list(range(len(config.zones)))
-    verify, cache, signer = _inputs(config, zones, Path(early_core.SCRATCH), 0, False, {})
+    verify, cache, signer = _inputs(config, zones, Path(early_core.SCRATCH), at, exact, {})
     manifest = _manifest(config, lenient, zones, {}, verify, cache, signer, {},
                          early_core.NOW)
     return _asked(manifest, program, state, True)

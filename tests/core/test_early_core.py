@@ -8,15 +8,17 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import time
 from pathlib import Path
 
 import pytest
 
 from blob import server_data
+from buildsigned import ZONE, signed_set
 from conftest import ZONES, run_zonebake
 from zonebake import build
-from zonebake.config import zones_from_args
-from zonebake.core import early
+from zonebake.config import Primary, load_toml, zones_from_args
+from zonebake.core import early, run as core
 from zonebake.progress import Progress
 
 ORIGIN = "early.example."
@@ -111,6 +113,50 @@ def test_a_manifest_that_changed_stops_the_early_core(command):
     assert_as_built_afresh(out, changed, command / "fresh")
 
 
+def test_a_zone_signed_at_a_fixed_time_is_begun_early_at_that_time_only(command, monkeypatch):
+    """The build's signing time is SOURCE_DATE_EPOCH's, in the manifest (its signatures'
+    inception and expiration): a build at another, or at its own time, begins none."""
+    out = command / "out"
+    toml = signed_set(command)
+    config = load_toml(toml)
+    args = ["build", "-c", str(toml), "-o", str(out)]
+    epoch = int(time.time()) // 86400 * 86400  # this day's start: signatures valid now
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", str(epoch))
+    early.start(out, args)
+    build_into(out, config)
+    assert f"\nsign nsec3 " in (out / early.NEXT_FILE).read_text()
+
+    (command / "example.com.zone").write_text(ZONE + "added A 192.0.2.7\n")
+    early.start(out, args)
+    assert early._pending is not None
+    assert build_into(out, config).count(TAKEN) == 1
+    assert_as_built_afresh(out, config, command / "fresh")
+
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", str(epoch - 86400))
+    early.start(out, args)
+    assert early._pending is None
+    build_into(out, config)
+    monkeypatch.delenv("SOURCE_DATE_EPOCH")
+    early.start(out, args)
+    assert early._pending is None
+    build_into(out, config)
+    assert not (out / early.NEXT_FILE).exists()  # the next build's times are its own
+
+
+def test_a_zone_with_a_primary_records_no_manifest(tmp_path):
+    """The driver transfers such a zone (transfer.py) before the core reads its file: after
+    an early core would have read it."""
+    zone = tmp_path / "z.zone"
+    write_zone(zone, 5)
+    config = zones_from_args([f"{ORIGIN}={zone}"])
+    state = core.State(tmp_path / ".state", tmp_path / "state", None)
+    program = Path(early.zonebake_cache()) / "core-0123456789abcdef"
+    assert core.next_manifest(config, False, program, state) is not None
+    following = dataclasses.replace(config, zones=(dataclasses.replace(
+        config.zones[0], primary=Primary("192.0.2.53", 53)),))
+    assert core.next_manifest(following, False, program, state) is None
+
+
 def test_an_early_core_no_build_takes_is_stopped(command):
     zone, out = command / "z.zone", command / "out"
     args = ["build", "--zone", f"{ORIGIN}={zone}", "-o", str(out)]
@@ -174,7 +220,7 @@ def test_what_the_output_directory_names_runs_only_as_the_build_made_it(command)
     early.start(out, args)
     build_into(out, zones_from_args([f"{ORIGIN}={zone}"]))
     recorded = (out / early.NEXT_FILE).read_text()
-    program = recorded.split("\n")[3 + len(args)]
+    program = recorded.split("\n")[4 + len(args)]
     assert Path(program).parent == Path(early.zonebake_cache())
 
     marker = command / "ran"
