@@ -35,6 +35,7 @@ from zonebake.read.zonefile import parse_zone
 NATIVE = ZONES / "native"
 OUTPUTS = ("zonedata.c", "zonedata.state")
 IMAGE = "zonedata.image"  # a set of one zone's records as read (compiler/core/read/image.c)
+NEXT = "zonedata.next"  # the next build's manifest, begun before its imports (core/early.py)
 EXIT_USAGE = 2
 
 
@@ -212,7 +213,8 @@ def test_build_writes_what_the_core_made_and_says_nothing(tmp_path):
     config = GENERATED["gen-zone-3000"](tmp_path / "zones")
     build = run_build(config, tmp_path / "out")
     assert build.returncode == 0 and build.stderr == "", build.stderr
-    assert sorted(os.listdir(build.outdir)) == sorted(OUTPUTS + ("zonebake-server", IMAGE))
+    assert sorted(os.listdir(build.outdir)) == sorted(OUTPUTS + ("zonebake-server", IMAGE,
+                                                                NEXT))
     baked = core.bake(load_toml(config), tmp_path / "again.bin")
     data = data_beside(build.outdir).read_bytes()  # the server's: no zonedata.bin beside it
     assert data == (tmp_path / "again.bin").read_bytes()
