@@ -25,7 +25,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from ..toolchain.cachehome import zonebake_cache
+from ..toolchain.cachehome import core_directories, zonebake_cache
 
 NEXT_FILE = "zonedata.next"
 MAGIC = "zonebake next-manifest 3"
@@ -53,10 +53,17 @@ def _runnable(program: str, template: str) -> bool:
     wherever that came from: the core's program as program.py keeps it in this user's
     cache, and a manifest that has it write its files in the output or the scratch
     directory only (no records read, no signed zone written)."""
-    home = zonebake_cache()
-    if home is None or os.path.dirname(program) != home or \
-            not CORE_NAME.fullmatch(os.path.basename(program)) or not os.path.isfile(program):
+    folder = os.path.dirname(program)
+    if not CORE_NAME.fullmatch(os.path.basename(program)) or (
+            folder != zonebake_cache() and folder not in core_directories()):
         return False
+    for path in (folder, program):  # this user's, written by no one else
+        try:
+            found = os.stat(path)
+        except OSError:
+            return False
+        if found.st_uid != os.getuid() or found.st_mode & 0o022:
+            return False
     lines = template.split("\n")
     i = 0
     while i < len(lines):

@@ -22,6 +22,7 @@ from typing import Iterator
 
 from ..errors import UsageError
 from ..toolchain import objcache
+from ..toolchain.cachehome import core_directories
 from ..toolchain.cc import compiler_identity, runtime_dir
 
 SOURCES = Path(__file__).resolve().parent
@@ -45,9 +46,7 @@ UNUSED_FOR = 7 * 24 * 3600  # seconds after which another version's executable i
 def _directories() -> list[Path]:
     """Where the executable is kept: beside the runtime's objects (objcache.py), else in the
     temporary directory."""
-    objects = objcache.cache_dir()
-    fallback = Path(tempfile.gettempdir()) / f"zonebake-{os.getuid()}"
-    return [objects.parent, fallback] if objects is not None else [fallback]
+    return [Path(directory) for directory in core_directories()]
 
 
 def _prune(directory: Path, keep: Path) -> None:

@@ -16,3 +16,12 @@ def zonebake_cache() -> str | None:
         if not os.path.isabs(base):
             return None
     return os.path.join(base, "zonebake")
+
+
+def core_directories() -> list[str]:
+    """Where the core's program is kept (core/program.py): beside the objects, else in a
+    folder of this user's own in the temporary directory."""
+    import tempfile  # not at the command's start, which asks zonebake_cache first
+    fallback = os.path.join(tempfile.gettempdir(), f"zonebake-{os.getuid()}")
+    home = zonebake_cache()
+    return [home, fallback] if home is not None else [fallback]

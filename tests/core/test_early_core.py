@@ -221,7 +221,7 @@ def test_what_the_output_directory_names_runs_only_as_the_build_made_it(command)
     build_into(out, zones_from_args([f"{ORIGIN}={zone}"]))
     recorded = (out / early.NEXT_FILE).read_text()
     program = recorded.split("\n")[4 + len(args)]
-    assert Path(program).parent == Path(early.zonebake_cache())
+    assert str(Path(program).parent) in early.core_directories()
 
     marker = command / "ran"
     script = command / "core-0123456789abcdef"
