@@ -54,7 +54,7 @@ def _runnable(program: str, template: str) -> bool:
     cache, and a manifest that has it write its files in the output or the scratch
     directory only (no records read, no signed zone written)."""
     folder = os.path.dirname(program)
-    if not CORE_NAME.fullmatch(os.path.basename(program)) or (
+    if not CORE_NAME.fullmatch(os.path.basename(program)) or (  # the cache first: no import
             folder != zonebake_cache() and folder not in core_directories()):
         return False
     for path in (folder, program):  # this user's, written by no one else
@@ -98,8 +98,7 @@ class Early:
 
     @property
     def data_file(self) -> str:
-        """Where it writes the data when the driver answers `alone` (main.c's OUT)."""
-        return os.path.join(self.scratch, "zonedata.bin")
+        return _data_file(self.scratch)
 
     def adopt(self, program: str, manifest: str) -> subprocess.Popen | None:
         """The process, told to go on, where PROGRAM and MANIFEST are its own; else None
@@ -115,11 +114,13 @@ class Early:
     def stop(self) -> None:
         self.process.kill()
         self.process.wait()
-        for pipe in (self.process.stdin, self.process.stderr):
-            try:
-                pipe.close()
-            except BrokenPipeError:
-                pass
+        self.process.stdin.close()  # nothing buffered: `go` went past the buffer
+        self.process.stderr.close()
+
+
+def _data_file(scratch: str) -> str:
+    """Where the early core writes the data when the driver answers `alone` (main.c's OUT)."""
+    return os.path.join(scratch, "zonedata.bin")
 
 
 _pending: Early | None = None
@@ -174,7 +175,7 @@ def start(output: Path, args: list[str]) -> None:
     try:
         with open(path, "w", encoding="utf-8") as file:
             file.write(held)
-        process = subprocess.Popen([program, path, os.path.join(scratch, "zonedata.bin")],
+        process = subprocess.Popen([program, path, _data_file(scratch)],
                                    text=True, stdin=subprocess.PIPE,
                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     except OSError:
