@@ -162,7 +162,7 @@ def test_an_image_written_in_place_is_read_over_again(tmp_path):
     """A build over an image writes what changed into it in place (image.c,
     update_in_place), and digests the image so written: the next build takes it, edit after
     edit, at either end of its parts and in the middle, and writes what reading the whole
-    file writes. (Otherwise a wrong digest would only make every other build read the whole
+    file writes, the same text included. (Otherwise a wrong digest would only make every other build read the whole
     file, which the chains above would not notice.)"""
     path = tmp_path / "big.zone"
     head = ["$TTL 300", "@ SOA ns hostmaster 1 7200 900 1209600 300", "@ NS ns",
@@ -178,6 +178,10 @@ def test_an_image_written_in_place_is_read_over_again(tmp_path):
         ("an address at the end", lambda ls: ls[:-1] + ["host59999 A 192.0.2.11"]),
         ("a name removed at the start", lambda ls: ls[:4] + ls[5:]),
         ("a longer line at the start", lambda ls: ls[:5] + [ls[5] + " ; said"] + ls[6:]),
+        # The file compared from both ends at once (changedlines.c's scan): where the two
+        # meet with nothing between them, and where the last octets differ.
+        ("the same text again", lambda ls: ls),
+        ("the last line longer", lambda ls: ls[:-1] + [ls[-1] + " ; said"]),
     ]
     edited_over_image(config, path, lines, edits, tmp_path)
 
