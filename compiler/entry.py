@@ -7,12 +7,11 @@ begins its core on the manifest that build recorded, where the command line is t
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 from .core import early
 
 
-def _output(argv: list[str]) -> Path | None:
+def _output(argv: list[str]) -> str | None:
     """`build`'s output directory as its command line gives it (-o DIR, -oDIR, --output DIR,
     --output=DIR), if it does so plainly: argparse has the last word."""
     if argv[:1] != ["build"] or "--" in argv:
@@ -25,14 +24,15 @@ def _output(argv: list[str]) -> Path | None:
             found = arg.removeprefix("--output=")
         elif arg.startswith("-o") and not arg.startswith("--") and len(arg) > 2:
             found = arg[2:]
-    return Path(found) if found else None
+    return found or None
 
 
 def run() -> None:
     output = _output(sys.argv[1:])
     if output is not None:
-        early.start(output, sys.argv[1:])
+        early.start(output, sys.argv[1:])  # pathlib and subprocess not imported yet
+        from pathlib import Path
         from .toolchain import prefill  # its imports (2 ms) after the core's start
-        prefill.start_early(output)
+        prefill.start_early(Path(output))
     from .cli import run as command
     command()

@@ -27,7 +27,7 @@ from zonebake.toolchain import elfsplice, prefill
     (["build", "-o", "out", "--", "x"], None),
 ])
 def test_the_output_directory_is_read_off_the_command_line(argv, output):
-    assert entry._output(argv) == (Path(output) if output else None)
+    assert entry._output(argv) == output
 
 
 @pytest.fixture
