@@ -29,7 +29,8 @@ machine:
   one-record change (an address, a longer TXT, a name added, a name removed, a delegation
   added, the SOA's serial bumped: tests/scale/gen.py's change_zone) a rebuild over a copy
   of the full build's output,
-  its time against the full build's, the server's binary delta (`zstd --patch-from -19
+  its time against the full build's (each the median of three: either varies by a fifth
+  from one run to the next here), the server's binary delta (`zstd --patch-from -19
   --long`), whether it wrote the bytes a full build of the changed zone writes, exec to first
   answer cold and warm, and Knot's load of the changed zone; against the issue's targets.
   change-loop-signed, only when asked, does the same with the zone signed by the build
@@ -365,16 +366,26 @@ SIGNING_POLICY = """policy:
 """
 
 
+# The change loop's builds, full and over the earlier one, each timed this many times: the
+# median goes into the ratio.
+TIMED = 3
+
+
 def full_build(zonebake: str, zone: Path, args: list[str], outdir: Path,
-               cache: Path) -> tuple[str, float, int]:
+               cache: Path, times: int = 1) -> tuple[str, float, int]:
     """build() of ARGS into an empty OUTDIR as the first build of a zone on a machine where
     zonebake has run before: the core and the runtime's objects compiled (by a build of the
-    unsigned ZONE first), no signature cached."""
+    unsigned ZONE first), no signature cached. Its summary, median seconds of TIMES and
+    largest peak RSS."""
     build(zonebake, ["--zone", f"{ORIGIN}={zone}"], outdir, cache)
-    subprocess.run(["rm", "-rf", str(cache / "zonebake" / "signatures"), str(outdir)],
-                   check=True)
-    subprocess.run(["sync"], check=True)
-    return build(zonebake, args, outdir, cache)
+    runs = []
+    for _ in range(times):
+        subprocess.run(["rm", "-rf", str(cache / "zonebake" / "signatures"), str(outdir)],
+                       check=True)
+        subprocess.run(["sync"], check=True)
+        runs.append(build(zonebake, args, outdir, cache))
+    return (runs[-1][0], statistics.median(seconds for _, seconds, _ in runs),
+            max(rss for _, _, rss in runs))
 
 
 def signing_config(workdir: Path, zone: Path, zonebake: str) -> tuple[Path, Path]:
@@ -565,14 +576,18 @@ def digests(outdir: Path) -> dict[str, str]:
 def rebuild_changed(zonebake: str, args: list[str], full: Path, workdir: Path,
                     cache: Path, deltas: bool) -> tuple[float, int | None, list[str], Path]:
     """Rebuilds the changed zone over a copy of FULL, the unchanged zone's output (where an
-    incremental build would find what it reuses): its seconds, the server's delta in bytes
+    incremental build would find what it reuses): its median seconds of TIMED (each over a
+    fresh copy), the server's delta in bytes
     (None unless `deltas`), the files that differ from a full build of the changed zone into
     an empty directory (none: the same bytes), and the rebuilt server."""
     rebuilt, fresh = workdir / "rebuilt", workdir / "fresh"
-    subprocess.run(["rm", "-rf", str(rebuilt), str(fresh)], check=True)
-    subprocess.run(["cp", "-a", str(full), str(rebuilt)], check=True)
-    subprocess.run(["sync"], check=True)
-    _, seconds, _ = build(zonebake, args, rebuilt, cache)
+    runs = []
+    for _ in range(TIMED):  # the median; the last one's output is compared and kept
+        subprocess.run(["rm", "-rf", str(rebuilt), str(fresh)], check=True)
+        subprocess.run(["cp", "-a", str(full), str(rebuilt)], check=True)
+        subprocess.run(["sync"], check=True)
+        runs.append(build(zonebake, args, rebuilt, cache)[1])
+    seconds = statistics.median(runs)
     server = rebuilt / "zonebake-server"
     delta = zstd_bytes(server, workdir / "delta.zst", reference=full / "zonebake-server") \
         if deltas else None
@@ -626,13 +641,14 @@ def measure_change_loop(zone: Path, names: int, workdir: Path, zonebake: str,
     cache, full = workdir / "cache", workdir / "full"
     args, knot = change_loop_inputs(workdir, live, zonebake, signed)
     try:
-        summary, full_seconds, rss = full_build(zonebake, live, args, full, cache)
+        summary, full_seconds, rss = full_build(zonebake, live, args, full, cache, TIMED)
         server = full / "zonebake-server"
         output = sum(path.stat().st_size for path in full.iterdir())
         compressed = (f"zstd {' '.join(zstd_options(server))}: "
                       f"{zstd_bytes(server, workdir / 'server.zst') / 2**20:.1f} MiB"
                       if deltas else "no deltas asked")
-        print(f"full build: {full_seconds:.1f} s wall, peak RSS {rss} MiB, output "
+        print(f"full build: {full_seconds:.1f} s wall (median of {TIMED}), peak RSS {rss} MiB, "
+              f"output "
               f"{output / 2**20:.1f} MiB (server {server.stat().st_size / 2**20:.1f} MiB; "
               f"{compressed}); {summary}")
         # Every build first, then the starts: dropping the page cache for a cold start would
@@ -643,7 +659,8 @@ def measure_change_loop(zone: Path, names: int, workdir: Path, zonebake: str,
             *figures, rebuilt = rebuild_changed(zonebake, args, full, workdir, cache, deltas)
             built.append((change, *figures, rebuilt.rename(workdir / f"server-{n}")))
         cold = drop_caches()
-        print(f"targets: rebuild at most {REBUILD_TARGET:.0%} of the full build, delta at "
+        print(f"targets: rebuild at most {REBUILD_TARGET:.0%} of the full build (medians of "
+              f"{TIMED} each), delta at "
               f"most {DELTA_TARGET:,} bytes, exec to first answer at most "
               f"{EXEC_TARGET * 1000:.0f} ms; * misses one. Exec: median of 5, cold after "
               f"dropping the page cache"
