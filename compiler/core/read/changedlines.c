@@ -348,8 +348,8 @@ static void cut_now(struct patch *p, name_t owner)
 }
 
 /* The RRsets in the order their first records come, as reading puts them, the empty ones
- * left out; what names them numbered again. Those untouched are in that order already, and
- * keep it: each moves in place by as many places as RRsets came and went before it (the
+ * left out; what names them numbered again. Those untouched are in that order already (but
+ * for those builds over the image added, after the others: apply_change), and keep it: each moves in place by as many places as RRsets came and went before it (the
  * array is the image's, most of it where it was), those that move back in the order they
  * come, those that move on in the other, so that none lands on one not moved yet. */
 static void reorder_rrsets(struct patch *p)
@@ -516,6 +516,8 @@ void apply_change(struct patch *p, const struct change *c, const struct region *
 			if (rrsets.v[s].count == 0 ||
 			    rrsets.v[s].pos.line != p->lines->v[rrsets.v[s].first] || s >= p->nsets)
 				p->shape = 1;
+			if (rrsets.v[s].count == 0)
+				p->emptied = 1;
 			if (rrsets.v[s].count)
 				rrsets.v[s].pos.line = p->lines->v[rrsets.v[s].first];
 		}
@@ -524,7 +526,16 @@ void apply_change(struct patch *p, const struct change *c, const struct region *
 		cut_now(p, p->owners.v[i]);
 	}
 	if (p->shape) {
-		reorder_rrsets(p);
+		/* RRsets come, none gone, in a zone the build does not sign: each new one stays
+		 * where it came, after the others, and no other is numbered again. Nothing of
+		 * the output follows the order of RRsets in the array (an owner's are read by
+		 * their links, which are in file order; the states, the perfect hash and the
+		 * answers go by names), but a signed zone's states do (its signatures are made
+		 * in that order), and RRsets gone leave holes. */
+		if (p->emptied || zones.v[p->zone].sign) {
+			image_copy_renumbered();
+			reorder_rrsets(p);
+		}
 		zones.v[p->zone].rrsets_end = rrsets.n;
 		rederive_zone(p->zone);
 	}

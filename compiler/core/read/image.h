@@ -38,6 +38,7 @@ struct patch {
 				  * put in */
 	lines_t *lines;          /* per record: its line (0: taken out) */
 	int shape;               /* an RRset came, went, or has another first record */
+	int emptied;             /* an RRset went */
 	name_t first_new;        /* names from this id on are the new lines' own */
 	VEC(name_t) lost;        /* owners of address records taken out, of CNAMEs put in */
 	int cut_made;            /* a name from before the change owns NS now, and did not */
@@ -50,5 +51,8 @@ void apply_change(struct patch *p, const struct change *c, const struct region *
 		  const uint8_t *removed, size_t nimage);
 
 int image_forbidden_type(uint16_t type);  /* a zone holding it keeps no image */
+/* Before the RRsets are put back in file order (changedlines.c): what that renumbers from
+ * the change on, the names' first RRsets and the records' RRsets, copied in at once. */
+void image_copy_renumbered(void);
 
 #endif

@@ -182,6 +182,13 @@ def test_an_image_written_in_place_is_read_over_again(tmp_path):
         # meet with nothing between them, and where the last octets differ.
         ("the same text again", lambda ls: ls),
         ("the last line longer", lambda ls: ls[:-1] + [ls[-1] + " ; said"]),
+        # Names added stay after the image's RRsets (changedlines.c's apply_change) until
+        # an RRset goes: then all are put back in file order, the added ones among them.
+        ("a name added near the end", lambda ls: ls[:-100] + ["late A 192.0.2.12"] +
+         ls[-100:]),
+        ("a type added to a name", lambda ls: ls + ["host00007 TXT \"more\""]),
+        ("the name added first removed", lambda ls: [x for x in ls if x.split()[0] != "added"]),
+        ("a name added at the start", lambda ls: ls[:4] + ["early A 192.0.2.13"] + ls[4:]),
     ]
     edited_over_image(config, path, lines, edits, tmp_path)
 
