@@ -531,8 +531,9 @@ void apply_change(struct patch *p, const struct change *c, const struct region *
 		 * the output follows the order of RRsets in the array (an owner's are read by
 		 * their links, which are in file order; the states, the perfect hash and the
 		 * answers go by names), but a signed zone's states do (its signatures are made
-		 * in that order), and RRsets gone leave holes. */
-		if (p->emptied || zones.v[p->zone].sign) {
+		 * in that order), so does the last good copy --keep-going keeps (records.c),
+		 * and RRsets gone leave holes. */
+		if (p->emptied || zones.v[p->zone].sign || zones.v[p->zone].keep_records) {
 			image_copy_renumbered();
 			reorder_rrsets(p);
 		}
