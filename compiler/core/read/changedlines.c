@@ -349,7 +349,8 @@ static void cut_now(struct patch *p, name_t owner)
 
 /* The RRsets in the order their first records come, as reading puts them, the empty ones
  * left out; what names them numbered again. Those untouched are in that order already (but
- * for those builds over the image added, after the others: apply_change), and keep it: each moves in place by as many places as RRsets came and went before it (the
+ * for those builds over the image added, after the others, and the empty ones they left:
+ * apply_change), and keep it: each moves in place by as many places as RRsets came and went before it (the
  * array is the image's, most of it where it was), those that move back in the order they
  * come, those that move on in the other, so that none lands on one not moved yet. */
 static void reorder_rrsets(struct patch *p)
@@ -516,8 +517,6 @@ void apply_change(struct patch *p, const struct change *c, const struct region *
 			if (rrsets.v[s].count == 0 ||
 			    rrsets.v[s].pos.line != p->lines->v[rrsets.v[s].first] || s >= p->nsets)
 				p->shape = 1;
-			if (rrsets.v[s].count == 0)
-				p->emptied = 1;
 			if (rrsets.v[s].count)
 				rrsets.v[s].pos.line = p->lines->v[rrsets.v[s].first];
 		}
@@ -526,14 +525,15 @@ void apply_change(struct patch *p, const struct change *c, const struct region *
 		cut_now(p, p->owners.v[i]);
 	}
 	if (p->shape) {
-		/* RRsets come, none gone, in a zone the build does not sign: each new one stays
-		 * where it came, after the others, and no other is numbered again. Nothing of
-		 * the output follows the order of RRsets in the array (an owner's are read by
-		 * their links, which are in file order; the states, the perfect hash and the
-		 * answers go by names), but a signed zone's states do (its signatures are made
-		 * in that order), so does the last good copy --keep-going keeps (records.c),
-		 * and RRsets gone leave holes. */
-		if (p->emptied || zones.v[p->zone].sign || zones.v[p->zone].keep_records) {
+		/* In a zone the build does not sign, no RRset is numbered again: a new one stays
+		 * where it came, after the others, and one gone stays in its place, empty (what
+		 * reads them in order, the states and the tree, passes those by: changes.c,
+		 * zones.c's rederive_zone). Nothing of the output follows the order of RRsets in
+		 * the array (an owner's are read by their links, which are in file order; the
+		 * states, the perfect hash and the answers go by names), but a signed zone's
+		 * states do (its signatures are made in that order), and so does the last good
+		 * copy --keep-going keeps (records.c): those are put back in order. */
+		if (zones.v[p->zone].sign || zones.v[p->zone].keep_records) {
 			image_copy_renumbered();
 			reorder_rrsets(p);
 		}

@@ -7,13 +7,14 @@
  * left of a rebuild of a large zone.
  *
  * What it leaves is what reading the whole file leaves, as the rest of the build sees it:
- * each name's RRsets in file order, each RRset's records in file order, the RRsets in the
- * order their first records come (the order the checks speak in), the tree's nodes, the
- * names' existence, wildcards and the zone's types made again in that order (zones.c's
+ * each name's RRsets in file order, each RRset's records in file order, the tree's nodes,
+ * the names' existence, wildcards and the zone's types made again (zones.c's
  * rederive_zone). Ids may differ: a name new to the zone gets the next id, a record the next
- * place; a name no record names any more is marked gone (NAME_GONE: in no zone, and back as
- * any new name when named again), a record taken out stays where it was, linked from
- * nothing. The answers, the states and the layout read none of that.
+ * place, an RRset too but in a zone the build signs (there the RRsets are put back in the
+ * order their first records come); a name no record names any more is marked gone
+ * (NAME_GONE: in no zone, and back as any new name when named again), a record taken out
+ * stays where it was, linked from nothing, an RRset gone too, empty. The answers, the
+ * states and the layout read none of that (changedlines.c's apply_change).
  *
  * An image is kept only where that holds without doubt, and a build takes one only where its
  * file's changes stay within it; else the file is read whole, as without an image:
@@ -561,13 +562,14 @@ static void copy_pages(void *base, size_t from, size_t to)
 }
 
 /* Where the change adds or takes lines: the RRsets (in about the order their first records
- * come: those a build over the image added come after, changedlines.c) from the first at or
+ * come: those builds over the image added come after, changedlines.c) from the first at or
  * after the change, and the records' lines from the first record there (the records as read
  * come in file order; those of changes since, after them), copied in at once, for their
  * lines move; those before, which the change leaves where they are, read from the image.
- * Where RRsets are put back in file order after all, the names from the first RRset's owner
- * and the records' RRsets from that record on too (image_copy_renumbered). At a million
- * names, the change in the middle, half of the four arrays' 134 MB. */
+ * Where RRsets are put back in file order (a zone the build signs), the names from the
+ * first RRset's owner and the records' RRsets from that record on too
+ * (image_copy_renumbered). At a million names, the change in the middle, half of the four
+ * arrays' 134 MB. */
 static struct {
 	const uint32_t *sets;
 	size_t name, record;  /* from which on; NONE: none */

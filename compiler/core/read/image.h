@@ -38,7 +38,6 @@ struct patch {
 				  * put in */
 	lines_t *lines;          /* per record: its line (0: taken out) */
 	int shape;               /* an RRset came, went, or has another first record */
-	int emptied;             /* an RRset went */
 	name_t first_new;        /* names from this id on are the new lines' own */
 	VEC(name_t) lost;        /* owners of address records taken out, of CNAMEs put in */
 	int cut_made;            /* a name from before the change owns NS now, and did not */

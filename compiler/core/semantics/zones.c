@@ -113,6 +113,8 @@ void rederive_zone(uint32_t zone)
 	nodes.n = 0;
 	z->types.n = 0;
 	for (size_t s = z->rrsets_begin; s < z->rrsets_end; s++) {
+		if (!rrsets.v[s].count)
+			continue;  /* gone, left in its place (changedlines.c) */
 		types_add(&z->types, rrsets.v[s].type);
 		for (name_t name = rrsets.v[s].owner; !exists[name]; name = N(name)->parent) {
 			exists[name] = 1;
