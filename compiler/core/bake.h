@@ -622,7 +622,7 @@ enum node_kind { NODE_DATA, NODE_DELEGATED, NODE_BELOW_DNAME };
 enum node_kind node_location(name_t name, name_t *at);
 uint32_t redirect(name_t name);
 void redirects_fill(struct name *v, size_t n);  /* every name's memo at once */
-void redirects_again(void);  /* the names' memos forgotten, then filled (a cut came or went) */
+void redirects_again(void);  /* every memo worked out again (a cut came or went) */
 int under_cut(name_t name);  /* below a cut of its zone: no node of its own */
 uint32_t any_rrset(uint32_t first);  /* of a name's RRsets, the one ANY over UDP gets */
 

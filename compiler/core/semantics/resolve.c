@@ -4,6 +4,9 @@
  * whole response to one question, following CNAME and DNAME chains inside the zone as Knot
  * DNS does.
  */
+#include <stdlib.h>
+#include <string.h>
+
 #include "bake.h"
 
 #define MAX_CHAIN 8
@@ -26,6 +29,21 @@ uint32_t redirect(name_t name)
 	return n->redirect == ROOT ? NONE : n->redirect;
 }
 
+/* A name's memo from its parent's (`up`, that of a name of the zone): ROOT for none, NONE
+ * where the parent's is not known. */
+static uint32_t memo_below(const struct name *x, name_t id, uint32_t up)
+{
+	uint32_t above = NONE;
+	if (!(x->flags & NAME_ORIGIN)) {
+		if (up == NONE)
+			return NONE;
+		above = up == ROOT ? NONE : up;
+	}
+	if (above == NONE && (x->flags & (NAME_CUT | NAME_DNAME)))
+		above = id;
+	return above == NONE ? ROOT : above;
+}
+
 /* The memo of each name of a zone among `n` names (each after its parent, as names.c interns
  * them) worked out at once, as redirect() works it out: the image of a zone keeps it
  * (image.c), so that a build over the image reads it where it is instead of writing it into
@@ -36,24 +54,28 @@ void redirects_fill(struct name *v, size_t n)
 		struct name *x = &v[id];
 		if (x->zone == NONE)
 			continue;
-		uint32_t above = NONE;
-		if (!(x->flags & NAME_ORIGIN)) {
-			uint32_t up = x->parent == NONE ? NONE : v[x->parent].redirect;
-			if (up == NONE)
-				continue;
-			above = up == ROOT ? NONE : up;
-		}
-		if (above == NONE && (x->flags & (NAME_CUT | NAME_DNAME)))
-			above = id;
-		x->redirect = above == NONE ? ROOT : above;
+		uint32_t memo = memo_below(x, id, x->parent == NONE ? NONE : v[x->parent].redirect);
+		if (memo != NONE)
+			x->redirect = memo;
 	}
 }
 
+/* Worked out aside, and written only where they differ: a build over an image (whose names
+ * are the image's pages until written) where a cut came or went changes the memos of the
+ * names below it alone, and writing every name's took a copy of each page. */
 void redirects_again(void)
 {
+	uint32_t *memo = xmalloc((names.n ? names.n : 1) * sizeof *memo);
+	memset(memo, 0xFF, (names.n ? names.n : 1) * sizeof *memo);  /* NONE: forgotten */
+	for (name_t id = 0; id < names.n; id++) {
+		const struct name *x = &names.v[id];
+		if (x->zone != NONE)
+			memo[id] = memo_below(x, id, x->parent == NONE ? NONE : memo[x->parent]);
+	}
 	for (name_t id = 0; id < names.n; id++)
-		names.v[id].redirect = NONE;
-	redirects_fill(names.v, names.n);
+		if (names.v[id].redirect != memo[id])
+			names.v[id].redirect = memo[id];
+	free(memo);
 }
 
 /* Whether a name of a zone lies below one of its cuts: it has no node then, the cut's
