@@ -348,11 +348,13 @@ static void cut_now(struct patch *p, name_t owner)
 }
 
 /* The RRsets in the order their first records come, as reading puts them, the empty ones
- * left out; what names them numbered again. Those untouched are in that order already (but
- * for those builds over the image added, after the others, and the empty ones they left:
- * apply_change), and keep it: each moves in place by as many places as RRsets came and went before it (the
- * array is the image's, most of it where it was), those that move back in the order they
- * come, those that move on in the other, so that none lands on one not moved yet. */
+ * left out; what names them numbered again (a zone the build signs, or whose last good copy
+ * is kept: apply_change). Those untouched are in that order already, and keep it: each
+ * moves in place by as many places as RRsets came and went before it (the array is the
+ * image's, most of it where it was), those that move back in the order they come, those
+ * that move on in the other, so that none lands on one not moved yet. (An image written
+ * while the zone was not signed may hold RRsets out of that order: those builds over it
+ * added, after the others; they keep their place among the untouched.) */
 static void reorder_rrsets(struct patch *p)
 {
 	VEC(uint32_t) moved = {0};

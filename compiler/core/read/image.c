@@ -10,11 +10,12 @@
  * each name's RRsets in file order, each RRset's records in file order, the tree's nodes,
  * the names' existence, wildcards and the zone's types made again (zones.c's
  * rederive_zone). Ids may differ: a name new to the zone gets the next id, a record the next
- * place, an RRset too but in a zone the build signs (there the RRsets are put back in the
- * order their first records come); a name no record names any more is marked gone
- * (NAME_GONE: in no zone, and back as any new name when named again), a record taken out
- * stays where it was, linked from nothing, an RRset gone too, empty. The answers, the
- * states and the layout read none of that (changedlines.c's apply_change).
+ * place, an RRset too but in a zone the build signs or whose last good copy is kept (there
+ * the RRsets are put back in the order their first records come); a name no record names
+ * any more is marked gone (NAME_GONE: in no zone, and back as any new name when named
+ * again), a record taken out stays where it was, linked from nothing, an RRset gone too,
+ * empty. The answers, the states and the layout read none of that (changedlines.c's
+ * apply_change).
  *
  * An image is kept only where that holds without doubt, and a build takes one only where its
  * file's changes stay within it; else the file is read whole, as without an image:
@@ -566,12 +567,12 @@ static void copy_pages(void *base, size_t from, size_t to)
  * after the change, and the records' lines from the first record there (the records as read
  * come in file order; those of changes since, after them), copied in at once, for their
  * lines move; those before, which the change leaves where they are, read from the image.
- * Where RRsets are put back in file order (a zone the build signs), the names from the
- * first RRset's owner and the records' RRsets from that record on too
- * (image_copy_renumbered). At a million names, the change in the middle, half of the four
- * arrays' 134 MB. */
+ * Where RRsets are put back in file order (a zone the build signs, or whose last good copy
+ * is kept), the names from the first RRset's owner and the records' RRsets from that record
+ * on too (image_copy_renumbered). At a million names, the change in the middle, half of the
+ * four arrays' 134 MB. */
 static struct {
-	const uint32_t *sets;
+	uint32_t *sets;
 	size_t name, record;  /* from which on; NONE: none */
 } renumbered = {NULL, NONE, NONE};
 
@@ -601,7 +602,7 @@ void image_copy_renumbered(void)
 	if (renumbered.name != NONE)
 		copy_pages(names.v, renumbered.name * sizeof *names.v, names.n * sizeof *names.v);
 	if (renumbered.record != NONE && renumbered.sets)
-		copy_pages((void *)renumbered.sets, renumbered.record * sizeof *renumbered.sets,
+		copy_pages(renumbered.sets, renumbered.record * sizeof *renumbered.sets,
 			   lines.n * sizeof *renumbered.sets);
 	renumbered.name = renumbered.record = NONE;
 }
