@@ -97,8 +97,8 @@ def prepare(linked: Path, output: Path, size: int,
     return len(head), kept
 
 
-# The prefill's buffer: a read and a write of it took four fifths of the processor time of
-# copy_file_range, which ext4 does a page at a time through a pipe (250 MB: 36 ms, 44 ms).
+# The prefill's buffer: a read and a write of it take less of the processor than
+# copy_file_range, which ext4 does a page at a time through a pipe.
 PREFILL_BUFFER = 256 << 10
 
 
