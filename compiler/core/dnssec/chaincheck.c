@@ -109,7 +109,7 @@ static void check_bitmap(struct zone_chain *c, const struct rrset *entry, name_t
 		char listed[1024], held[1024];
 		list_types(&have, listed, sizeof listed);
 		list_types(&want, held, sizeof held);
-		diagnose(c->zone, ERROR, entry->pos, "%s at %s lists %s, but %s holds %s (RFC 4034 "
+		diagnose(c->zone, ERROR, set_pos(entry), "%s at %s lists %s, but %s holds %s (RFC 4034 "
 			 "§4.1.2)", type_name(entry->type), name_text(entry->owner), listed,
 			 name_text(name), held);
 	}
@@ -128,7 +128,7 @@ static void check_nsec(struct zone_chain *c)
 	const struct zone *z = &zones.v[zone];
 	EACH_DATA_NAME(zone, z, s, name)
 		if (rrset_in(zone, name, T_NSEC) == NONE && c->missing++ < SHOWN_EACH)
-			diagnose(zone, ERROR, rrsets.v[s].pos, "%s has no NSEC record: the chain "
+			diagnose(zone, ERROR, rrset_pos.v[s], "%s has no NSEC record: the chain "
 				 "must pass through every name that holds data (RFC 4035 §2.3)",
 				 name_text(name));
 	size_t n = chain_length(zone);
@@ -150,7 +150,7 @@ static void check_nsec(struct zone_chain *c)
 		    c->misnext++ < SHOWN_EACH) {
 			char next_text[1024];
 			wire_text(next, next_text, sizeof next_text);
-			diagnose(zone, ERROR, set->pos, "NSEC at %s names %s next, but the next name "
+			diagnose(zone, ERROR, set_pos(set), "NSEC at %s names %s next, but the next name "
 				 "in canonical order is %s (RFC 4034 §4.1.1)", name_text(set->owner),
 				 next_text, name_text(rrsets.v[chain_rrset(zone, (i + 1) % n)].owner));
 		}
@@ -166,7 +166,7 @@ static void check_parameters(uint32_t zone)
 	uint8_t salt_len;
 	chain_parameters(zone, &iterations, &salt, &salt_len);
 	uint32_t param = rrset_in(zone, z->origin, T_NSEC3PARAM);
-	struct pos pos = rrsets.v[param != NONE ? param : chain_rrset(zone, 0)].pos;
+	struct pos pos = rrset_pos.v[param != NONE ? param : chain_rrset(zone, 0)];
 	if (iterations > MAX_ITERATIONS)
 		diagnose(zone, ERROR, pos, "NSEC3 iterations %u: validators treat a zone with more "
 			 "than %u as insecure or bogus (RFC 9276 §3.2); sign it with 0", iterations,
@@ -218,7 +218,7 @@ static void check_nsec3(struct zone_chain *c)
 		if (raw[at] != ZB_SHA1_LEN ||
 		    memcmp(raw + at + 1, chain_hash(zone, (i + 1) % n), ZB_SHA1_LEN) != 0) {
 			if (c->misnext++ < SHOWN_EACH)
-				diagnose(zone, ERROR, set->pos, "NSEC3 at %s does not name the next hash "
+				diagnose(zone, ERROR, set_pos(set), "NSEC3 at %s does not name the next hash "
 					 "of the chain, %s (RFC 5155 §3.1.7)", name_text(set->owner),
 					 name_text(rrsets.v[chain_rrset(zone, (i + 1) % n)].owner));
 		}
@@ -228,7 +228,7 @@ static void check_nsec3(struct zone_chain *c)
 	EACH_DATA_NAME(zone, z, s, name) {
 		int cut = flags_in(zone, name) & NAME_CUT;
 		int optional = cut && rrset_in(zone, name, T_DS) == NONE;
-		check_nsec3_name(c, name, optional, rrsets.v[s].pos, matched);
+		check_nsec3_name(c, name, optional, rrset_pos.v[s], matched);
 		for (name_t up = N(name)->parent; name != z->origin && up != z->origin;
 		     up = N(up)->parent)
 			if (first_rrset(zone, up) == NONE)
@@ -238,13 +238,13 @@ static void check_nsec3(struct zone_chain *c)
 		for (name_t up = N(name)->parent; name != z->origin && up != z->origin;
 		     up = N(up)->parent)
 			if (ent[up] & 1) {
-				check_nsec3_name(c, up, !(ent[up] & 2), rrsets.v[s].pos, matched);
+				check_nsec3_name(c, up, !(ent[up] & 2), rrset_pos.v[s], matched);
 				ent[up] = 0;  /* once */
 			}
 	size_t stale = 0;
 	for (size_t i = 0; i < n; i++)
 		if (!matched[i] && stale++ < SHOWN_EACH)
-			diagnose(zone, WARNING, rrsets.v[chain_rrset(zone, i)].pos, "NSEC3 at %s "
+			diagnose(zone, WARNING, rrset_pos.v[chain_rrset(zone, i)], "NSEC3 at %s "
 				 "matches no name of the zone", name_text(rrsets.v[chain_rrset(zone,
 				 i)].owner));
 	free(ent);
@@ -307,7 +307,7 @@ void check_chains(void)
 			check_nsec(&c);
 		else
 			check_nsec3(&c);
-		const struct pos pos = rrsets.v[chain_rrset(zone, 0)].pos;
+		const struct pos pos = rrset_pos.v[chain_rrset(zone, 0)];
 		diagnose_rest(zone, ERROR, pos, c.missing, "names without their chain entry");
 		diagnose_rest(zone, ERROR, pos, c.misnext, "chain entries naming the wrong next one");
 		diagnose_rest(zone, ERROR, pos, c.bitmaps, "type bitmaps that do not match their name");

@@ -20,7 +20,7 @@
 /* Generated records stand where the zone's SOA does: messages about them point there. */
 static struct pos generated(uint32_t zone)
 {
-	return rrsets.v[zones.v[zone].soa].pos;
+	return rrset_pos.v[zones.v[zone].soa];
 }
 
 static void add_raw(uint32_t zone, name_t owner, uint16_t type, uint32_t ttl,

@@ -139,7 +139,7 @@ static void nsec3_parameters(uint32_t zone, struct chain *c)
 	c->salt_len = raw[4];
 	memcpy(c->salt, raw + 5, c->salt_len);
 	if (raw[0] != 1)
-		diagnose(zone, ERROR, rrsets.v[from].pos, "NSEC3 hash algorithm %u: only SHA-1 (1) "
+		diagnose(zone, ERROR, rrset_pos.v[from], "NSEC3 hash algorithm %u: only SHA-1 (1) "
 			 "is defined (RFC 5155 §11)", raw[0]);
 }
 
@@ -180,12 +180,12 @@ static void build_nsec3(uint32_t zone, struct chain *c)
 		if (owner->parent != zones.v[zone].origin ||
 		    !unbase32hex(name_label(set->owner), owner->label_len,
 				 c->hashes + i * ZB_SHA1_LEN))
-			diagnose(zone, ERROR, set->pos, "NSEC3 at %s: its owner must be a hash in "
+			diagnose(zone, ERROR, set_pos(set), "NSEC3 at %s: its owner must be a hash in "
 				 "base32hex right below the apex (RFC 5155 §3)", name_text(set->owner));
 		const uint8_t *raw = rdata_raw.v + rdatas.v[set->first].raw;
 		if (raw[2] << 8 != (c->iterations & 0xFF00) || raw[3] != (c->iterations & 0xFF) ||
 		    raw[4] != c->salt_len || memcmp(raw + 5, c->salt, c->salt_len) != 0)
-			diagnose(zone, ERROR, set->pos, "NSEC3 at %s: its iterations or salt differ "
+			diagnose(zone, ERROR, set_pos(set), "NSEC3 at %s: its iterations or salt differ "
 				 "from the zone's NSEC3PARAM (RFC 5155 §7.1)", name_text(set->owner));
 	}
 	uint32_t *order = xmalloc((n ? n : 1) * sizeof *order);
@@ -199,7 +199,7 @@ static void build_nsec3(uint32_t zone, struct chain *c)
 	find_pages(c);
 	for (size_t i = 1; i < n; i++)
 		if (memcmp(hash_at(c, i - 1), hash_at(c, i), ZB_SHA1_LEN) == 0)
-			diagnose(zone, ERROR, rrsets.v[c->sets.v[i]].pos, "NSEC3 at %s: a second "
+			diagnose(zone, ERROR, rrset_pos.v[c->sets.v[i]], "NSEC3 at %s: a second "
 				 "NSEC3 with this hash", name_text(rrsets.v[c->sets.v[i]].owner));
 }
 
@@ -248,7 +248,7 @@ void build_chains(void)
 			if (rrsets.v[c->sets.v[i]].type == c->kind)
 				c->sets.v[kept++] = c->sets.v[i];
 		if (kept != c->sets.n)
-			diagnose(zone, ERROR, rrsets.v[first_nsec3].pos, "the zone %s holds both NSEC "
+			diagnose(zone, ERROR, rrset_pos.v[first_nsec3], "the zone %s holds both NSEC "
 				 "and NSEC3 records; a zone is denied by one chain (RFC 5155 §7.1)",
 				 name_text(z->origin));
 		c->sets.n = kept;

@@ -97,7 +97,7 @@ static void note(struct tally *t, int64_t when, const struct rrset *sig, uint16_
 {
 	if (t->count++ == 0 || (earliest && when < t->when)) {
 		t->when = when;
-		t->pos = sig->pos;
+		t->pos = set_pos(sig);
 		t->owner = sig->owner;
 		t->covers = sig->covers;
 		t->tag = tag;
@@ -286,8 +286,8 @@ static void look_up(struct zone_check *c)
 	FILE *out = c->out;
 	fputc('S', out);
 	put32(out, c->zone);
-	put32(out, l->sig->pos.file);
-	put32(out, l->sig->pos.line);
+	put32(out, set_pos(l->sig).file);
+	put32(out, set_pos(l->sig).line);
 	put16(out, l->tag);
 	fputc(l->algorithm, out);
 	put16(out, label_len);
@@ -579,14 +579,14 @@ static void check_rrsig_set(struct zone_check *c, const struct signature_check *
 		c->data.n = 0;
 		size_t fields = signed_data(&rrsets.v[covered], p, len, &c->data);
 		if (fields == 0) {
-			diagnose(zone, ERROR, sig->pos, "%s RRSIG %s (key %u): its labels field %u "
+			diagnose(zone, ERROR, set_pos(sig), "%s RRSIG %s (key %u): its labels field %u "
 				 "exceeds the owner's labels (RFC 4035 §5.3.1)", name_text(sig->owner),
 				 type_name(sig->covers), tag, p[3]);
 			continue;
 		}
 		if (!signer_is_apex(c, &c->data, fields)) {
 			if (c->strangers++ < SHOWN_EACH)
-				diagnose(zone, c->passable, sig->pos, "%s RRSIG %s (key %u): the "
+				diagnose(zone, c->passable, set_pos(sig), "%s RRSIG %s (key %u): the "
 					 "signer is not the zone's apex %s (RFC 4035 §5.3.1)%s",
 					 name_text(sig->owner), type_name(sig->covers), tag,
 					 name_text(origin), lenient_note(c, SKIPPED_NOTE));
@@ -597,7 +597,7 @@ static void check_rrsig_set(struct zone_check *c, const struct signature_check *
 		if (put_candidates(c, &c->data, tag, p[2]) == 0) {
 			/* nothing here can verify it: not written out */
 			if (c->keyless++ < SHOWN_EACH)
-				diagnose(zone, c->passable, sig->pos, "%s RRSIG %s: no DNSKEY at the "
+				diagnose(zone, c->passable, set_pos(sig), "%s RRSIG %s: no DNSKEY at the "
 					 "apex has key tag %u and algorithm %u (RFC 4035 §5.3.1)%s",
 					 name_text(sig->owner), type_name(sig->covers), tag, p[2],
 					 lenient_note(c, SKIPPED_NOTE));
@@ -631,7 +631,7 @@ static void check_coverage(struct zone_check *c, uint32_t s)
 		}
 	if (c->lenient && verifiable == 0) {
 		if (c->bogus_sets++ < SHOWN_EACH)
-			diagnose(c->zone, ERROR, set->pos, "%s %s has no RRSIG by a key of the apex "
+			diagnose(c->zone, ERROR, set_pos(set), "%s %s has no RRSIG by a key of the apex "
 				 "DNSKEY set, so validators find it bogus (RFC 4035 §2.2, §5.3.1)",
 				 name_text(set->owner), type_name(set->type));
 		return;
@@ -640,7 +640,7 @@ static void check_coverage(struct zone_check *c, uint32_t s)
 		if (!has_algorithm(c->keys.algorithms, a) || has_algorithm(by, a))
 			continue;
 		if (c->unsigned_sets++ < SHOWN_EACH)
-			diagnose(c->zone, c->passable, set->pos, "%s %s has no RRSIG by algorithm %u, "
+			diagnose(c->zone, c->passable, set_pos(set), "%s %s has no RRSIG by algorithm %u, "
 				 "which the apex DNSKEY set holds (RFC 4035 §2.2)%s",
 				 name_text(set->owner), type_name(set->type), a,
 				 lenient_note(c, "; validators need only one (RFC 6840 §5.11)"));
@@ -673,7 +673,7 @@ static void report_times(const struct zone_check *c, const struct signature_chec
 			 name_text(t->owner), type_name(t->covers), t->tag, date(t->when),
 			 o->warning / 86400, t->count);
 	const struct zone *z = &zones.v[c->zone];
-	struct pos pos = rrsets.v[z->soa != NONE ? z->soa : z->rrsets_begin].pos;
+	struct pos pos = rrset_pos.v[z->soa != NONE ? z->soa : z->rrsets_begin];
 	diagnose_rest(c->zone, c->passable, pos, c->unsigned_sets, "RRsets without a signature by "
 		      "each algorithm");
 	diagnose_rest(c->zone, ERROR, pos, c->bogus_sets, "RRsets without a signature by a key "
@@ -697,7 +697,7 @@ static void check_zone_signatures(struct zone_check *c, const struct signature_c
 		uint32_t first = z->rrsets_begin;
 		while (rrsets.v[first].type != T_RRSIG)
 			first++;
-		diagnose(zone, ERROR, rrsets.v[first].pos, "the zone %s holds RRSIG records, but "
+		diagnose(zone, ERROR, rrset_pos.v[first], "the zone %s holds RRSIG records, but "
 			 "its apex has no DNSKEY zone key (RFC 4035 §2.1)", name_text(z->origin));
 		return;
 	}

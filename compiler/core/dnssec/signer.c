@@ -365,9 +365,9 @@ static void refuse_signed(uint32_t zone)
 		    set->type != T_NSEC3PARAM)
 			continue;
 		if (found++ == 0)
-			first = set->pos;
+			first = set_pos(set);
 		if (found <= SHOWN_EACH)
-			diagnose(zone, ERROR, set->pos, "%s %s: the zone is signed by the build (its "
+			diagnose(zone, ERROR, set_pos(set), "%s %s: the zone is signed by the build (its "
 				 "dnssec table), so it is given unsigned, without RRSIG, NSEC, NSEC3 or "
 				 "NSEC3PARAM records", name_text(set->owner), type_name(set->type));
 	}
@@ -530,9 +530,9 @@ static void add_signatures(uint32_t zone, const pending_list *pending)
 		uint16_t type = rs->type;
 		size_t before = rdatas.n;
 		if (rs->sigs == NONE) {
-			add_first_signature(zone, p->set, rd, rs->pos);
+			add_first_signature(zone, p->set, rd, set_pos(rs));
 		} else {  /* another key's: as any record (a key listed twice signs alike: dropped) */
-			add_record(zone, owner, T_RRSIG, rs->ttl, rd, rs->pos);  /* rs may move */
+			add_record(zone, owner, T_RRSIG, rs->ttl, rd, set_pos(rs));  /* rs may move */
 			uint32_t view = type == T_NSEC3 ? HASHED_VIEW(zone) : zone;
 			rrsets.v[p->set].sigs = rrset_covering(view, owner, T_RRSIG, type);
 		}

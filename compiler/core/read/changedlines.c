@@ -311,8 +311,8 @@ static void link_record(struct patch *p, uint32_t s, uint32_t r)
 
 static int by_line(const void *x, const void *y)
 {
-	uint32_t a = rrsets.v[*(const uint32_t *)x].pos.line,
-		 b = rrsets.v[*(const uint32_t *)y].pos.line;
+	uint32_t a = rrset_pos.v[*(const uint32_t *)x].line,
+		 b = rrset_pos.v[*(const uint32_t *)y].line;
 	return a < b ? -1 : a > b;
 }
 
@@ -370,22 +370,31 @@ static void reorder_rrsets(struct patch *p)
 		if (s < rrsets.n && (p->touched[s] || !rrsets.v[s].count))
 			continue;  /* among `moved`, or gone */
 		while (m < moved.n && (s == rrsets.n ||
-				       rrsets.v[moved.v[m]].pos.line < rrsets.v[s].pos.line))
+				       rrset_pos.v[moved.v[m]].line < rrset_pos.v[s].line))
 			renumber[moved.v[m++]] = n++;
 		if (s < rrsets.n)
 			renumber[s] = n++;
 	}
 	struct rrset *aside = xmalloc((moved.n ? moved.n : 1) * sizeof *aside);
-	for (size_t k = 0; k < moved.n; k++)
+	struct pos *aside_pos = xmalloc((moved.n ? moved.n : 1) * sizeof *aside_pos);
+	for (size_t k = 0; k < moved.n; k++) {
 		aside[k] = rrsets.v[moved.v[k]];
+		aside_pos[k] = rrset_pos.v[moved.v[k]];
+	}
 	for (uint32_t s = 0; s < rrsets.n; s++)  /* those that move back */
-		if (!p->touched[s] && renumber[s] != NONE && renumber[s] < s)
+		if (!p->touched[s] && renumber[s] != NONE && renumber[s] < s) {
 			rrsets.v[renumber[s]] = rrsets.v[s];
+			rrset_pos.v[renumber[s]] = rrset_pos.v[s];
+		}
 	for (uint32_t s = rrsets.n; s-- > 0;)  /* those that move on */
-		if (!p->touched[s] && renumber[s] != NONE && renumber[s] > s)
+		if (!p->touched[s] && renumber[s] != NONE && renumber[s] > s) {
 			rrsets.v[renumber[s]] = rrsets.v[s];
-	for (size_t k = 0; k < moved.n; k++)
+			rrset_pos.v[renumber[s]] = rrset_pos.v[s];
+		}
+	for (size_t k = 0; k < moved.n; k++) {
 		rrsets.v[renumber[moved.v[k]]] = aside[k];
+		rrset_pos.v[renumber[moved.v[k]]] = aside_pos[k];
+	}
 	/* Written only where they change: the pages left alone stay the image's. */
 	for (size_t s = 0; s < n; s++)
 		if (rrsets.v[s].next != NONE && renumber[rrsets.v[s].next] != rrsets.v[s].next)
@@ -396,8 +405,9 @@ static void reorder_rrsets(struct patch *p)
 	for (size_t r = 0; r < rdatas.n; r++)
 		if (p->sets[r] != NONE && renumber[p->sets[r]] != p->sets[r])
 			p->sets[r] = renumber[p->sets[r]];
-	rrsets.n = n;
+	rrsets.n = rrset_pos.n = n;
 	free(aside);
+	free(aside_pos);
 	free(renumber);
 	free(moved.v);
 }
@@ -477,18 +487,16 @@ void apply_change(struct patch *p, const struct change *c, const struct region *
 			if (p->sets[r] != NONE && p->lines->v[r] >= c->old_end_line)
 				p->lines->v[r] += shift;
 		for (size_t s = 0; s < rrsets.n; s++)
-			if (rrsets.v[s].pos.line >= c->old_end_line)
-				rrsets.v[s].pos.line += shift;
+			if (rrset_pos.v[s].line >= c->old_end_line)
+				rrset_pos.v[s].line += shift;
 	}
 	for (size_t i = 0; i < in->records.n; i++) {
 		const struct region_record *x = &in->records.v[i];
 		uint32_t s = rrset_in(p->zone, x->owner, x->type);
 		if (s == NONE) {
 			struct rrset set = {.owner = x->owner, .type = x->type, .ttl = x->ttl,
-					    .first = NONE, .last = NONE, .next = NONE, .sigs = NONE,
-					    .pos = {zones.v[p->zone].file, x->line}};
-			PUSH(rrsets, set);
-			s = rrsets.n - 1;
+					    .first = NONE, .last = NONE, .next = NONE, .sigs = NONE};
+			s = push_rrset(set, (struct pos){zones.v[p->zone].file, x->line});
 			uint32_t *link = rrsets_head(p->zone, x->owner);
 			while (*link != NONE)
 				link = &rrsets.v[*link].next;
@@ -517,10 +525,10 @@ void apply_change(struct patch *p, const struct change *c, const struct region *
 			if (!p->touched[s])
 				continue;
 			if (rrsets.v[s].count == 0 ||
-			    rrsets.v[s].pos.line != p->lines->v[rrsets.v[s].first] || s >= p->nsets)
+			    rrset_pos.v[s].line != p->lines->v[rrsets.v[s].first] || s >= p->nsets)
 				p->shape = 1;
 			if (rrsets.v[s].count)
-				rrsets.v[s].pos.line = p->lines->v[rrsets.v[s].first];
+				rrset_pos.v[s].line = p->lines->v[rrsets.v[s].first];
 		}
 	for (size_t i = 0; i < p->owners.n; i++) {
 		relink_owner(p, p->owners.v[i]);

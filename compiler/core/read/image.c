@@ -65,14 +65,15 @@
 #define MADV_POPULATE_WRITE 23
 #endif
 
-#define IMAGE_MAGIC "zbimage6"
+#define IMAGE_MAGIC "zbimage7"
 /* Each part at a multiple of this in the file: a page (of any size Linux has), so that a
  * build over the image maps its arrays from the file rather than copying them. */
 #define PART_ALIGN 65536
 
 enum part {
 	P_NAMES, P_LABELS, P_TABLE, P_NODES, P_TYPES, P_SPANS, P_PATH,  /* snapshot, then... */
-	P_TEXT, P_RRSETS, P_RDATAS, P_RAW, P_LINES, P_SETS,  /* ...written from where they are */
+	P_TEXT, P_RRSETS, P_RRSET_POS, P_RDATAS, P_RAW, P_LINES, P_SETS,  /* ...written from
+									  * where they are */
 	P_HASHES,
 	P_NAMED_SINCE,  /* pairs (a name, an owner naming it) of the records put in since... */
 	P_NAMED_BY,     /* ...the lists of who names each name (changes.c), when it was written
@@ -343,6 +344,7 @@ static int parts_now(uint32_t zone, const struct head *h, const char *text, size
 		[P_PATH] = {z->path, strlen(z->path)},
 		[P_TEXT] = {text, text_len},
 		[P_RRSETS] = {rrsets.v, rrsets.n * sizeof *rrsets.v},
+		[P_RRSET_POS] = {rrset_pos.v, rrset_pos.n * sizeof *rrset_pos.v},
 		[P_RDATAS] = {rdatas.v, rdatas.n * sizeof *rdatas.v},
 		[P_RAW] = {rdata_raw.v, rdata_raw.n},
 		[P_LINES] = {lines.v, lines.n * sizeof *lines.v},
@@ -508,6 +510,8 @@ static int check_image(struct loaded *l, uint32_t zone)
 	if (len != strlen(want) || memcmp(path, want, len) != 0 ||
 	    h->part[P_NAMES].len % sizeof(struct name) ||
 	    h->part[P_RRSETS].len % sizeof(struct rrset) ||
+	    h->part[P_RRSET_POS].len !=
+		    h->part[P_RRSETS].len / sizeof(struct rrset) * sizeof(struct pos) ||
 	    h->part[P_RDATAS].len % sizeof(struct rdata) ||
 	    h->part[P_LINES].len != h->part[P_RDATAS].len / sizeof(struct rdata) * 4 ||
 	    h->part[P_SETS].len != h->part[P_LINES].len || h->part[P_NODES].len % 4 ||
@@ -529,7 +533,7 @@ static int check_image(struct loaded *l, uint32_t zone)
 /* The parts a build writes all over, copied in at once (taken_whole): faulted in a page at
  * a time, each copy flushed the TLB of every processor the core's threads ran on. The nodes
  * (those below a cut left out) always; where the change adds or takes lines, the RRsets'
- * and records' lines after it move, and where an RRset comes or goes, the RRsets after it,
+ * positions and records' lines after it move, and where an RRset comes or goes, the RRsets after it,
  * each record's RRset and each name's first RRset: those from the change on
  * (copy_from_change). The names' memos of their cuts come worked out in the image
  * (write_parts), and stay where no cut came or went. */
@@ -543,11 +547,12 @@ static void taken_whole(int lines_moved, int signs)
 {
 	memset(copied, 0, sizeof copied);
 	memset(read_little, 0, sizeof read_little);
-	read_little[P_RRSETS] = read_little[P_RDATAS] = read_little[P_RAW] = !signs;
+	read_little[P_RRSETS] = read_little[P_RRSET_POS] = read_little[P_RDATAS] =
+		read_little[P_RAW] = !signs;
 	copied[P_NODES] = 1;
 	if (lines_moved)  /* copy_from_change's: not mapped first (each copy of a page mapped
 			   * flushes the TLB of the processors the core's threads ran on) */
-		read_little[P_NAMES] = read_little[P_RRSETS] = read_little[P_LINES] =
+		read_little[P_NAMES] = read_little[P_RRSET_POS] = read_little[P_LINES] =
 			read_little[P_SETS] = 1;
 }
 
@@ -562,49 +567,54 @@ static void copy_pages(void *base, size_t from, size_t to)
 		madvise((uint8_t *)base + from, to - from, MADV_POPULATE_WRITE);
 }
 
-/* Where the change adds or takes lines: the RRsets (in about the order their first records
- * come: those builds over the image added come after, changedlines.c) from the first at or
- * after the change, and the records' lines from the first record there (the records as read
- * come in file order; those of changes since, after them), copied in at once, for their
- * lines move; those before, which the change leaves where they are, read from the image.
- * Where RRsets are put back in file order (a zone the build signs, or whose last good copy
- * is kept), the names from the first RRset's owner and the records' RRsets from that record
- * on too (image_copy_renumbered). At a million names, the change in the middle, half of the
- * four arrays' 134 MB. */
+/* Where the change adds or takes lines: the RRsets' positions (in about the order their
+ * first records come: those builds over the image added come after, changedlines.c) from
+ * the first at or after the change, and the records' lines from the first record there (the
+ * records as read come in file order; those of changes since, after them), copied in at
+ * once, for their lines move; those before, which the change leaves where they are, read
+ * from the image. Where RRsets are put back in file order (a zone the build signs, or whose
+ * last good copy is kept), the RRsets from there, the names from the first one's owner and
+ * the records' RRsets from that record on too (image_copy_renumbered). At a million names,
+ * the change in the middle: half of the two arrays' 29 MB, and half of 113 MB more where
+ * RRsets are put back in order. */
 static struct {
 	uint32_t *sets;
-	size_t name, record;  /* from which on; NONE: none */
-} renumbered = {NULL, NONE, NONE};
+	size_t rrset, name, record;  /* from which on; NONE: none */
+} renumbered = {NULL, NONE, NONE, NONE};
 
 static void copy_from_change(const struct change *c, uint32_t *sets)
 {
 	size_t lo = 0, hi = rrsets.n;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (rrsets.v[mid].pos.line < c->first_line)
+		if (rrset_pos.v[mid].line < c->first_line)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	copy_pages(rrsets.v, lo * sizeof *rrsets.v, rrsets.n * sizeof *rrsets.v);
+	copy_pages(rrset_pos.v, lo * sizeof *rrset_pos.v, rrset_pos.n * sizeof *rrset_pos.v);
 	size_t r = 0;
 	while (r < lines.n && (sets[r] == NONE || lines.v[r] < c->first_line))
 		r++;
 	copy_pages(lines.v, r * sizeof *lines.v, lines.n * sizeof *lines.v);
 	/* The names whose first RRset would move with them: in about file order. */
 	renumbered.sets = sets;
+	renumbered.rrset = lo;
 	renumbered.name = lo < rrsets.n ? rrsets.v[lo].owner : NONE;
 	renumbered.record = r;
 }
 
 void image_copy_renumbered(void)
 {
+	if (renumbered.rrset != NONE)
+		copy_pages(rrsets.v, renumbered.rrset * sizeof *rrsets.v,
+			   rrsets.n * sizeof *rrsets.v);
 	if (renumbered.name != NONE)
 		copy_pages(names.v, renumbered.name * sizeof *names.v, names.n * sizeof *names.v);
 	if (renumbered.record != NONE && renumbered.sets)
 		copy_pages(renumbered.sets, renumbered.record * sizeof *renumbered.sets,
 			   lines.n * sizeof *renumbered.sets);
-	renumbered.name = renumbered.record = NONE;
+	renumbered.rrset = renumbered.name = renumbered.record = NONE;
 }
 
 /* A part as a growable array: mapped from the file (copied on write, a page at a time) at
@@ -672,8 +682,9 @@ static int take_arrays(const struct loaded *l, uint32_t zone, struct names_aside
 	void *part[NPARTS] = {0};
 	int ok = 1;
 	for (int i = 0; i < NPARTS && ok; i++)
-		if (i == P_NAMES || i == P_LABELS || i == P_RRSETS || i == P_RDATAS ||
-		    i == P_RAW || i == P_LINES || i == P_NODES || i == P_SETS || i == P_HASHES)
+		if (i == P_NAMES || i == P_LABELS || i == P_RRSETS || i == P_RRSET_POS ||
+		    i == P_RDATAS || i == P_RAW || i == P_LINES || i == P_NODES || i == P_SETS ||
+		    i == P_HASHES)
 			ok = (part[i] = map_part(l, i)) != NULL;
 	size_t table_bytes = h->part[P_TABLE].len;
 	void *table = ok && table_bytes ? mmap(NULL, table_bytes, PROT_READ | PROT_WRITE,
@@ -699,6 +710,9 @@ static int take_arrays(const struct loaded *l, uint32_t zone, struct names_aside
 	rrsets.v = part[P_RRSETS];
 	rrsets.n = h->part[P_RRSETS].len / sizeof *rrsets.v;
 	rrsets.cap = HUGE_RESERVE / sizeof *rrsets.v;
+	rrset_pos.v = part[P_RRSET_POS];
+	rrset_pos.n = rrsets.n;
+	rrset_pos.cap = HUGE_RESERVE / sizeof *rrset_pos.v;
 	rdatas.v = part[P_RDATAS];
 	rdatas.n = h->part[P_RDATAS].len / sizeof *rdatas.v;
 	rdatas.cap = HUGE_RESERVE / sizeof *rdatas.v;
@@ -731,6 +745,7 @@ static void drop_arrays(uint32_t zone, struct names_aside *aside)
 {
 	names_put_back(aside);
 	VEC_FREE(rrsets);
+	VEC_FREE(rrset_pos);
 	VEC_FREE(rdatas);
 	bytes_release(&rdata_raw);
 	VEC_FREE(nodes);
@@ -961,7 +976,7 @@ static int patch(struct loaded *l, uint32_t zone, const struct change *c)
 		names_put_back(&aside);
 		return 0;
 	}
-	renumbered.name = renumbered.record = NONE;
+	renumbered.rrset = renumbered.name = renumbered.record = NONE;
 	if (c->new_end_line != c->old_end_line)
 		copy_from_change(c, sets);
 	size_t nimage = rdatas.n, nnames = names.n;
@@ -1043,7 +1058,7 @@ int image_read_zone(uint32_t zone)
 {
 	left_over = 0;
 	rechecking = 0;
-	if (!image_in || zones.n != 1 || zones.v[zone].records || rrsets.n || rdatas.n ||
+	if (!image_in || zones.n != 1 || zones.v[zone].records || rrsets.n || rrset_pos.n || rdatas.n ||
 	    rdata_raw.n || nodes.n || zones.v[zone].types.n)
 		return 0;
 	struct loaded l = {.fd = -1};

@@ -171,14 +171,14 @@ void write_records(uint32_t zone, const char *path)
 	for (uint32_t s = z->rrsets_begin; s < z->rrsets_end; s++) {
 		const struct rrset *set = &rrsets.v[s];
 		uint32_t file = 0;
-		while (file < local.n && local.v[file] != set->pos.file)
+		while (file < local.n && local.v[file] != set_pos(set).file)
 			file++;
 		if (file == local.n) {
-			PUSH(local, set->pos.file);
-			size_t len = strlen(files.v[set->pos.file]);
+			PUSH(local, set_pos(set).file);
+			size_t len = strlen(files.v[set_pos(set).file]);
 			bytes_put(&out, "F", 1);
 			put_le(&out, len, 2);
-			bytes_put(&out, files.v[set->pos.file], len);
+			bytes_put(&out, files.v[set_pos(set).file], len);
 		}
 		uint8_t owner[256];
 		size_t owner_len = name_wire(set->owner, owner);
@@ -187,7 +187,7 @@ void write_records(uint32_t zone, const char *path)
 			rdata_wire(set->type, &rdatas.v[r], &rdata, 0);
 			bytes_put(&out, "R", 1);
 			put_le(&out, file, 2);
-			put_le(&out, set->pos.line, 4);
+			put_le(&out, set_pos(set).line, 4);
 			put_le(&out, set->type, 2);
 			put_le(&out, CLASS_IN, 2);
 			put_le(&out, set->ttl, 4);

@@ -133,7 +133,7 @@ static struct pos first_position(name_t name)
 	struct pos best = {zones.v[N(name)->zone].file, 0};
 	int found = 0;
 	for (uint32_t s = N(name)->rrsets; s != NONE; s = rrsets.v[s].next) {
-		struct pos p = rrsets.v[s].pos;
+		struct pos p = rrset_pos.v[s];
 		int c = found ? strcmp(files.v[p.file], files.v[best.file]) : -1;
 		if (c < 0 || (c == 0 && p.line < best.line))
 			best = p;

@@ -94,8 +94,7 @@ static uint32_t synthesized_cname(name_t owner, name_t image)
 			    .ttl = rrsets.v[rrset_at(owner_above(owner), T_DNAME)].ttl,
 			    .first = rdatas.n - 1, .last = rdatas.n - 1, .count = 1, .next = NONE,
 			    .sigs = NONE};  /* never signed (RFC 6672 §5.3) */
-	PUSH(rrsets, set);
-	return rrsets.n - 1;
+	return push_rrset(set, (struct pos){0, 0});
 }
 
 void add_dname_images(void)

@@ -13,6 +13,7 @@
 
 __typeof__(rdatas) rdatas;
 __typeof__(rrsets) rrsets;
+__typeof__(rrset_pos) rrset_pos;
 __typeof__(zones) zones;
 __typeof__(nodes) nodes;
 __typeof__(files) files;
@@ -159,16 +160,21 @@ const char *why_single(uint16_t type)
 	return NULL;
 }
 
+uint32_t push_rrset(struct rrset set, struct pos pos)
+{
+	PUSH(rrsets, set);
+	PUSH(rrset_pos, pos);
+	return rrsets.n - 1;
+}
+
 /* An RRset of one record, `r`, last among its owner's in `view` (file order). */
 static uint32_t new_rrset(uint32_t zone, uint32_t view, name_t owner, uint16_t type,
 			  uint16_t covers, uint32_t ttl, uint32_t r, struct pos pos)
 {
 	struct zone *z = &zones.v[zone];
 	struct rrset set = {.owner = owner, .type = type, .covers = covers, .ttl = ttl,
-			    .first = r, .last = r, .count = 1, .next = NONE, .sigs = NONE,
-			    .pos = pos};
-	PUSH(rrsets, set);
-	uint32_t s = rrsets.n - 1;
+			    .first = r, .last = r, .count = 1, .next = NONE, .sigs = NONE};
+	uint32_t s = push_rrset(set, pos);
 	uint32_t *link = rrsets_head(view, owner);
 	while (*link != NONE)
 		link = &rrsets.v[*link].next;
@@ -220,7 +226,7 @@ void add_record(uint32_t zone, name_t owner, uint16_t type, uint32_t ttl, struct
 	const char *why = why_single(type);
 	if (why) {
 		diagnose(zone, ERROR, pos, "a second %s record at %s (first at line %u); %s",
-			 type_name(type), name_text(owner), set->pos.line, why);
+			 type_name(type), name_text(owner), set_pos(set).line, why);
 		rdatas.n--;
 		return;
 	}
@@ -228,7 +234,7 @@ void add_record(uint32_t zone, name_t owner, uint16_t type, uint32_t ttl, struct
 		/* RFC 2181 §5.2: TTLs in an RRset must match; the lowest is served, as BIND does. */
 		diagnose(zone, WARNING, pos, "TTL %u differs from %u in the %s %s RRset (first at "
 			 "line %u); serving the lowest", ttl, set->ttl, name_text(owner),
-			 type_name(type), set->pos.line);
+			 type_name(type), set_pos(set).line);
 		if (ttl < set->ttl)
 			set->ttl = ttl;
 	}
@@ -337,13 +343,13 @@ static void check_apex(uint32_t zone, const owners_t *o)
 		diagnose(zone, ERROR, (struct pos){z->file, 1}, "no SOA record at the zone apex %s",
 			 origin);
 	else if (rrset_in(zone, z->origin, T_NS) == NONE)
-		diagnose(zone, ERROR, rrsets.v[z->soa].pos, "no NS records at the zone apex %s",
+		diagnose(zone, ERROR, rrset_pos.v[z->soa], "no NS records at the zone apex %s",
 			 origin);
 	EACH_OWNER(o, it, HOLDS_SOA) {
 		name_t owner = it->name;
 		uint32_t soa = rrset_in(zone, owner, T_SOA);
 		if (owner != z->origin)
-			diagnose(zone, ERROR, rrsets.v[soa].pos, "SOA record at %s, which is not the "
+			diagnose(zone, ERROR, rrset_pos.v[soa], "SOA record at %s, which is not the "
 				 "zone apex %s", name_text(owner), name_text(z->origin));
 	}
 }
@@ -358,9 +364,9 @@ static void check_cname(uint32_t zone, const owners_t *o)
 			uint16_t type = rrsets.v[other].type;
 			if (type == T_CNAME || type == T_RRSIG || type == T_NSEC)
 				continue;
-			diagnose(zone, ERROR, rrsets.v[other].pos, "%s has a CNAME and %s data (RFC "
+			diagnose(zone, ERROR, rrset_pos.v[other], "%s has a CNAME and %s data (RFC "
 				 "2181 §10.1; CNAME at line %u)", name_text(owner), type_name(type),
-				 rrsets.v[cname].pos.line);
+				 rrset_pos.v[cname].line);
 		}
 	}
 }
@@ -379,9 +385,9 @@ static void check_dname(uint32_t zone, const owners_t *o)
 			uint32_t dname = rrset_in(zone, above, T_DNAME);
 			if (dname == NONE)
 				continue;
-			diagnose(zone, ERROR, rrsets.v[s].pos, "%s lies below the DNAME at %s (line %u), "
+			diagnose(zone, ERROR, rrset_pos.v[s], "%s lies below the DNAME at %s (line %u), "
 				 "which redirects every name under it (RFC 6672 §2.4)", name_text(owner),
-				 name_text(above), rrsets.v[dname].pos.line);
+				 name_text(above), rrset_pos.v[dname].line);
 			break;
 		}
 	}
@@ -405,7 +411,7 @@ static void check_glue(uint32_t zone, const owners_t *o, int lenient)
 			name_t target = rdatas.v[i].name;
 			if (!name_is_below_or_at(target, z->origin) || has_address(zone, target))
 				continue;
-			diagnose(zone, lenient ? WARNING : ERROR, rrsets.v[ns].pos, "%s NS %s: no A or "
+			diagnose(zone, lenient ? WARNING : ERROR, rrset_pos.v[ns], "%s NS %s: no A or "
 				 "AAAA record for it in the zone (glue missing)", name_text(owner),
 				 name_text(target));
 		}
@@ -441,7 +447,7 @@ static void advise(uint32_t zone, const owners_t *o, int cuts)
 				name_t target = rdatas.v[i].name;
 				if (!in_zone(zone, target) || rrset_in(zone, target, T_CNAME) == NONE)
 					continue;
-				diagnose(zone, WARNING, rrsets.v[set].pos, "%s %s %s is an alias (CNAME); "
+				diagnose(zone, WARNING, rrset_pos.v[set], "%s %s %s is an alias (CNAME); "
 					 "RFC 2181 §10.3 forbids that", name_text(owner), type_name(named[t]),
 					 name_text(target));
 			}
@@ -449,13 +455,13 @@ static void advise(uint32_t zone, const owners_t *o, int cuts)
 		uint32_t dname = it->holds & HOLDS_DNAME ? rrset_in(zone, owner, T_DNAME) : NONE;
 		if (dname != NONE &&
 		    name_is_below_or_at(rdatas.v[rrsets.v[dname].first].name, owner))
-			diagnose(zone, WARNING, rrsets.v[dname].pos, "%s DNAME %s: the target lies "
+			diagnose(zone, WARNING, rrset_pos.v[dname], "%s DNAME %s: the target lies "
 				 "below the owner, so every name under it redirects again without end "
 				 "(RFC 6672 §5.2)", name_text(owner),
 				 name_text(rdatas.v[rrsets.v[dname].first].name));
 		uint32_t ns = it->holds & HOLDS_NS ? rrset_in(zone, owner, T_NS) : NONE;
 		if (ns != NONE && name_is_wildcard(owner))
-			diagnose(zone, WARNING, rrsets.v[ns].pos, "wildcard %s has NS records (RFC "
+			diagnose(zone, WARNING, rrset_pos.v[ns], "wildcard %s has NS records (RFC "
 				 "4592 §4.2: their meaning is undefined)", name_text(owner));
 		static const uint16_t addresses[2] = {T_A, T_AAAA};
 		if (!cuts || !(it->holds & HOLDS_ADDRESS) || N(owner)->stamp == stamp ||
@@ -464,13 +470,13 @@ static void advise(uint32_t zone, const owners_t *o, int cuts)
 		for (int t = 0; t < 2; t++) {
 			uint32_t set = rrset_in(zone, owner, addresses[t]);
 			if (set != NONE)
-				diagnose(zone, WARNING, rrsets.v[set].pos, "%s %s lies below a delegation "
+				diagnose(zone, WARNING, rrset_pos.v[set], "%s %s lies below a delegation "
 					 "but no NS record names it: glue nobody uses", name_text(owner),
 					 type_name(addresses[t]));
 		}
 	}
 	if (z->soa != NONE && soa_minimum(z->soa) > 86400)
-		diagnose(zone, WARNING, rrsets.v[z->soa].pos, "SOA MINIMUM %u is over a day; "
+		diagnose(zone, WARNING, rrset_pos.v[z->soa], "SOA MINIMUM %u is over a day; "
 			 "negative answers will be cached that long (RFC 2308 §5)",
 			 soa_minimum(z->soa));
 }
@@ -488,7 +494,7 @@ static void link_signatures(uint32_t zone)
 		if (covered != NONE)
 			rrsets.v[covered].sigs = s;
 		else
-			diagnose(zone, WARNING, sig->pos, "%s RRSIG covers %s, which %s does not hold",
+			diagnose(zone, WARNING, set_pos(sig), "%s RRSIG covers %s, which %s does not hold",
 				 name_text(sig->owner), type_name(sig->covers), name_text(sig->owner));
 	}
 }
@@ -645,6 +651,7 @@ void release_records(void)
 	image_written();  /* its writer reads them */
 	VEC_FREE(rdatas);
 	VEC_FREE(rrsets);
+	VEC_FREE(rrset_pos);
 	bytes_release(&rdata_raw);  /* readzone.c's reservation, or image.c's */
 }
 
@@ -668,5 +675,6 @@ void zones_reset(void)
 	VEC_FREE(files);
 	VEC_FREE(rdatas);
 	VEC_FREE(rrsets);
+	VEC_FREE(rrset_pos);
 	bytes_release(&rdata_raw);
 }
