@@ -483,7 +483,7 @@ void apply_change(struct patch *p, const struct change *c, const struct region *
 	}
 	size_t named_before = p->named.n;  /* those may be gone */
 	if (shift) {
-		for (size_t r = 0; r < nimage; r++)
+		for (size_t r = p->first_moved; r < nimage; r++)
 			if (p->sets[r] != NONE && p->lines->v[r] >= c->old_end_line)
 				p->lines->v[r] += shift;
 		for (size_t s = 0; s < rrsets.n; s++)

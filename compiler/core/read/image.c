@@ -95,6 +95,10 @@ struct image_head {
 			    * set once that is written, after the parts (image_beside_state) */
 	uint64_t quiet;    /* 1: that build said nothing, no error and no warning (written
 			    * with `state`) */
+	uint64_t ordered;  /* the records a reading of the file whole filed, in file order (the
+			    * lines of those kept ascend); builds over the image added those after,
+			    * each build's in file order */
+	uint64_t left_over;  /* records taken out since, linked from nothing (RRset NONE) */
 	uint32_t origin_len, ttl;  /* the origin and the $TTL from there on */
 	uint8_t origin[256];
 };
@@ -102,6 +106,7 @@ struct image_head {
 static const char *image_out, *image_in;
 static int lines_wanted;
 static size_t left_over;  /* records taken out by a build over an image, linked from nothing */
+static size_t ordered;    /* the image's `ordered`, or the records of a reading whole */
 /* Per record of the zone as read or patched: its line (0: taken out). */
 static lines_t lines;
 /* After a reading over an image: per name, its key's hash (P_HASHES), the image's and then
@@ -390,6 +395,8 @@ static void write_image(uint32_t zone, const char *text, size_t text_len, int ma
 	memcpy(w->head.magic, IMAGE_MAGIC, 8);
 	w->head.early = reuse_early_digest();
 	w->head.head_end = h->end;
+	w->head.ordered = ordered;
+	w->head.left_over = left_over;
 	w->head.origin_len = h->origin_len;
 	w->head.ttl = h->ttls.fallback;
 	memcpy(w->head.origin, h->origin, h->origin_len);
@@ -427,6 +434,7 @@ static void write_image(uint32_t zone, const char *text, size_t text_len, int ma
 
 void image_keep(uint32_t zone, struct lexer *lx)
 {
+	ordered = rdatas.n;
 	write_image(zone, lx->text, lx->size, lx->mapped, &lx->head, NULL);
 	lx->mapped = 0;  /* the writer's now */
 	VEC_FREE(lines);
@@ -518,6 +526,8 @@ static int check_image(struct loaded *l, uint32_t zone)
 	    h->part[P_HASHES].len != h->part[P_NAMES].len / sizeof(struct name) * 8 ||
 	    h->part[P_TYPES].len % 2 || h->part[P_SPANS].len % sizeof(struct span) ||
 	    h->part[P_TABLE].len % sizeof(uint64_t) || h->head_end > h->part[P_TEXT].len ||
+	    h->ordered > h->part[P_RDATAS].len / sizeof(struct rdata) ||
+	    h->left_over > h->part[P_RDATAS].len / sizeof(struct rdata) ||
 	    h->part[P_NAMED_SINCE].len % (2 * sizeof(uint32_t)) ||
 	    h->part[P_NAMED_BY].len % sizeof(uint32_t))
 		return 0;
@@ -582,7 +592,24 @@ static struct {
 	size_t rrset, name, record;  /* from which on; NONE: none */
 } renumbered = {NULL, NONE, NONE, NONE};
 
-static void copy_from_change(const struct change *c, uint32_t *sets)
+/* The first record at or after `line` of those the reading whole filed, those taken out
+ * passed by (their lines ascend: a change moves all after it alike); `ordered` if none. */
+static size_t ordered_from(const uint32_t *sets, uint32_t line)
+{
+	size_t lo = 0, hi = ordered;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2, k = mid;
+		while (k < hi && sets[k] == NONE)
+			k++;
+		if (k < hi && lines.v[k] < line)
+			lo = k + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static void copy_from_change(const struct change *c, uint32_t *sets, size_t r)
 {
 	size_t lo = 0, hi = rrsets.n;
 	while (lo < hi) {
@@ -593,9 +620,6 @@ static void copy_from_change(const struct change *c, uint32_t *sets)
 			hi = mid;
 	}
 	copy_pages(rrset_pos.v, lo * sizeof *rrset_pos.v, rrset_pos.n * sizeof *rrset_pos.v);
-	size_t r = 0;
-	while (r < lines.n && (sets[r] == NONE || lines.v[r] < c->first_line))
-		r++;
 	copy_pages(lines.v, r * sizeof *lines.v, lines.n * sizeof *lines.v);
 	/* The names whose first RRset would move with them: in about file order. */
 	renumbered.sets = sets;
@@ -904,6 +928,7 @@ static int update_in_place(struct loaded *l, uint32_t zone, const struct change 
 		return 1;
 	}
 	h.head_end = now->end;
+	h.left_over = left_over;
 	struct writer *w = &writer;
 	w->head = h;
 	w->fd = fd;
@@ -977,14 +1002,18 @@ static int patch(struct loaded *l, uint32_t zone, const struct change *c)
 		return 0;
 	}
 	renumbered.rrset = renumbered.name = renumbered.record = NONE;
-	if (c->new_end_line != c->old_end_line)
-		copy_from_change(c, sets);
-	size_t nimage = rdatas.n, nnames = names.n;
-	uint8_t *removed = xcalloc(nimage ? nimage : 1, 1);
-	for (size_t r = 0; r < nimage; r++)
-		removed[r] = sets[r] != NONE && lines.v[r] >= c->first_line &&
-			     lines.v[r] < c->old_end_line;
 	const struct image_head *h = l->head;
+	ordered = h->ordered;
+	size_t from = ordered_from(sets, c->first_line);
+	if (c->new_end_line != c->old_end_line)
+		copy_from_change(c, sets, from);
+	size_t nimage = rdatas.n, nnames = names.n, nremoved = 0;
+	uint8_t *removed = xcalloc(nimage ? nimage : 1, 1);
+	for (size_t r = from; r < ordered && (sets[r] == NONE || lines.v[r] < c->old_end_line); r++)
+		nremoved += removed[r] = sets[r] != NONE;
+	for (size_t r = ordered; r < nimage; r++)  /* those builds over the image added */
+		nremoved += removed[r] = sets[r] != NONE && lines.v[r] >= c->first_line &&
+					 lines.v[r] < c->old_end_line;
 	size_t spelled = names_spelled_otherwise;
 	name_t origin = name_from_wire(h->origin);
 	struct region in = {0};
@@ -997,7 +1026,7 @@ static int patch(struct loaded *l, uint32_t zone, const struct change *c)
 		    files_quietly(zone, &in, removed);
 	if (quiet) {
 		struct patch p = {.zone = zone, .nsets = rrsets.n, .sets = sets, .lines = &lines,
-				  .first_new = nnames};
+				  .first_new = nnames, .first_moved = from};
 		p.touched = xcalloc(rrsets.n + in.records.n + 1, 1);
 		apply_change(&p, c, &in, removed, nimage);
 		/* The names' memos of their cuts as the image keeps them, but where a cut came or
@@ -1024,9 +1053,7 @@ static int patch(struct loaded *l, uint32_t zone, const struct change *c)
 		lost.cap = p.lost.cap;
 		first_new = nnames;
 		cut_made = p.cut_made;
-		left_over = 0;
-		for (size_t r = 0; r < rdatas.n; r++)
-			left_over += p.sets[r] == NONE;
+		left_over = h->left_over + nremoved;
 		struct head now = {.known = 1, .end = h->head_end, .origin_len = h->origin_len,
 				   .ttls = ttls};
 		memcpy(now.origin, h->origin, h->origin_len);

@@ -39,6 +39,7 @@ struct patch {
 	lines_t *lines;          /* per record: its line (0: taken out) */
 	int shape;               /* an RRset came, went, or has another first record */
 	name_t first_new;        /* names from this id on are the new lines' own */
+	size_t first_moved;      /* records before this one lie before the change */
 	VEC(name_t) lost;        /* owners of address records taken out, of CNAMEs put in */
 	int cut_made;            /* a name from before the change owns NS now, and did not */
 	int cut_changed;         /* a name is a cut now, and was not, or the other way */

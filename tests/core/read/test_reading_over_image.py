@@ -189,6 +189,16 @@ def test_an_image_written_in_place_is_read_over_again(tmp_path):
         ("a type added to a name", lambda ls: ls + ["host00007 TXT \"more\""]),
         ("the name added first removed", lambda ls: [x for x in ls if x.split()[0] != "added"]),
         ("a name added at the start", lambda ls: ls[:4] + ["early A 192.0.2.13"] + ls[4:]),
+        # The records a change takes out are found by a binary search of those the reading
+        # whole filed (image.c's ordered_from), passing by those taken out since; those
+        # builds over the image added, after them, are looked at one by one.
+        ("a run of names removed", lambda ls: ls[:40000] + ls[40050:]),
+        ("an address just after the run", lambda ls: ls[:40000] + ["host40046 A 192.0.2.14"] +
+         ls[40001:]),
+        ("an address just before the run", lambda ls: ls[:39999] + ["host39995 A 192.0.2.15"] +
+         ls[40000:]),
+        ("the address of a name an earlier build added", lambda ls: [
+            "late A 192.0.2.16" if x == "late A 192.0.2.12" else x for x in ls]),
     ]
     edited_over_image(config, path, lines, edits, tmp_path)
 
