@@ -344,6 +344,8 @@ static void cut_now(struct patch *p, name_t owner)
 		p->cut_made = 1;
 	if (!cut != !(n->flags & NAME_CUT))
 		p->cut_changed = 1;
+	if (!cut && (n->flags & NAME_CUT))
+		p->cut_lost = 1;
 	n->flags = cut ? n->flags | NAME_CUT : n->flags & ~NAME_CUT;
 }
 
@@ -410,6 +412,118 @@ static void reorder_rrsets(struct patch *p)
 	free(aside_pos);
 	free(renumber);
 	free(moved.v);
+}
+
+/* Of the names in `out` (marked there), those with a name below them that is in the tree
+ * and not among them, or below one that is: marked 2. One look at every name. */
+static void below_them(uint8_t *out, const name_t *list, size_t n, uint8_t flag)
+{
+	for (name_t id = 0; id < names.n; id++) {
+		name_t up = names.v[id].parent;
+		if (up != NONE && out[up] && !out[id] && (names.v[id].flags & flag))
+			out[up] = 2;
+	}
+	for (int more = 1; more;) {
+		more = 0;
+		for (size_t i = 0; i < n; i++) {
+			name_t up = names.v[list[i]].parent;
+			if (out[list[i]] == 2 && up != NONE && out[up] == 1)
+				out[up] = more = 2;
+		}
+	}
+}
+
+/* What zones.c's rederive_zone makes from every RRset (the names' existence, the tree's
+ * nodes, wildcards, the zone's types), made again from the image's where the change touched
+ * it: an owner with data exists and so do the names above it; one left without exists only
+ * while a name below it does (an empty non-terminal, RFC 4592 §2.2.2), and the same goes
+ * for the names above it that have no data. The nodes after one gone move up, one come goes
+ * last. Where a cut went (the names below it, which the image's tree leaves out, come
+ * back), and in a zone the build signs (its denial follows the nodes' order), all is
+ * made again. */
+static void rederive_touched(struct patch *p)
+{
+	uint32_t zone = p->zone;
+	struct zone *z = &zones.v[zone];
+	if (p->cut_lost || z->sign) {
+		rederive_zone(zone);
+		return;
+	}
+	VEC(name_t) emptied = {0};
+	for (size_t i = 0; i < p->owners.n; i++) {
+		name_t o = p->owners.v[i];
+		if (*rrsets_head(zone, o) == NONE) {  /* relink_owner left the empty ones out */
+			if (N(o)->flags & NAME_EXISTS)
+				PUSH(emptied, o);
+			continue;
+		}
+		for (name_t name = o; !(N(name)->flags & NAME_EXISTS); name = N(name)->parent) {
+			N(name)->flags |= NAME_EXISTS;
+			if (N(name)->zone == zone) {
+				PUSH(nodes, name);
+				if (name_is_wildcard(name))
+					N(N(name)->parent)->wildcard = name;
+			}
+			if (name == z->origin)
+				break;
+		}
+	}
+	uint8_t *out = emptied.n ? xcalloc(names.n, 1) : NULL, *leaves = NULL;
+	while (emptied.n) {
+		for (size_t i = 0; i < emptied.n; i++)
+			out[emptied.v[i]] = 1;
+		below_them(out, emptied.v, emptied.n, NAME_EXISTS);
+		size_t n = 0;
+		for (size_t i = 0; i < emptied.n; i++) {
+			name_t e = emptied.v[i];
+			if (out[e] == 1) {  /* nothing below it: out of the tree */
+				if (!leaves)
+					leaves = xcalloc(names.n, 1);
+				leaves[e] = 1;
+				N(e)->flags &= ~NAME_EXISTS;
+				name_t up = e == z->origin ? NONE : N(e)->parent;
+				if (up != NONE && N(up)->wildcard == e)
+					N(up)->wildcard = NONE;
+				if (up != NONE && up != z->origin && *rrsets_head(zone, up) == NONE &&
+				    (N(up)->flags & NAME_EXISTS) && !out[up])
+					emptied.v[n++] = up;  /* its turn next */
+			}
+			out[e] = 0;
+		}
+		emptied.n = n;
+	}
+	if (leaves) {
+		size_t kept = 0;
+		for (size_t i = 0; i < nodes.n; i++)
+			if (!leaves[nodes.v[i]]) {
+				if (kept != i)
+					nodes.v[kept] = nodes.v[i];
+				kept++;
+			}
+		nodes.n = kept;
+	}
+	free(out);
+	free(leaves);
+	free(emptied.v);
+	/* The types: those of the RRsets touched that hold records, and of those emptied, the
+	 * ones another RRset still holds (looked for from the start: most are common). */
+	for (size_t i = 0; i < p->owners.n; i++)
+		for (uint32_t s = *rrsets_head(zone, p->owners.v[i]); s != NONE; s = rrsets.v[s].next)
+			types_add(&z->types, rrsets.v[s].type);
+	for (size_t s = 0; s < rrsets.n; s++) {
+		if (!p->touched[s] || rrsets.v[s].count || !types_has(&z->types, rrsets.v[s].type))
+			continue;
+		uint16_t type = rrsets.v[s].type;
+		size_t k = 0;
+		while (k < rrsets.n && (rrsets.v[k].count == 0 || rrsets.v[k].type != type))
+			k++;
+		for (size_t i = 0; k == rrsets.n && i < z->types.n; i++)
+			if (z->types.v[i] == type) {
+				memmove(z->types.v + i, z->types.v + i + 1,
+					(z->types.n - i - 1) * sizeof *z->types.v);
+				z->types.n--;
+			}
+	}
 }
 
 /* Names no record names any more, with no name below them that any does: gone, as they are
@@ -548,7 +662,7 @@ void apply_change(struct patch *p, const struct change *c, const struct region *
 			reorder_rrsets(p);
 		}
 		zones.v[p->zone].rrsets_end = rrsets.n;
-		rederive_zone(p->zone);
+		rederive_touched(p);
 	}
 	if (named_before)
 		mark_gone(p, p->named.v, named_before);

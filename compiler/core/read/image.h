@@ -43,6 +43,7 @@ struct patch {
 	VEC(name_t) lost;        /* owners of address records taken out, of CNAMEs put in */
 	int cut_made;            /* a name from before the change owns NS now, and did not */
 	int cut_changed;         /* a name is a cut now, and was not, or the other way */
+	int cut_lost;            /* a name was a cut, and is not */
 };
 
 /* The records of the old lines taken out, those read put in, all after moved by the lines

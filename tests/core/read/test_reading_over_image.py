@@ -203,6 +203,33 @@ def test_an_image_written_in_place_is_read_over_again(tmp_path):
     edited_over_image(config, path, lines, edits, tmp_path)
 
 
+def test_the_tree_made_again_where_names_come_and_go(tmp_path):
+    """A name or an RRset come or gone makes the tree again from the image's where the change
+    reached (changedlines.c's rederive_touched): empty non-terminals come and go with the
+    names below them (RFC 4592 §2.2.2), a wildcard with its parent's memo of it, the zone's
+    types with the last RRset of one."""
+    path = tmp_path / "tree.zone"
+    lines = ["$TTL 300", "@ SOA ns hostmaster 1 7200 900 1209600 300", "@ NS ns",
+             "ns A 192.0.2.1", "a.b.c A 192.0.2.2", "p A 192.0.2.3", "q.p A 192.0.2.4",
+             "*.w A 192.0.2.5", "w TXT \"only\"", "z.y.x A 192.0.2.6", "y.x A 192.0.2.7"]
+    lines += [f"host{i} A 10.0.0.{i}" for i in range(1, 200)]
+    config = zones_from_args([f"tree.example.={path}"])
+    drop = lambda *gone: lambda ls: [x for x in ls if x.split()[0] not in gone]  # noqa: E731
+    edits = [
+        ("a leaf below two empty non-terminals removed", drop("a.b.c")),
+        ("a name with one below it removed", drop("p")),
+        ("the one below it removed", drop("q.p")),
+        ("a wildcard removed", drop("*.w")),
+        ("the last TXT removed", drop("w")),
+        ("a name and the one above it removed at once", drop("z.y.x", "y.x")),
+        ("names added below empty non-terminals", lambda ls: ls + ["m.n.o A 192.0.2.8",
+                                                                   "*.k.j TXT \"back\""]),
+        ("the name between them given data", lambda ls: ls + ["n.o MX 10 m.n.o"]),
+        ("the deepest removed: the one above keeps its data", drop("m.n.o")),
+    ]
+    edited_over_image(config, path, lines, edits, tmp_path)
+
+
 def edited_over_image(config: ZoneSetConfig, path: Path, lines: list[str], edits,
                       tmp_path: Path) -> None:
     """LINES built in full into tmp_path/over, keeping an image; then each of EDITS (what,
