@@ -414,13 +414,14 @@ static void reorder_rrsets(struct patch *p)
 	free(moved.v);
 }
 
-/* Of the names in `out` (marked there), those with a name below them that is in the tree
- * and not among them, or below one that is: marked 2. One look at every name. */
-static void below_them(uint8_t *out, const name_t *list, size_t n, uint8_t flag)
+/* Of the names in `list` (marked 1 in `out`, or 2 already), those with a name below them
+ * that is not among them and whose flags hold `want` of `flag`, or below one marked 2:
+ * marked 2. One look at every name. */
+static void below_them(uint8_t *out, const name_t *list, size_t n, uint8_t flag, uint8_t want)
 {
 	for (name_t id = 0; id < names.n; id++) {
 		name_t up = names.v[id].parent;
-		if (up != NONE && out[up] && !out[id] && (names.v[id].flags & flag))
+		if (up != NONE && out[up] && !out[id] && (names.v[id].flags & flag) == want)
 			out[up] = 2;
 	}
 	for (int more = 1; more;) {
@@ -472,7 +473,7 @@ static void rederive_touched(struct patch *p)
 	while (emptied.n) {
 		for (size_t i = 0; i < emptied.n; i++)
 			out[emptied.v[i]] = 1;
-		below_them(out, emptied.v, emptied.n, NAME_EXISTS);
+		below_them(out, emptied.v, emptied.n, NAME_EXISTS, NAME_EXISTS);
 		size_t n = 0;
 		for (size_t i = 0; i < emptied.n; i++) {
 			name_t e = emptied.v[i];
@@ -517,12 +518,13 @@ static void rederive_touched(struct patch *p)
 		size_t k = 0;
 		while (k < rrsets.n && (rrsets.v[k].count == 0 || rrsets.v[k].type != type))
 			k++;
-		for (size_t i = 0; k == rrsets.n && i < z->types.n; i++)
-			if (z->types.v[i] == type) {
-				memmove(z->types.v + i, z->types.v + i + 1,
-					(z->types.n - i - 1) * sizeof *z->types.v);
-				z->types.n--;
-			}
+		if (k < rrsets.n)
+			continue;  /* another holds it */
+		size_t i = 0;
+		while (z->types.v[i] != type)
+			i++;
+		memmove(z->types.v + i, z->types.v + i + 1, (z->types.n - i - 1) * sizeof *z->types.v);
+		z->types.n--;
 	}
 }
 
@@ -541,38 +543,23 @@ static void mark_gone(struct patch *p, const name_t *named, size_t nnamed)
 			candidate[id] = 1;
 			PUSH(list, id);
 		}
-	if (list.n) {
-		uint8_t *alive = xcalloc(names.n, 1);
+	if (list.n) {  /* 2: a record names it; then one below it stays, not gone */
 		for (size_t r = 0; r < rdatas.n; r++) {
 			if (p->sets[r] == NONE)
 				continue;
 			if (rdatas.v[r].name != NONE && candidate[rdatas.v[r].name])
-				alive[rdatas.v[r].name] = 1;
+				candidate[rdatas.v[r].name] = 2;
 			if (rdatas.v[r].name2 != NONE && candidate[rdatas.v[r].name2])
-				alive[rdatas.v[r].name2] = 1;
+				candidate[rdatas.v[r].name2] = 2;
 		}
-		for (name_t id = 0; id < names.n; id++) {
-			name_t up = names.v[id].parent;
-			if (up != NONE && candidate[up] && !candidate[id] &&
-			    !(names.v[id].flags & NAME_GONE))
-				alive[up] = 1;
-		}
-		for (int more = 1; more;) {  /* a name stays where one below it does */
-			more = 0;
-			for (size_t i = 0; i < list.n; i++) {
-				name_t up = names.v[list.v[i]].parent;
-				if (alive[list.v[i]] && candidate[up] && !alive[up])
-					alive[up] = more = 1;
-			}
-		}
+		below_them(candidate, list.v, list.n, NAME_GONE, 0);
 		for (size_t i = 0; i < list.n; i++)
-			if (!alive[list.v[i]]) {
+			if (candidate[list.v[i]] == 1) {
 				struct name *n = &names.v[list.v[i]];
 				n->flags = NAME_GONE;
 				n->zone = NONE;
 				n->wildcard = NONE;
 			}
-		free(alive);
 	}
 	free(candidate);
 	free(list.v);
@@ -582,7 +569,7 @@ void apply_change(struct patch *p, const struct change *c, const struct region *
 		  const uint8_t *removed, size_t nimage)
 {
 	uint32_t shift = c->new_end_line - c->old_end_line;  /* modulo 2^32: lines may go */
-	for (uint32_t r = 0; r < nimage; r++) {
+	for (size_t r = p->first_moved; r < nimage; r++) {
 		if (!removed[r])
 			continue;
 		uint16_t type = rrsets.v[p->sets[r]].type;

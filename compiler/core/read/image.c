@@ -72,8 +72,8 @@
 
 enum part {
 	P_NAMES, P_LABELS, P_TABLE, P_NODES, P_TYPES, P_SPANS, P_PATH,  /* snapshot, then... */
-	P_TEXT, P_RRSETS, P_RRSET_POS, P_RDATAS, P_RAW, P_LINES, P_SETS,  /* ...written from
-									  * where they are */
+	/* ...written from where they are: */
+	P_TEXT, P_RRSETS, P_RRSET_POS, P_RDATAS, P_RAW, P_LINES, P_SETS,
 	P_HASHES,
 	P_NAMED_SINCE,  /* pairs (a name, an owner naming it) of the records put in since... */
 	P_NAMED_BY,     /* ...the lists of who names each name (changes.c), when it was written
@@ -543,8 +543,8 @@ static int check_image(struct loaded *l, uint32_t zone)
 /* The parts a build writes all over, copied in at once (taken_whole): faulted in a page at
  * a time, each copy flushed the TLB of every processor the core's threads ran on. The nodes
  * (those below a cut left out) always; where the change adds or takes lines, the RRsets'
- * positions and records' lines after it move, and where an RRset comes or goes, the RRsets after it,
- * each record's RRset and each name's first RRset: those from the change on
+ * positions and records' lines after it move, and where an RRset comes or goes, the RRsets
+ * after it, each record's RRset and each name's first RRset: those from the change on
  * (copy_from_change). The names' memos of their cuts come worked out in the image
  * (write_parts), and stay where no cut came or went. */
 static uint8_t copied[NPARTS];
@@ -1169,6 +1169,6 @@ void image_reset(void)
 	VEC_FREE(lines);
 	VEC_FREE(hashes);
 	lines_wanted = 0;
-	left_over = 0;
+	left_over = ordered = 0;
 	image_out = image_in = NULL;
 }
