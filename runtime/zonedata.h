@@ -205,7 +205,11 @@ struct zb_chain {
 	uint8_t salt[256];
 };
 
-#define ZB_NSEC3_PAGE_CUT 2     /* of 256: a page of 128 entries on average */
+/* Of 256: a page of 16 entries on average. An answer names an entry by its page and place
+ * (struct zb_entry_key), so a hash come or gone renames the entries after it in its page,
+ * and a build over an earlier one lays out again the answers that name those (about 8 here,
+ * where pages of 128 made it 64); the page table grows by 16 octets a page. */
+#define ZB_NSEC3_PAGE_CUT 16
 
 /* A page of an NSEC3 chain, at `off` in data: a struct zb_page_buckets, its nbuckets + 1
  * uint32, `count` hashes of 20 octets ascending, then `count` uint32 offsets of their

@@ -617,6 +617,25 @@ void prove_nxdomain(struct response *r, uint32_t zone, name_t name, name_t enclo
 void prove_wildcard(struct response *r, uint32_t zone, name_t name, name_t wildcard,
 		    int nodata);
 
+/* What the proofs of a node's answers read of an NSEC3 chain, for a build over this one
+ * (layout/proofuse.c): each entry read, by its hash's first 61 bits, and how. */
+#define PROOF_COVER 1u  /* it covered the name looked up: its next hash decides */
+#define PROOF_WHOLE 2u  /* written whole into the answer: its octets decide */
+#define PROOF_ALSO 4u   /* named by its offset in the data (zb_answer_denial.also) */
+#define PROOF_HOW 7u
+struct proof_use {
+	uint64_t entry;  /* the hash's first 8 octets, big-endian, the low 3 bits the PROOF_ flags */
+	uint32_t node;
+};
+struct proof_log {
+	VEC(struct proof_use) uses;
+	size_t from;  /* the node's first */
+	uint32_t node;
+};
+/* The log this thread's proofs read into (NULL: none), and the node they answer for next. */
+void proofs_log_to(struct proof_log *log);
+void proofs_log_node(struct proof_log *log, uint32_t node);
+
 /* ---- resolve.c ---- */
 
 void resolve(struct response *r, uint32_t zone, name_t start, name_t encloser, uint16_t qtype,
@@ -1033,6 +1052,29 @@ void reuse_site(uint32_t g, uint32_t at, const struct body *b);
 void reuse_layout(const uint32_t *at, const uint32_t *size, const uint32_t *nanswers,
 		  uint32_t ngroups);
 void write_state(const uint8_t *blob, uint64_t blob_len, uint32_t groups_off, uint64_t seed);
+
+/* ---- proofuse.c ---- */
+
+/* A read of an NSEC3 entry by the answers of a group's region, as the state keeps it. */
+struct state_proof {
+	uint64_t entry;  /* struct proof_use's */
+	uint32_t group, spare;
+};
+/* Whether the answers log their proofs' reads: a state is kept, and one zone has a chain,
+ * an NSEC3 chain. */
+int proofs_logged(void);
+void proof_uses_take(struct proof_log *log);  /* a thread's log, after the answers */
+/* Per group of this build, 1 where a read the earlier state keeps (`old`, in order) finds
+ * otherwise in this build's chain (its denial region placed at `base`) than in the earlier
+ * data's; NULL where that cannot be told (a full build). */
+uint8_t *proofs_unstable(const struct state_proof *old, size_t nold, const uint8_t *blob,
+			 uint64_t blob_len, uint64_t old_denial_len, uint32_t base, uint32_t ngroups);
+/* The reads for this build's state, in order: the earlier ones of the groups `reused` (NULL:
+ * none), this build's of the others. */
+struct state_proof *proofs_for_state(const struct state_proof *old, size_t nold,
+				     const uint8_t *reused, uint32_t nreused,
+				     const struct phash *ph, size_t *n);
+void proofs_reset(void);
 
 /* ---- compile.c ---- */
 

@@ -21,10 +21,10 @@
  * (the same algorithm, key tag, signer and length; RFC 4034 §3.1). A signed zone's regions
  * are copied while its denial region (its chain, layout/denialdata.c) is the earlier
  * build's octet for octet: what a copied region holds of the chain, and where, is then the
- * same (same_denial). Anything else builds in full: a chain changed (a name come or gone,
- * a type added, the chain re-signed), an SOA signed by other keys, a DNAME, an SOA
- * otherwise changed (every negative answer holds it), a state or a blob that do not
- * match.
+ * same (same_denial); where an NSEC3 chain changed (a name or a type come or gone), those
+ * whose proofs read it as before (proofuse.c). Anything else builds in full: an NSEC chain
+ * changed, an SOA signed by other keys, a DNAME, an SOA otherwise changed (every negative
+ * answer holds it), a state or a blob that do not match.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -37,7 +37,7 @@
 #include "hash.h"
 #include "zonedata.h"
 
-#define STATE_MAGIC "zbstate8"
+#define STATE_MAGIC "zbstate9"
 
 struct state_head {
 	char magic[8];
@@ -49,6 +49,7 @@ struct state_head {
 			    * cut or changed on its way is not read); in the file in that order */
 	uint64_t nzones;
 	uint64_t denial_len;  /* the denial region's octets (layout.c), at place_denial_region */
+	uint64_t nproofs;     /* the reads of an NSEC3 chain (proofuse.c), after the zones */
 };
 
 /* A zone's SOA: its serial and the four numbers after it, as the answers hold them, the
@@ -105,6 +106,7 @@ static struct {
 	const struct state_group *groups;
 	const struct name_state *names;  /* theirs have no `name` */
 	const struct state_zone *zones;
+	const struct state_proof *proofs;
 	const uint32_t *sites;    /* the groups' sites, in turn, each group's by kind */
 	uint64_t *site_first;     /* per group and kind, its first of them; then their count */
 	size_t state_len, blob_len;
@@ -118,6 +120,7 @@ static struct {
 static uint64_t *group_keys;
 static uint8_t *reused;
 static uint32_t ngroups;
+static const struct phash *build_hash;  /* this build's perfect hash */
 static const uint32_t *layout_at, *layout_size, *layout_answers;
 
 void reuse_files(const char *state_out, const char *state_in, const char *blob_in,
@@ -167,13 +170,17 @@ static uint64_t all_names_digest(const struct name_state *names, size_t n)
 	return digest;
 }
 
-/* A state's names (their digest, `names`), groups, zones and sites, digested in turn. */
+/* A state's names (their digest, `names`), groups, zones, proofs' reads and sites, digested
+ * in turn. */
 static uint64_t content_digest(uint64_t names, const struct state_group *groups, size_t ngroups,
 			       const struct state_zone *zones, size_t nzones,
+			       const struct state_proof *proofs, size_t nproofs,
 			       const uint32_t *sites, size_t nsites)
 {
 	uint64_t content = bulk_digest(groups, ngroups * sizeof *groups, names);
 	content = bulk_digest(zones, nzones * sizeof *zones, content);
+	if (nproofs)
+		content = bulk_digest(proofs, nproofs * sizeof *proofs, content);
 	return nsites ? bulk_digest(sites, nsites * sizeof *sites, content) : content;
 }
 
@@ -194,9 +201,11 @@ static int map_check(void)
 	    h->blob_size != before.blob_len ||
 	    h->nzones > before.state_len / sizeof(struct state_zone) ||
 	    h->ngroups > before.state_len / sizeof(struct state_group) ||
+	    h->nproofs > before.state_len / sizeof(struct state_proof) ||
 	    before.state_len < sizeof *h + h->ngroups * sizeof(struct state_group) +
 			       h->nnames * sizeof(struct name_state) +
-			       h->nzones * sizeof(struct state_zone) ||
+			       h->nzones * sizeof(struct state_zone) +
+			       h->nproofs * sizeof(struct state_proof) ||
 	    h->groups_off + (uint64_t)h->ngroups * sizeof(struct zb_group) > before.blob_len ||
 	    h->denial_len > before.blob_len ||
 	    table_digest(before.blob, h->groups_off, h->ngroups) != h->table_digest)
@@ -204,7 +213,8 @@ static int map_check(void)
 	before.names = (const void *)(h + 1);
 	before.groups = (const void *)(before.names + h->nnames);
 	before.zones = (const void *)(before.groups + h->ngroups);
-	before.sites = (const void *)(before.zones + h->nzones);
+	before.proofs = (const void *)(before.zones + h->nzones);
+	before.sites = (const void *)(before.proofs + h->nproofs);
 	size_t nlists = (size_t)h->ngroups * SITE_KINDS;
 	uint64_t *first = before.site_first = xmalloc((nlists + 1) * sizeof *first);
 	first[0] = 0;
@@ -214,7 +224,8 @@ static int map_check(void)
 	if (nsites * sizeof *before.sites !=
 	    before.state_len - (size_t)((const uint8_t *)before.sites - (const uint8_t *)h) ||
 	    content_digest(all_names_digest(before.names, h->nnames), before.groups, h->ngroups,
-			   before.zones, h->nzones, before.sites, nsites) != h->content)
+			   before.zones, h->nzones, before.proofs, h->nproofs, before.sites,
+			   nsites) != h->content)
 		return 0;
 	for (uint32_t g = 0; g < h->ngroups; g++) {  /* every region it names lies in the blob */
 		if ((uint64_t)before.groups[g].at + before.groups[g].size > before.blob_len)
@@ -435,6 +446,7 @@ int reuse_prepare(const name_t *changed, size_t nchanged)
 /* Per group, its keys' digest (phash.c's, under its seed): the state's. */
 void reuse_group_digests(const struct phash *ph)
 {
+	build_hash = ph;
 	ngroups = ph->ngroups;
 	free(group_keys);
 	group_keys = xmalloc((ngroups ? ngroups : 1) * sizeof *group_keys);
@@ -529,17 +541,28 @@ static int plan_serials(void)
 
 /* Whether the denial region is the earlier build's, octet for octet: then so is every
  * proof a copied region holds (an NSEC3 entry's key, its page and place, or its offset;
- * an NSEC record whole) and the place of the tables after it. Any other chain, or one
- * signed otherwise, moves its entries: a full build. It is made here, ahead of the
- * answers, which would make it the same. */
-static int same_denial(void)
+ * an NSEC record whole) and the place of the tables after it. It is made here, ahead of
+ * the answers, which would make it the same; *base: where it goes. */
+static int same_denial(uint32_t *base)
 {
+	*base = 0;
 	if (!any_chain())
 		return before.head->denial_len == 0;
 	build_denial_region();
-	uint64_t at = place_denial_region(), n = denial_region.n;
+	uint64_t at = *base = place_denial_region(), n = denial_region.n;
 	return n == before.head->denial_len && at + n <= before.blob_len &&
 	       memcmp(before.blob + at, denial_region.v, n) == 0;
+}
+
+/* Where the chain changed (a name or a type come or gone, an entry signed again): per group,
+ * whether a proof its region holds reads otherwise now (proofuse.c); NULL where that cannot
+ * be told, an NSEC chain's, or the chain gone: a full build. */
+static uint8_t *changed_denial(uint32_t base)
+{
+	if (!base)
+		return NULL;
+	return proofs_unstable(before.proofs, before.head->nproofs, before.blob, before.blob_len,
+			       before.head->denial_len, base, ngroups);
 }
 
 /* ---- a new serial, and new signatures over an SOA, into a copied region ---- */
@@ -719,7 +742,10 @@ uint8_t *reuse_plan(const struct phash *ph, size_t *reached_names, uint32_t *gro
 	*reached_names = 0;
 	*groups_reused = 0;
 	runs = any_chain() ? 2 : 1;
-	if (ph->seed != before.head->seed || !plan_serials() || !same_denial())
+	uint32_t base;
+	uint8_t *unstable = NULL;
+	if (ph->seed != before.head->seed || !plan_serials() ||
+	    (!same_denial(&base) && !(unstable = changed_denial(base))))
 		return NULL;
 	uint8_t *reached = changes_reach(before.names, before.head->nnames, reached_names);
 	uint32_t *group_of = xmalloc((names.n ? names.n : 1) * sizeof *group_of);
@@ -728,7 +754,7 @@ uint8_t *reuse_plan(const struct phash *ph, size_t *reached_names, uint32_t *gro
 	uint8_t *moved = xmalloc(ngroups ? ngroups : 1);
 	for (uint32_t g = 0; g < ngroups; g++) {
 		moved[g] = g >= before.head->ngroups || before.groups[g].keys != group_keys[g];
-		reused[g] = !moved[g];
+		reused[g] = !moved[g] && !(unstable && unstable[g]);
 		/* Its keys, by the groups the hash put them in: a group's slots may not be worked
 		 * out yet (phash.c's phash_place). */
 		for (uint32_t k = ph->member_start[g]; k < ph->member_start[g + 1]; k++) {
@@ -777,6 +803,7 @@ uint8_t *reuse_plan(const struct phash *ph, size_t *reached_names, uint32_t *gro
 	free(group_of);
 	free(moved);
 	free(reached);
+	free(unstable);
 	return make;
 }
 
@@ -878,18 +905,28 @@ void write_state(const uint8_t *blob, uint64_t blob_len, uint32_t groups_off, ui
 	if (fd < 0 || names_out.failed)
 		fail("cannot write %s", new_state);
 	h.nzones = zones.n;
+	/* The proofs' reads: the earlier build's of the regions copied, this build's of the
+	 * others. */
+	size_t nproofs = 0;
+	struct state_proof *proofs = !proofs_logged() ? NULL :
+		proofs_for_state(reused ? before.proofs : NULL, reused ? before.head->nproofs : 0,
+				 reused, ngroups, build_hash, &nproofs);
+	h.nproofs = nproofs;
 	h.content = content_digest(names_out.digest, groups, ngroups, zone_entries, zones.n,
-				   sites.v, sites.n);
+				   proofs, nproofs, sites.v, sites.n);
 	uint64_t at = sizeof h + name_states.n * sizeof *name_states.v;
-	uint64_t sites_at = at + ngroups * sizeof *groups + zones.n * sizeof *zone_entries;
+	uint64_t proofs_at = at + ngroups * sizeof *groups + zones.n * sizeof *zone_entries;
+	uint64_t sites_at = proofs_at + nproofs * sizeof *proofs;
 	if (put_at(fd, groups, ngroups * sizeof *groups, at) != 0 ||
 	    put_at(fd, zone_entries, zones.n * sizeof *zone_entries,
 		   at + ngroups * sizeof *groups) != 0 ||
+	    put_at(fd, proofs, nproofs * sizeof *proofs, proofs_at) != 0 ||
 	    put_at(fd, sites.v, sites.n * sizeof *sites.v, sites_at) != 0 ||
 	    put_at(fd, &h, sizeof h, 0) != 0 || close(fd) != 0)
 		fail("cannot write %s", new_state);
 	names_out.fd = -1;
 	free(groups);
+	free(proofs);
 	VEC_FREE(sites);
 	written_content = h.content;
 }
@@ -914,6 +951,8 @@ void reuse_reset(void)
 	free_layout_sites();
 	free(group_keys);
 	free(reused);
+	proofs_reset();
+	build_hash = NULL;
 	VEC_FREE(patches);
 	VEC_FREE(sig_patches);
 	VEC_FREE(alias_patches);

@@ -40,6 +40,7 @@ struct worker {
 	VEC(uint32_t) staged, ids, miss_staged;
 	VEC(struct typed_body) typed;  /* node_answers.types index this, until merged */
 	VEC(struct oversized) oversized;
+	struct proof_log proofs;  /* what its nodes' proofs read of a chain (proofuse.c) */
 };
 
 /* A wildcard's answers are written for any name it matches, against its parent; queried
@@ -262,9 +263,13 @@ static const uint8_t *making;
 static const struct node_answers unmade = {.default_body = NONE, .miss_body = NONE,
 					   .miss_wildcard = NONE};
 
+/* Whether the proofs' reads are logged (proofuse.c). */
+static int logging;
+
 static void *work(void *arg)
 {
 	struct worker *w = arg;
+	proofs_log_to(logging ? &w->proofs : NULL);
 	for (size_t i = w->begin; i < w->end; i++) {
 		if (making && !making[i]) {
 			node_answers.v[i] = unmade;
@@ -273,6 +278,7 @@ static void *work(void *arg)
 			continue;
 		}
 		w->response.dnssec = 0;
+		proofs_log_node(&w->proofs, i);
 		answer_node(w, i, &node_answers.v[i]);
 		if (signed_answers.n == 0)
 			continue;
@@ -282,6 +288,7 @@ static void *work(void *arg)
 			answer_node(w, i, &signed_answers.v[i]);
 		}
 	}
+	proofs_log_to(NULL);
 	body_table_done(w->bodies);  /* the merge reads its bodies */
 	return NULL;
 }
@@ -353,6 +360,7 @@ void build_answers(int minimal, const uint8_t *make)
 		RESERVE(signed_answers, nodes.n);
 		signed_answers.n = nodes.n;
 	}
+	logging = proofs_logged();
 	workers = xcalloc(n, sizeof *workers);
 	for (size_t k = 0; k < n; k++) {
 		struct worker *w = &workers[k];
@@ -378,6 +386,8 @@ void build_answers(int minimal, const uint8_t *make)
 	work(&workers[0]);
 	for (size_t k = 1; k < n; k++)
 		pthread_join(workers[k].thread, NULL);
+	for (size_t k = 0; k < n; k++)
+		proof_uses_take(&workers[k].proofs);
 	for (size_t k = 0; k < n; k++)
 		for (size_t o = 0; o < workers[k].oversized.n; o++) {
 			name_t name = nodes.v[workers[k].oversized.v[o].node];

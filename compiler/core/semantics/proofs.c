@@ -11,8 +11,37 @@
  * aliases' answers, each with its signatures).
  */
 #include "bake.h"
+#include "query/wire.h"
 
 #define HASH_LEN 20
+
+/* Where this thread's reads of a chain are logged, if anywhere (proofs_log_to). */
+static _Thread_local struct proof_log *logging;
+
+void proofs_log_to(struct proof_log *log)
+{
+	logging = log;
+}
+
+void proofs_log_node(struct proof_log *log, uint32_t node)
+{
+	log->node = node;
+	log->from = log->uses.n;
+}
+
+/* An NSEC3 entry read, and how (PROOF_*): once a node. A node's answers read a few entries,
+ * each for every type: the few logged for it so far are looked through. */
+static void log_read(uint32_t zone, uint32_t index, unsigned how)
+{
+	struct proof_log *l = logging;
+	if (!l || chain_kind(zone) != T_NSEC3)
+		return;
+	uint64_t entry = (zb_get64(chain_hash(zone, index)) & ~(uint64_t)PROOF_HOW) | how;
+	for (size_t k = l->from; k < l->uses.n; k++)
+		if (l->uses.v[k].entry == entry)
+			return;
+	PUSH(l->uses, ((struct proof_use){entry, l->node}));
+}
 
 /* What the responder finds an NSEC3 entry by (runtime/zonedata.h, struct zb_entry_key):
  * its page, named by its first hash's first 8 octets, and its place there. 0 where pages
@@ -51,6 +80,7 @@ static void add_chain(struct response *r, uint32_t zone, uint32_t index)
 			return;
 		}
 	}
+	log_read(zone, index, PROOF_WHOLE);
 	for (size_t i = 0; i < r->nproved; i++)
 		if (r->proved[i] == index)
 			return;
@@ -67,7 +97,9 @@ static uint32_t nsec3_for(uint32_t zone, const uint8_t *key, int *match)
 	while (key[len])
 		len += 1 + key[len];
 	name_hash(zone, key, len + 1, hash);
-	return nsec3_at_or_before(zone, hash, match);
+	uint32_t index = nsec3_at_or_before(zone, hash, match);
+	log_read(zone, index, *match ? 0 : PROOF_COVER);
+	return index;
 }
 
 /* The chain entry at or covering a name (a lowercased wire name): its NSEC, or the NSEC3 of
@@ -183,7 +215,9 @@ void prove_wildcard(struct response *r, uint32_t zone, name_t name, name_t wildc
 		 * name ('*' literally) is a plain NODATA (RFC 5155 §7.2.3), so the responder adds
 		 * it with the next closer name's. */
 		name_key(encloser, key);
-		r->proof_also = chain_rrset(zone, nsec3_for(zone, key, &match)) + 1;
+		uint32_t index = nsec3_for(zone, key, &match);
+		log_read(zone, index, PROOF_ALSO);
+		r->proof_also = chain_rrset(zone, index) + 1;
 	}
 	if (name != NONE) {
 		name_key(kind == T_NSEC ? name : next_closer(name, encloser), key);

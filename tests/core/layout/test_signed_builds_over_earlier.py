@@ -143,8 +143,10 @@ def test_a_signed_build_over_an_earlier_one_writes_what_a_full_build_writes(
         copied = copied or (kind == "delegation added" and opt_out)
         if copied:
             assert reused and reused[0] > 0, kind  # regions copied
-        else:
+        elif denial == "nsec" or kind.startswith("SOA"):
             assert not any(reused), kind  # a full build
+        # An NSEC3 chain changed: the regions whose proofs read as before are copied
+        # (compiler/core/layout/proofuse.c); here a few groups, all reached or not.
 
 
 def test_a_plain_zone_beside_a_signed_one_gets_its_new_serial(tmp_path):

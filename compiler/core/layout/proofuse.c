@@ -1,0 +1,300 @@
+/*
+ * proofuse.c - which NSEC3 entries each group's answers read, kept in the state, so that a
+ * build over this one copies the regions whose proofs a changed chain leaves as they were
+ * (reuse.c). A name or a type come or gone changes the chain; a full build of every answer
+ * for it took most of such a rebuild.
+ *
+ * A proof reads entries of the zone's chain (proofs.c, RFC 5155 §7.2): one matching a name
+ * (the closest encloser, a name's own NODATA), one covering a name (the next closer name,
+ * the wildcard), and holds each by its page and place (struct zb_entry_key), by its offset
+ * in the data (`also`) or whole. Each read is logged with the node whose answers made it,
+ * and kept as (entry, how, group), the entry by its hash's first 61 bits; a wildcard's under
+ * its parent's group too, whose region holds a copy of its answers. A build over this one
+ * reads the earlier chain from the earlier data and this build's from its denial region,
+ * both as the responder does (runtime/zonedata.h), and finds the entries that read
+ * otherwise now:
+ *   - gone, or its page or its place there another (a hash come or gone before it in its
+ *     page): every read of it;
+ *   - its next hash another (a hash come or gone right after it): a cover, whose span
+ *     changed; a match stays a match while its hash is there;
+ *   - its offset another: a read by offset;
+ *   - its octets another (its types, its signatures): a read that holds it whole.
+ * Any other read finds the same entry the same way and names it alike; where it is named by
+ * its key the responder copies the entry from this build's chain. A group with no read of
+ * the first kinds keeps its region, as far as the chain goes.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "bake.h"
+#include "query/wire.h"
+#include "zonedata.h"
+
+static VEC(struct proof_use) uses;  /* this build's, from every thread's log */
+
+/* The one zone with a chain, where it is an NSEC3 chain: NONE where none is, or several are
+ * (a read does not name its zone), or it is an NSEC chain (an answer names its entries by
+ * their index in the chain, which every name come or gone moves). */
+static uint32_t nsec3_zone(void)
+{
+	uint32_t found = NONE;
+	for (uint32_t z = 0; z < zones.n; z++) {
+		if (!chain_kind(z))
+			continue;
+		if (found != NONE || chain_kind(z) != T_NSEC3)
+			return NONE;
+		found = z;
+	}
+	return found;
+}
+
+int proofs_logged(void)
+{
+	return reuse_wanted() && nsec3_zone() != NONE;
+}
+
+void proof_uses_take(struct proof_log *log)
+{
+	RESERVE(uses, log->uses.n);
+	if (log->uses.n)
+		memcpy(uses.v + uses.n, log->uses.v, log->uses.n * sizeof *uses.v);
+	uses.n += log->uses.n;
+	VEC_FREE(log->uses);
+}
+
+/* ---- a chain, as the data holds it ---- */
+
+/* Each entry of a chain: its hash, its key (its page's first hash's first 8 octets and its
+ * place there), and its struct zb_denial's offset in the data. */
+struct chain_entry {
+	const uint8_t *hash;
+	uint64_t page;
+	uint32_t place, at;
+};
+
+struct chain_view {
+	const uint8_t *region;  /* the denial region, at `base` in the data */
+	uint64_t base, len;
+	struct chain_entry *v;
+	size_t n;
+};
+
+/* `len` octets at data offset `at`, or NULL where the region does not hold them. */
+static const uint8_t *in_region(const struct chain_view *c, uint64_t at, uint64_t len)
+{
+	if (at < c->base || at - c->base > c->len || len > c->len - (at - c->base))
+		return NULL;
+	return c->region + (at - c->base);
+}
+
+/* The chain at data offset `at`, its pages read into c->v: 1, or 0 where it is not one. */
+static int read_chain(struct chain_view *c, uint64_t at, struct zb_chain *head)
+{
+	const uint8_t *p = in_region(c, at, sizeof *head);
+	if (!p)
+		return 0;
+	memcpy(head, p, sizeof *head);
+	const uint8_t *pages = in_region(c, head->pages_off,
+					 (uint64_t)head->npages * sizeof(struct zb_chain_page));
+	if (head->kind != ZB_DENIAL_NSEC3 || !pages || head->count > c->len / 20)
+		return 0;
+	c->v = xmalloc((head->count ? head->count : 1) * sizeof *c->v);
+	c->n = 0;
+	for (uint32_t k = 0; k < head->npages; k++) {
+		struct zb_chain_page page;
+		struct zb_page_buckets dir;
+		memcpy(&page, pages + k * sizeof page, sizeof page);
+		const uint8_t *d = in_region(c, page.off, sizeof dir);
+		if (!d)
+			return 0;
+		memcpy(&dir, d, sizeof dir);
+		uint64_t hashes = page.off + sizeof dir + 4 * ((uint64_t)dir.nbuckets + 1);
+		const uint8_t *h = in_region(c, hashes, 24 * (uint64_t)page.count);
+		if (!h || page.count > head->count - c->n)
+			return 0;
+		for (uint32_t i = 0; i < page.count; i++) {
+			uint32_t from_page;
+			memcpy(&from_page, h + 20 * (size_t)page.count + 4 * i, 4);
+			c->v[c->n++] = (struct chain_entry){h + 20 * i, zb_get64(page.first), i,
+						      page.off + from_page};
+		}
+	}
+	return c->n == head->count;
+}
+
+/* The first 61 bits of a hash, as a read names its entry. */
+static uint64_t entry_id(const uint8_t *hash)
+{
+	return zb_get64(hash) & ~(uint64_t)PROOF_HOW;
+}
+
+/* Hashes ascending, no two alike in their first 61 bits: a read names one entry. */
+static int told_apart(const struct chain_view *c)
+{
+	for (size_t i = 1; i < c->n; i++)
+		if (entry_id(c->v[i - 1].hash) >= entry_id(c->v[i].hash))
+			return 0;
+	return c->n > 0;
+}
+
+/* An entry's struct zb_denial, whole: its octets and their length, or NULL. */
+static const uint8_t *entry_octets(const struct chain_view *c, uint32_t at, size_t *len)
+{
+	struct zb_denial d;
+	const uint8_t *p = in_region(c, at, sizeof d);
+	if (!p)
+		return NULL;
+	memcpy(&d, p, sizeof d);
+	*len = sizeof d + 2u * d.npointers + d.len;
+	return in_region(c, at, *len);
+}
+
+/* How an earlier entry reads now: which reads of it no longer read the same. */
+#define BROKEN_ALL 8u
+
+static uint8_t broken_how(const struct chain_view *was, size_t i, const struct chain_view *now,
+			  size_t j)
+{
+	const struct chain_entry *e = &was->v[i], *f = &now->v[j];
+	if (e->page != f->page || e->place != f->place)
+		return BROKEN_ALL;
+	const uint8_t *next_was = was->v[(i + 1) % was->n].hash, *next_now = now->v[(j + 1) % now->n].hash;
+	return (memcmp(next_was, next_now, 20) ? PROOF_COVER : 0) |
+	       (e->at != f->at ? PROOF_ALSO : 0);
+}
+
+/* Whether a read that holds the entry whole reads the same: its octets are. */
+static int same_octets(const struct chain_view *was, const struct chain_entry *e,
+		       const struct chain_view *now, const struct chain_entry *f)
+{
+	size_t a = 0, b = 0;
+	const uint8_t *x = entry_octets(was, e->at, &a), *y = entry_octets(now, f->at, &b);
+	return x && y && a == b && memcmp(x, y, a) == 0;
+}
+
+uint8_t *proofs_unstable(const struct state_proof *old, size_t nold, const uint8_t *blob,
+			 uint64_t blob_len, uint64_t old_denial_len, uint32_t base, uint32_t ngroups)
+{
+	uint32_t zone = nsec3_zone();
+	if (zone == NONE || nold == 0 || base > blob_len || old_denial_len > blob_len - base)
+		return NULL;
+	uint64_t at = base + (uint64_t)denial_chain_at(zone);
+	struct chain_view was = {.region = blob + base, .base = base, .len = old_denial_len},
+			  now = {.region = denial_region.v, .base = base, .len = denial_region.n};
+	struct zb_chain a, b;
+	uint8_t *unstable = NULL, *broken = NULL;
+	uint32_t *moved_to = NULL;
+	if (!read_chain(&was, at, &a) || !read_chain(&now, at, &b) || !told_apart(&was) ||
+	    !told_apart(&now) || a.iterations != b.iterations || a.salt_len != b.salt_len ||
+	    a.apex_len != b.apex_len || memcmp(a.salt, b.salt, a.salt_len) != 0)
+		goto out;
+	/* Each earlier entry against this build's of the same hash, both in hash order. */
+	broken = xmalloc(was.n);
+	moved_to = xmalloc(was.n * sizeof *moved_to);
+	for (size_t i = 0, j = 0; i < was.n; i++) {
+		while (j < now.n && memcmp(now.v[j].hash, was.v[i].hash, 20) < 0)
+			j++;
+		int here = j < now.n && memcmp(now.v[j].hash, was.v[i].hash, 20) == 0;
+		broken[i] = here ? broken_how(&was, i, &now, j) : BROKEN_ALL;
+		moved_to[i] = here ? j : NONE;
+	}
+	/* The reads, by entry as the earlier chain is: each group with one that reads otherwise. */
+	unstable = xcalloc(ngroups ? ngroups : 1, 1);
+	for (size_t k = 0, i = 0; k < nold; k++) {
+		uint64_t id = old[k].entry & ~(uint64_t)PROOF_HOW;
+		unsigned how = old[k].entry & PROOF_HOW;
+		while (i < was.n && entry_id(was.v[i].hash) < id)
+			i++;
+		if (i == was.n || entry_id(was.v[i].hash) != id) {
+			free(unstable);  /* a read of no entry: not this chain's state */
+			unstable = NULL;
+			goto out;
+		}
+		int otherwise = (broken[i] & BROKEN_ALL) || (broken[i] & how) ||
+				((how & PROOF_WHOLE) &&
+				 !same_octets(&was, &was.v[i], &now, &now.v[moved_to[i]]));
+		if (otherwise && old[k].group < ngroups)
+			unstable[old[k].group] = 1;
+	}
+out:
+	free(broken);
+	free(moved_to);
+	free(was.v);
+	free(now.v);
+	return unstable;
+}
+
+/* ---- the reads the state keeps ---- */
+
+static int by_entry(const void *x, const void *y)
+{
+	const struct state_proof *a = x, *b = y;
+	if (a->entry != b->entry)
+		return a->entry < b->entry ? -1 : 1;
+	return (a->group > b->group) - (a->group < b->group);
+}
+
+static int same_proof(const struct state_proof *a, const struct state_proof *b)
+{
+	return a->entry == b->entry && a->group == b->group;
+}
+
+/* A group laid out by this build: its reads are this build's. */
+static int laid_out(const uint8_t *reused, uint32_t nreused, uint32_t g)
+{
+	return !reused || g >= nreused || !reused[g];
+}
+
+struct state_proof *proofs_for_state(const struct state_proof *old, size_t nold,
+				     const uint8_t *reused, uint32_t nreused,
+				     const struct phash *ph, size_t *n)
+{
+	*n = 0;
+	if (!uses.n && !nold)
+		return NULL;
+	uint32_t *group_of = xmalloc((nodes.n ? nodes.n : 1) * sizeof *group_of);
+	memset(group_of, 0xFF, (nodes.n ? nodes.n : 1) * sizeof *group_of);
+	for (uint32_t g = 0; g < ph->ngroups; g++)
+		for (uint32_t k = ph->member_start[g]; k < ph->member_start[g + 1]; k++)
+			group_of[ph->members[k]] = g;
+	VEC(struct state_proof) fresh = {0};
+	for (size_t k = 0; k < uses.n; k++) {
+		uint32_t node = uses.v[k].node, g = node < nodes.n ? group_of[node] : NONE;
+		uint32_t copy_at = NONE;  /* a wildcard's parent, holding a copy of its answers */
+		if (node < nodes.n && name_is_wildcard(nodes.v[node])) {
+			uint8_t key[256];
+			size_t len = name_key(N(nodes.v[node])->parent, key);
+			phash_slot(ph, key, len, &copy_at);
+		}
+		uint32_t in[2] = {g, copy_at};
+		for (int c = 0; c < 2; c++)
+			if (in[c] != NONE && laid_out(reused, nreused, in[c]))
+				PUSH(fresh, ((struct state_proof){uses.v[k].entry, in[c], 0}));
+	}
+	free(group_of);
+	if (fresh.n > 1)
+		qsort(fresh.v, fresh.n, sizeof *fresh.v, by_entry);
+	/* The earlier reads of the groups copied, and these, merged in order, each once. */
+	struct state_proof *out = xmalloc((fresh.n + nold ? fresh.n + nold : 1) * sizeof *out);
+	size_t i = 0, j = 0;
+	while (i < nold || j < fresh.n) {
+		const struct state_proof *next;
+		if (i < nold && laid_out(reused, nreused, old[i].group)) {
+			i++;
+			continue;
+		}
+		if (j == fresh.n || (i < nold && by_entry(&old[i], &fresh.v[j]) <= 0))
+			next = &old[i++];
+		else
+			next = &fresh.v[j++];
+		if (!*n || !same_proof(&out[*n - 1], next))
+			out[(*n)++] = *next;
+	}
+	VEC_FREE(fresh);
+	return out;
+}
+
+void proofs_reset(void)
+{
+	VEC_FREE(uses);
+}
