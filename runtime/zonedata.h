@@ -160,12 +160,13 @@ struct zb_answer_alias {
 	uint16_t reserved;
 };
 
-/* An NSEC3 entry as an answer names it: by its page, the first 8 octets of the page's first
- * hash (the compiler makes sure no two pages share them), and its place in the page. Only a
- * hash coming or going in that page moves it. */
+/* An NSEC3 entry as an answer names it: by the first 12 octets of its own hash, found by
+ * the first 8 in the page and bucket they fall in (the compiler keys a chain only where no
+ * two hashes share those 8 octets, or writes the entries whole). No other hash coming or
+ * going renames it, so a name added or removed leaves the answers that name other entries
+ * as they were. */
 struct zb_entry_key {
-	uint8_t page[8];
-	uint32_t index;
+	uint8_t hash[12];
 };
 
 /* The most entries an answer adds: its keys, and the query name's own and `also`. */
@@ -205,11 +206,7 @@ struct zb_chain {
 	uint8_t salt[256];
 };
 
-/* Of 256: a page of 16 entries on average. An answer names an entry by its page and place
- * (struct zb_entry_key), so a hash come or gone renames the entries after it in its page,
- * and a build over an earlier one lays out again the answers that name those (about 8 here,
- * where pages of 128 made it 64); the page table grows by 16 octets a page. */
-#define ZB_NSEC3_PAGE_CUT 16
+#define ZB_NSEC3_PAGE_CUT 2     /* of 256: a page of 128 entries on average */
 
 /* A page of an NSEC3 chain, at `off` in data: a struct zb_page_buckets, its nbuckets + 1
  * uint32, `count` hashes of 20 octets ascending, then `count` uint32 offsets of their

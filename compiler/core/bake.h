@@ -486,9 +486,9 @@ int any_chain(void);                 /* a zone of the set is signed: its nodes h
 size_t chain_length(uint32_t zone);
 uint32_t chain_rrset(uint32_t zone, uint32_t index);
 const uint8_t *chain_hash(uint32_t zone, uint32_t index);
-/* NSEC3: the first entry of an entry's page (runtime/zonedata.h: a page starts at each hash
- * nsec3_starts_page says), or NONE when pages cannot be named by their first hashes. */
-uint32_t chain_page_start(uint32_t zone, uint32_t index);
+/* NSEC3: whether answers may name its entries by key (runtime/zonedata.h, struct
+ * zb_entry_key): no two hashes alike in their first 8 octets. */
+int chain_keyed(uint32_t zone);
 int nsec3_starts_page(const uint8_t *hash);
 void chain_parameters(uint32_t zone, uint16_t *iterations, const uint8_t **salt,
 		      uint8_t *salt_len);

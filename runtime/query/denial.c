@@ -193,23 +193,35 @@ denied_name(const struct zb_zoneset *zs, const struct zb_question *q,
 	return table;
 }
 
-/* The entry a key names (zonedata.h, struct zb_entry_key): its page among those the
- * directory slot of the page's first octets lists (one or two), then its place; NULL where
- * no page has them (the compiler names none such). */
+/* The entry a key names (zonedata.h, struct zb_entry_key): the one whose hash's first 8
+ * octets are the key's (the compiler keys a chain only where no two hashes share them),
+ * in the last page starting at or below them, among the entries of their bucket there;
+ * NULL where there is none (the compiler names none such). */
 static const struct zb_denial *keyed_entry(const struct zb_zoneset *zs,
 					   const struct zb_chain *chain,
 					   const struct zb_entry_key *key)
 {
 	const struct zb_chain_page *pages =
 		(const struct zb_chain_page *)(zs->data + chain->pages_off);
-	uint64_t word = first_octets(key->page);
+	uint64_t word = first_octets(key->hash);
 	uint32_t slot[2];
 	directory_slot(zs, chain, word, slot);
-	for (uint32_t p = slot[0]; p < slot[1]; p++)
-		if (first_octets(pages[p].first) == word)
-			return key->index < pages[p].count
-				? page_entry(zs->data + pages[p].off, pages[p].count, key->index)
-				: NULL;
+	uint32_t p = slot[0];
+	while (p < slot[1] && first_octets(pages[p].first) <= word)
+		p++;
+	if (p == 0)
+		return NULL;
+	const struct zb_chain_page *page = &pages[p - 1];
+	const uint8_t *start = zs->data + page->off;
+	const struct zb_page_buckets *dir = (const struct zb_page_buckets *)start;
+	const uint8_t *hashes = page_hashes(start);
+	uint64_t from = (word - first_octets(page->first)) >> dir->shift;
+	uint32_t bucket[2];
+	memcpy(bucket, start + sizeof *dir +
+	       4 * (from < dir->nbuckets ? from : dir->nbuckets - 1), sizeof bucket);
+	for (uint32_t i = bucket[0]; i < bucket[1]; i++)
+		if (first_octets(hashes + (size_t)i * ZB_SHA1_LEN) == word)
+			return page_entry(start, page->count, i);
 	return NULL;
 }
 

@@ -17,9 +17,9 @@ struct chain {
 	bytes_t keys;           /* NSEC: the owners' lowercased wire names, at key_off */
 	VEC(uint32_t) key_off;
 	uint8_t *hashes;        /* NSEC3: ZB_SHA1_LEN octets per RRset, ascending */
-	/* NSEC3: per RRset, the first of its page (runtime/zonedata.h, struct zb_chain); NULL
-	 * when two pages' first hashes share their first 8 octets, which name a page. */
-	uint32_t *page_start;
+	/* NSEC3: whether no two hashes share their first 8 octets, by which the responder finds
+	 * an entry an answer names (runtime/zonedata.h, struct zb_entry_key). */
+	int keyed;
 	struct digest_index index;  /* ...and where each is */
 	uint16_t iterations;
 	uint8_t salt_len, salt[255];
@@ -148,25 +148,14 @@ int nsec3_starts_page(const uint8_t *hash)
 	return hash[ZB_SHA1_LEN - 1] < ZB_NSEC3_PAGE_CUT;
 }
 
-/* Each entry's page, as the layout cuts the chain (denialdata.c), and whether the first 8
- * octets of a page's first hash tell it from every other page. */
-static void find_pages(struct chain *c)
+/* Whether the first 8 octets of each hash tell it from every other (ascending: from its
+ * neighbours). */
+static int keys_told_apart(const struct chain *c)
 {
-	size_t n = c->sets.n;
-	c->page_start = xmalloc((n ? n : 1) * sizeof *c->page_start);
-	for (size_t i = 0; i < n; i++)
-		c->page_start[i] = i == 0 || nsec3_starts_page(hash_at(c, i)) ? i
-									     : c->page_start[i - 1];
-	for (size_t i = 1, last = 0; i < n; i++) {
-		if (c->page_start[i] != i)
-			continue;
-		if (memcmp(hash_at(c, last), hash_at(c, i), 8) == 0) {
-			free(c->page_start);
-			c->page_start = NULL;
-			return;
-		}
-		last = i;
-	}
+	for (size_t i = 1; i < c->sets.n; i++)
+		if (memcmp(hash_at(c, i - 1), hash_at(c, i), 8) == 0)
+			return 0;
+	return 1;
 }
 
 static void build_nsec3(uint32_t zone, struct chain *c)
@@ -196,7 +185,7 @@ static void build_nsec3(uint32_t zone, struct chain *c)
 	reorder(c, order, ZB_SHA1_LEN);
 	free(order);
 	digest_index_build(&c->index, c->hashes, n, ZB_SHA1_LEN);
-	find_pages(c);
+	c->keyed = keys_told_apart(c);
 	for (size_t i = 1; i < n; i++)
 		if (memcmp(hash_at(c, i - 1), hash_at(c, i), ZB_SHA1_LEN) == 0)
 			diagnose(zone, ERROR, rrset_pos.v[c->sets.v[i]], "NSEC3 at %s: a second "
@@ -295,10 +284,9 @@ const uint8_t *chain_hash(uint32_t zone, uint32_t index)
 	return hash_at(&chains[zone], index);
 }
 
-uint32_t chain_page_start(uint32_t zone, uint32_t index)
+int chain_keyed(uint32_t zone)
 {
-	const struct chain *c = &chains[zone];
-	return c->page_start ? c->page_start[index] : NONE;
+	return chains[zone].keyed;
 }
 
 /* The NSEC whose owner is the last at or before `key` (a lowercased wire name) in canonical
@@ -381,7 +369,6 @@ void chains_reset(size_t nzones)
 		free(c->keys.v);
 		free(c->key_off.v);
 		free(c->hashes);
-		free(c->page_start);
 		digest_index_free(&c->index);
 	}
 	free(chains);

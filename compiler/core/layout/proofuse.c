@@ -6,22 +6,21 @@
  *
  * A proof reads entries of the zone's chain (proofs.c, RFC 5155 §7.2): one matching a name
  * (the closest encloser, a name's own NODATA), one covering a name (the next closer name,
- * the wildcard), and holds each by its page and place (struct zb_entry_key), by its offset
- * in the data (`also`) or whole. Each read is logged with the node whose answers made it,
- * and kept as (entry, how, group), the entry by its hash's first 61 bits; a wildcard's under
- * its parent's group too, whose region holds a copy of its answers. A build over this one
+ * the wildcard), and holds each by its key, its hash's first octets (struct zb_entry_key),
+ * by its offset in the data (`also`) or whole. Each read is logged with the node whose
+ * answers made it, and kept as (entry, how, group), the entry by its hash's first 61 bits;
+ * a wildcard's under its parent's group too, whose region holds a copy of its answers. A build over this one
  * reads the earlier chain from the earlier data and this build's from its denial region,
  * both as the responder does (runtime/zonedata.h), and finds the entries that read
  * otherwise now:
- *   - gone, or its page or its place there another (a hash come or gone before it in its
- *     page): every read of it;
+ *   - gone: every read of it;
  *   - its next hash another (a hash come or gone right after it): a cover, whose span
  *     changed; a match stays a match while its hash is there;
  *   - its offset another: a read by offset;
  *   - its octets another (its types, its signatures): a read that holds it whole.
  * Any other read finds the same entry the same way and names it alike; where it is named by
  * its key the responder copies the entry from this build's chain. A group with no read of
- * the first kinds keeps its region, as far as the chain goes.
+ * these kinds keeps its region, as far as the chain goes.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -64,12 +63,10 @@ void proof_uses_take(struct proof_log *log)
 
 /* ---- a chain, as the data holds it ---- */
 
-/* Each entry of a chain: its hash, its key (its page's first hash's first 8 octets and its
- * place there), and its struct zb_denial's offset in the data. */
+/* Each entry of a chain: its hash, and its struct zb_denial's offset in the data. */
 struct chain_entry {
 	const uint8_t *hash;
-	uint64_t page;
-	uint32_t place, at;
+	uint32_t at;
 };
 
 struct chain_view {
@@ -115,8 +112,7 @@ static int read_chain(struct chain_view *c, uint64_t at, struct zb_chain *head)
 		for (uint32_t i = 0; i < page.count; i++) {
 			uint32_t from_page;
 			memcpy(&from_page, h + 20 * (size_t)page.count + 4 * i, 4);
-			c->v[c->n++] = (struct chain_entry){h + 20 * i, zb_get64(page.first), i,
-						      page.off + from_page};
+			c->v[c->n++] = (struct chain_entry){h + 20 * i, page.off + from_page};
 		}
 	}
 	return c->n == head->count;
@@ -156,8 +152,6 @@ static uint8_t broken_how(const struct chain_view *was, size_t i, const struct c
 			  size_t j)
 {
 	const struct chain_entry *e = &was->v[i], *f = &now->v[j];
-	if (e->page != f->page || e->place != f->place)
-		return BROKEN_ALL;
 	const uint8_t *next_was = was->v[(i + 1) % was->n].hash, *next_now = now->v[(j + 1) % now->n].hash;
 	return (memcmp(next_was, next_now, 20) ? PROOF_COVER : 0) |
 	       (e->at != f->at ? PROOF_ALSO : 0);

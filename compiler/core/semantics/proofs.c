@@ -44,16 +44,13 @@ static void log_read(uint32_t zone, uint32_t index, unsigned how)
 }
 
 /* What the responder finds an NSEC3 entry by (runtime/zonedata.h, struct zb_entry_key):
- * its page, named by its first hash's first 8 octets, and its place there. 0 where pages
- * cannot be named so. */
+ * its hash's first KEY_LEN octets. 0 where the chain cannot be keyed: two hashes share
+ * their first 8 octets, which the responder finds an entry by. */
 static int entry_key(uint32_t zone, uint32_t index, uint8_t key[KEY_LEN])
 {
-	uint32_t first = chain_page_start(zone, index);
-	if (first == NONE)
+	if (!chain_keyed(zone))
 		return 0;
-	uint32_t in_page = index - first;
-	memcpy(key, chain_hash(zone, first), 8);
-	memcpy(key + 8, &in_page, 4);
+	memcpy(key, chain_hash(zone, index), KEY_LEN);
 	return 1;
 }
 
