@@ -11,7 +11,7 @@ from pathlib import Path
 
 from . import __version__
 from .config import ServerDefaults, ZoneSetConfig
-from .toolchain import objcache
+from .toolchain import objcache, replacing
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"  # PackageLoader's, read for the key
 
@@ -132,4 +132,4 @@ def temporary_for(path: Path) -> Path:
 def write_atomically(path: Path, data: bytes) -> None:
     temporary = temporary_for(path)
     temporary.write_bytes(data)
-    os.replace(temporary, path)
+    replacing.put(temporary, path)

@@ -288,7 +288,8 @@ def remember(outdir: os.PathLike[str], program: os.PathLike[str],
     try:
         with open(temporary, "w", encoding="utf-8") as file:
             file.write(text)
-        os.replace(temporary, path)
+        from ..toolchain import replacing  # the build's, loaded by now: not at the start
+        replacing.put(temporary, path)
     except OSError:
         try:
             os.unlink(temporary)

@@ -29,6 +29,7 @@ from ..config import ZoneSetConfig, ZoneSource
 from ..emit import chaos_names
 from ..errors import CompileError, Diagnostic, Position, UsageError
 from ..dnssec import signatures, signing
+from ..toolchain import replacing
 from . import early as early_core
 from .program import Failed, executable
 
@@ -374,7 +375,7 @@ def _keep(new: Path, cache: Path | None) -> None:
         return
     try:
         cache.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(new, cache)
+        replacing.put(new, cache)
     except OSError:
         pass  # a cache, no more: the next build verifies or signs again
 
