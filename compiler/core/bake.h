@@ -1060,6 +1060,8 @@ struct state_proof {
 	uint64_t entry;  /* struct proof_use's */
 	uint32_t group, spare;
 };
+/* The first 61 bits of a hash (the low 3 bits zero, for the PROOF_ flags): a read's entry. */
+uint64_t proof_entry(const uint8_t *hash);
 /* Whether the answers log their proofs' reads: a state is kept, and one zone has a chain,
  * an NSEC3 chain. */
 int proofs_logged(void);

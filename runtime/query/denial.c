@@ -95,6 +95,18 @@ static inline const struct zb_denial *page_entry(const uint8_t *start, uint32_t 
 	return (const struct zb_denial *)(start + entry);
 }
 
+/* The entries of a page (at `start`) among which hashes whose first octets are `key` lie:
+ * [bucket[0], bucket[1]), the page's bucket of them (struct zb_page_buckets), the last
+ * bucket taking what is beyond. */
+static inline void page_bucket(const uint8_t *start, const struct zb_chain_page *page,
+			       uint64_t key, uint32_t bucket[2])
+{
+	const struct zb_page_buckets *dir = (const struct zb_page_buckets *)start;
+	uint64_t from = (key - first_octets(page->first)) >> dir->shift;
+	memcpy(bucket, start + sizeof *dir +
+	       4 * (from < dir->nbuckets ? from : dir->nbuckets - 1), 2 * sizeof *bucket);
+}
+
 /* The NSEC3 covering a hash: the last hash below it, or around the ring the last of all
  * (RFC 5155 §3.1.7). The directory slot of its leading bits gives the pages to look at (one
  * or two), the page table which page, a search in the page which entry. */
@@ -120,16 +132,13 @@ static const struct zb_denial *nsec3_entry(const struct zb_zoneset *zs,
 	}
 	const struct zb_chain_page *page = &pages[below ? below - 1 : chain->npages - 1];
 	const uint8_t *start = zs->data + page->off;
-	const struct zb_page_buckets *dir = (const struct zb_page_buckets *)start;
 	const uint8_t *hashes = page_hashes(start);
 	/* The last hash below it in the page (below none: the last entry of all): the page's
 	 * bucket of it bounds the search. */
 	uint32_t lo = page->count, hi = page->count;
 	if (below) {
-		uint64_t from = (key - first_octets(page->first)) >> dir->shift;
 		uint32_t bucket[2];
-		memcpy(bucket, start + sizeof *dir +
-		       4 * (from < dir->nbuckets ? from : dir->nbuckets - 1), sizeof bucket);
+		page_bucket(start, page, key, bucket);
 		lo = bucket[0];
 		hi = bucket[1];
 		while (lo < hi) {
@@ -213,12 +222,9 @@ static const struct zb_denial *keyed_entry(const struct zb_zoneset *zs,
 		return NULL;
 	const struct zb_chain_page *page = &pages[p - 1];
 	const uint8_t *start = zs->data + page->off;
-	const struct zb_page_buckets *dir = (const struct zb_page_buckets *)start;
 	const uint8_t *hashes = page_hashes(start);
-	uint64_t from = (word - first_octets(page->first)) >> dir->shift;
 	uint32_t bucket[2];
-	memcpy(bucket, start + sizeof *dir +
-	       4 * (from < dir->nbuckets ? from : dir->nbuckets - 1), sizeof bucket);
+	page_bucket(start, page, word, bucket);
 	for (uint32_t i = bucket[0]; i < bucket[1]; i++)
 		if (first_octets(hashes + (size_t)i * ZB_SHA1_LEN) == word)
 			return page_entry(start, page->count, i);

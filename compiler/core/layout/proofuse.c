@@ -118,8 +118,7 @@ static int read_chain(struct chain_view *c, uint64_t at, struct zb_chain *head)
 	return c->n == head->count;
 }
 
-/* The first 61 bits of a hash, as a read names its entry. */
-static uint64_t entry_id(const uint8_t *hash)
+uint64_t proof_entry(const uint8_t *hash)
 {
 	return zb_get64(hash) & ~(uint64_t)PROOF_HOW;
 }
@@ -128,7 +127,7 @@ static uint64_t entry_id(const uint8_t *hash)
 static int told_apart(const struct chain_view *c)
 {
 	for (size_t i = 1; i < c->n; i++)
-		if (entry_id(c->v[i - 1].hash) >= entry_id(c->v[i].hash))
+		if (proof_entry(c->v[i - 1].hash) >= proof_entry(c->v[i].hash))
 			return 0;
 	return c->n > 0;
 }
@@ -197,9 +196,9 @@ uint8_t *proofs_unstable(const struct state_proof *old, size_t nold, const uint8
 	for (size_t k = 0, i = 0; k < nold; k++) {
 		uint64_t id = old[k].entry & ~(uint64_t)PROOF_HOW;
 		unsigned how = old[k].entry & PROOF_HOW;
-		while (i < was.n && entry_id(was.v[i].hash) < id)
+		while (i < was.n && proof_entry(was.v[i].hash) < id)
 			i++;
-		if (i == was.n || entry_id(was.v[i].hash) != id) {
+		if (i == was.n || proof_entry(was.v[i].hash) != id) {
 			free(unstable);  /* a read of no entry: not this chain's state */
 			unstable = NULL;
 			goto out;

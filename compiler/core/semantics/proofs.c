@@ -11,7 +11,6 @@
  * aliases' answers, each with its signatures).
  */
 #include "bake.h"
-#include "query/wire.h"
 
 #define HASH_LEN 20
 
@@ -36,7 +35,7 @@ static void log_read(uint32_t zone, uint32_t index, unsigned how)
 	struct proof_log *l = logging;
 	if (!l || chain_kind(zone) != T_NSEC3)
 		return;
-	uint64_t entry = (zb_get64(chain_hash(zone, index)) & ~(uint64_t)PROOF_HOW) | how;
+	uint64_t entry = proof_entry(chain_hash(zone, index)) | how;
 	for (size_t k = l->from; k < l->uses.n; k++)
 		if (l->uses.v[k].entry == entry)
 			return;
