@@ -1101,6 +1101,7 @@ struct compiled {
 	struct phash ph;
 	struct layout_info info;
 	int prepare;  /* changes_prepare beside the names' states */
+	int denial;   /* and the denial region (denialdata.c) after it */
 };
 
 /* The zones listed (add_zone), their set compiled up to the layout's plan: 0, or EXIT_ERRORS

@@ -113,7 +113,10 @@ static void keys_laid_out(struct compiled *c)
 }
 
 /* Beside the names' states, for a build that keeps them: the perfect hash, its groups' digests
- * for the state, and (`prepare`) what a change's reach follows. */
+ * for the state, (`prepare`) what a change's reach follows, and (`denial`) the denial region,
+ * which reads only the records and the chains: a build over an earlier one compares it
+ * before the answers (layout/reuse.c), a full build holds it after them. At a million names
+ * signed it takes longer than the states, which took it on this thread before. */
 static void *hash_names_and_prepare(void *arg)
 {
 	struct compiled *job = arg;
@@ -121,6 +124,8 @@ static void *hash_names_and_prepare(void *arg)
 	reuse_group_digests(&job->ph);
 	if (job->prepare)
 		changes_prepare();
+	if (job->denial)
+		build_denial_region();
 	return NULL;
 }
 
@@ -269,6 +274,7 @@ int compile_set(const struct compile_options *o, struct chaos *chaos, size_t nch
 		/* States made again for a few names only take this thread a moment: it makes
 		 * what the reach follows too, and the hash has the other to itself. */
 		c->prepare = reuse_has_earlier() && !changed;
+		c->denial = any_chain();
 		start_beside(&hasher, hash_names_and_prepare, c);
 		over_earlier = reuse_prepare(changed, nchanged);
 		if (reuse_has_earlier() && changed)
