@@ -14,9 +14,10 @@ from pathlib import Path
 import pytest
 
 from blob import server_data
+from buildsigned import ZONE, signed_set
 from conftest import ZONES, data_beside
 from zonebake import build
-from zonebake.config import zones_from_args
+from zonebake.config import load_toml, zones_from_args
 from zonebake.progress import Progress
 from zonebake.toolchain import cc, elfsplice
 
@@ -188,3 +189,34 @@ def test_a_build_does_not_wait_for_its_cores_exit(tmp_path, monkeypatch):
             break
         time.sleep(0.05)
     assert reaped == reaping and all(core.returncode == 0 for core in reaped)
+
+
+def test_a_signed_rebuild_writes_its_denial_region_over_the_earlier_one_in_place(
+        tmp_path, monkeypatch):
+    """A signed zone's denial region (its NSEC3 entries, about 200 octets a name) lies after
+    the head in the earlier server too: the core writes the new one over the octets the
+    prefill copied there rather than into a hole punched first (layout.c, zeros_but_denial),
+    and makes zeros of what the earlier region held past the new one's end. Edit after edit
+    (a name added: it grows; names removed: it shrinks), the server a full build writes."""
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", str(int(time.time())))  # the same signatures
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    hosts = [f"host{i} A 10.0.{i >> 8}.{i & 255}" for i in range(8000)]
+    toml = signed_set(tmp_path, zone=ZONE + "\n".join(hosts) + "\n")
+    zone = tmp_path / "example.com.zone"
+
+    def build_signed(outdir: Path) -> dict[str, int]:
+        progress = Progress(out=None)
+        build.build(load_toml(toml), outdir, progress=progress)
+        return {detail.name: detail.count for stage in progress.stages
+                for detail in stage.details if detail.name.startswith("regions ")}
+
+    assert build_signed(tmp_path / "out") == {}
+    edits = [("a name added", hosts + ["added A 192.0.2.10"]),
+             ("names removed", hosts[:3000] + hosts[3002:]),
+             ("an address changed", hosts[:3000] + ["host3000 A 192.0.2.11"] + hosts[3002:])]
+    for step, (what, lines) in enumerate(edits):
+        zone.write_text(ZONE + "\n".join(lines) + "\n")
+        counts = build_signed(tmp_path / "out")
+        assert counts["regions in place"] > 0, what
+        build_signed(tmp_path / f"full{step}")
+        assert_same_outputs(tmp_path / "out", tmp_path / f"full{step}")

@@ -592,6 +592,20 @@ static void zeros_again(struct out *o, uint64_t from, uint64_t to)
 		memset(o->map + from, 0, to - from);
 }
 
+/* The same but for the denial region's octets, which write_layout writes over at once:
+ * in place, the pages the earlier build's held (the prefill's copy) take them, where a hole
+ * punched first had the kernel find new ones (200 MiB at a million names signed). */
+static void zeros_but_denial(struct out *o, uint64_t from, uint64_t to)
+{
+	uint64_t denial_end = denial_off + denial_region.n;
+	if (denial_end <= from || denial_off >= to) {
+		zeros_again(o, from, to);
+		return;
+	}
+	zeros_again(o, from, denial_off);
+	zeros_again(o, denial_end, to);
+}
+
 static void keep_in_place(struct out *o, uint64_t kept, uint8_t *copied)
 {
 	uint64_t from = 0;  /* where the octets to clear begin */
@@ -603,12 +617,12 @@ static void keep_in_place(struct out *o, uint64_t kept, uint8_t *copied)
 		    region_at[g] + region_size[g] > kept)
 			continue;
 		if (g == 0 || !copied[g - 1])
-			zeros_again(o, from, region_at[g]);
+			zeros_but_denial(o, from, region_at[g]);
 		copied[g] = 1;
 		staying++;
 		from = region_at[g] + region_size[g];
 	}
-	zeros_again(o, from, kept);
+	zeros_but_denial(o, from, kept);
 	phase_took("regions in place", 0, staying, "regions");  /* a count: progress.py */
 }
 
