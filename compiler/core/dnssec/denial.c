@@ -177,13 +177,21 @@ static void build_nsec3(uint32_t zone, struct chain *c)
 			diagnose(zone, ERROR, set_pos(set), "NSEC3 at %s: its iterations or salt differ "
 				 "from the zone's NSEC3PARAM (RFC 5155 §7.1)", name_text(set->owner));
 	}
-	uint32_t *order = xmalloc((n ? n : 1) * sizeof *order);
-	for (size_t i = 0; i < n; i++)
-		order[i] = i;
-	sorting = c;
-	qsort(order, n, sizeof *order, by_hash);
-	reorder(c, order, ZB_SHA1_LEN);
-	free(order);
+	/* A chain the build made is in hash order already (chainmake.c); the sort of one in
+	 * order took 0.1 s of a million names' rebuild. */
+	size_t in_order = 1;
+	while (in_order < n && memcmp(hash_at(c, in_order - 1), hash_at(c, in_order),
+				      ZB_SHA1_LEN) <= 0)
+		in_order++;
+	if (in_order < n) {
+		uint32_t *order = xmalloc(n * sizeof *order);
+		for (size_t i = 0; i < n; i++)
+			order[i] = i;
+		sorting = c;
+		qsort(order, n, sizeof *order, by_hash);
+		reorder(c, order, ZB_SHA1_LEN);
+		free(order);
+	}
 	digest_index_build(&c->index, c->hashes, n, ZB_SHA1_LEN);
 	c->keyed = keys_told_apart(c);
 	for (size_t i = 1; i < n; i++)
