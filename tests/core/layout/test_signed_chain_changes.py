@@ -56,3 +56,29 @@ def test_a_changed_chain_copies_the_regions_whose_proofs_read_as_before(opt_out,
         # its own names' groups and those whose proofs read an entry it changed).
         assert reused and 0 < reused[0] < groups, (kind, reused, groups)
         earlier = tmp_path / kind / "over"
+
+
+# An answer holds its zone's first six NSEC3 entries by their key (proofs.c, MAX_KEYS) and
+# any after them whole, their records written into it. A CNAME through six wildcards, each
+# expansion with its own proof of the name it stands for (RFC 5155 §7.2.6), to a name that
+# does not exist below an existing one: that name's closest encloser (`z`, RFC 5155 §7.2.1)
+# comes seventh, and is held whole.
+WILDCARDS = ["start CNAME a.w1", *(f"*.w{i} CNAME a.w{i + 1}" for i in range(1, 6)),
+             "*.w6 CNAME missing.z", 'z TXT "encloser"']
+
+
+def test_an_entry_held_whole_and_written_otherwise_lays_its_answer_out_again(tmp_path):
+    """A type added at `z` changes only its NSEC3's bitmap and signature: no entry comes or
+    goes, no cover spans otherwise, nothing names `z` (changes.c's reach does not see the
+    chain). The answers that hold z's entry whole must be laid out again (proofuse.c,
+    PROOF_WHOLE) for the build over the earlier one to write what a full build writes."""
+    text = ZONE + "\n".join(fillers() + MORE + WILDCARDS) + "\n"
+    toml = signed_set(tmp_path, "nsec3", zone=text)
+    zone = tmp_path / "example.com.zone"
+    earlier = tmp_path / "first"
+    bake(toml, earlier, tmp_path / "none")
+    zone.write_text(text.replace('z TXT "encloser"\n', 'z TXT "encloser"\nz A 198.18.0.9\n'))
+    full, _ = bake(toml, tmp_path / "full", tmp_path / "none")
+    over, reused = bake(toml, tmp_path / "over", earlier)
+    assert over == full
+    assert reused and 0 < reused[0] < over[2].ngroups
