@@ -180,12 +180,12 @@ static void check_parameters(uint32_t zone)
 }
 
 /*
- * The names an NSEC3 chain must match or cover, checked against it in hash order. Asked one
- * by one, each name's hash was looked up in the chain and its entry read at random: three or
- * four cache misses a name, three quarters of a second of a million names' check. Instead
- * each name is hashed and its types taken in the zone's order (where its records lie), the
- * asks sorted by hash and walked beside the chain, whose entries lie in hash order; what is
- * wrong is diagnosed after, in the order the names were asked, as one by one.
+ * The names an NSEC3 chain must match or cover, checked against it in hash order: each name
+ * looked up in the chain by itself would read its entry at random, three or four cache
+ * misses a name, most of a million names' check. So each name is hashed and its types taken
+ * in the zone's order (where its records lie), the asks sorted by hash and walked beside the
+ * chain, whose entries lie in hash order; what is wrong is diagnosed after, in the order the
+ * names were asked, as if one by one.
  */
 #define TYPES_INLINE 7  /* a name's types carried in its ask; more are compared after */
 

@@ -177,8 +177,8 @@ static void build_nsec3(uint32_t zone, struct chain *c)
 			diagnose(zone, ERROR, set_pos(set), "NSEC3 at %s: its iterations or salt differ "
 				 "from the zone's NSEC3PARAM (RFC 5155 §7.1)", name_text(set->owner));
 	}
-	/* A chain the build made is in hash order already (chainmake.c); the sort of one in
-	 * order took 0.1 s of a million names' rebuild. */
+	/* A chain the build made is in hash order already (chainmake.c): sorted again, a
+	 * million entries would take a tenth of a second. */
 	size_t in_order = 1;
 	while (in_order < n && memcmp(hash_at(c, in_order - 1), hash_at(c, in_order),
 				      ZB_SHA1_LEN) <= 0)

@@ -637,7 +637,7 @@ static void check_coverage(struct zone_check *c, uint32_t s)
 		return;
 	}
 	/* Nearly every RRset has them all: told 32 octets at once, not by each of 256
-	 * algorithms (the loop was most of the signature check's own time). */
+	 * algorithms (which would be most of the signature check's own time). */
 	uint8_t missing = 0;
 	for (size_t i = 0; i < sizeof by; i++)
 		missing |= c->keys.algorithms[i] & ~by[i];

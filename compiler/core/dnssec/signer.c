@@ -124,8 +124,8 @@ static void index_trail(void)
  * The cache read into memory of its own on huge pages, on a thread beside the making of the
  * chain (sign_zone), which has the processor to itself. Every signature taken from it is
  * copied out in RRset order, at random in its digest order: mapped from the page cache (300
- * MB at a million names), nearly each was a TLB miss as well as a cache miss, a third of a
- * second of a rebuild. Where it cannot be read so, it is mapped.
+ * MB at a million names), nearly each would be a TLB miss as well as a cache miss. Where it
+ * cannot be read so, it is mapped.
  */
 struct cache_read {
 	const char *path;
@@ -160,12 +160,12 @@ static void *read_cache(void *arg)
 	return NULL;
 }
 
-static void load_cache(const char *path, const struct cache_read *read)
+static void load_cache(const char *path, const struct cache_read *in)
 {
 	cache_loaded = 1;
-	if (read && read->v) {
-		cache_map = read->v;
-		cache_map_len = read->len;
+	if (in && in->v) {
+		cache_map = in->v;
+		cache_map_len = in->len;
 	} else {
 		cache_map = map_file(path, &cache_map_len, 1, NULL);
 	}
@@ -459,8 +459,7 @@ static void *sum_sets(void *arg)
 	return NULL;
 }
 
-/* Hashing every RRset was most of `ask` (a third of a second at a million names): on two
- * threads, ahead of it. */
+/* Hashing every RRset is most of `ask`: on two threads, ahead of it. */
 static uint64_t (*sum_zone(uint32_t zone, size_t end))[2]
 {
 	size_t begin = zones.v[zone].rrsets_begin, mid = begin + (end - begin) / 2;
@@ -631,20 +630,20 @@ static void add_signatures(uint32_t zone, const pending_list *pending)
 void sign_zone(uint32_t zone, const struct signer_files *f)
 {
 	size_t errors = diagnostics_errors();
-	struct cache_read read = {cache_loaded ? NULL : f->cache, NULL, 0};
+	struct cache_read cache_in = {cache_loaded ? NULL : f->cache, NULL, 0};
 	struct beside reader;
-	start_beside(&reader, read_cache, &read);
+	start_beside(&reader, read_cache, &cache_in);
 	refuse_signed(zone);
 	if (diagnostics_errors() == errors)
 		add_denial(zone);
 	join_beside(&reader);
 	if (diagnostics_errors() != errors) {
-		if (read.v)
-			munmap(read.v, read.len);
+		if (cache_in.v)
+			munmap(cache_in.v, cache_in.len);
 		return;
 	}
 	if (!cache_loaded)
-		load_cache(f->cache, &read);
+		load_cache(f->cache, &cache_in);
 	pending_list pending = {0};
 	size_t asked = ask(zone, f, &pending);
 	if (asked > 0)

@@ -594,7 +594,7 @@ static void zeros_again(struct out *o, uint64_t from, uint64_t to)
 
 /* The same but for the denial region's octets, which write_layout writes over at once:
  * in place, the pages the earlier build's held (the prefill's copy) take them, where a hole
- * punched first had the kernel find new ones (200 MiB at a million names signed). */
+ * punched first would have the kernel find new ones (200 MiB at a million names signed). */
 static void zeros_but_denial(struct out *o, uint64_t from, uint64_t to)
 {
 	uint64_t denial_end = denial_off + denial_region.n;
