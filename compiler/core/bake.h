@@ -101,6 +101,7 @@ void start_beside(struct beside *b, void *(*fn)(void *), void *arg);
 void join_beside(struct beside *b);  /* for hash tables; see util.c */
 void huge_free(void *p, size_t bytes);
 const void *map_file(const char *path, size_t *len, int populate, int *keep_fd);  /* util.c */
+void *read_huge(const char *path, size_t *len);  /* util.c; NULL: map it instead */
 int put_at(int fd, const void *data, size_t len, uint64_t at);  /* pwrite, all of it: 0 or -1 */
 const void *map_range(const char *path, uint64_t at, size_t *len, int populate, int *keep_fd);
 void let_go_pages(const void *from, const void *to);  /* a file mapping's, see util.c */

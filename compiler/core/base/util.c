@@ -295,6 +295,39 @@ const void *map_range(const char *path, uint64_t at, size_t *len, int populate, 
 	return map == MAP_FAILED ? NULL : map;
 }
 
+/* A file read whole into memory of its own on huge pages, *len its length: for a file read
+ * at random all through, which mapped from the page cache takes a TLB miss nearly each
+ * read. NULL where it cannot be read so (none, empty, no memory): map it instead. Given
+ * back with huge_free. */
+void *read_huge(const char *path, size_t *len)
+{
+	int fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+	struct stat st;
+	void *v = NULL;
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) == 0 && st.st_size > 0) {
+		size_t want = st.st_size, done = 0;
+		v = mmap(NULL, want, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (v == MAP_FAILED) {
+			v = NULL;
+		} else {
+			madvise(v, want, MADV_HUGEPAGE);
+			ssize_t n = 1;
+			while (done < want && (n = read(fd, (uint8_t *)v + done, want - done)) > 0)
+				done += n;
+			if (done < want) {
+				munmap(v, want);
+				v = NULL;
+			} else {
+				*len = want;
+			}
+		}
+	}
+	close(fd);
+	return v;
+}
+
 /* A file mapped whole: map_range from its start. */
 const void *map_file(const char *path, size_t *len, int populate, int *keep_fd)
 {

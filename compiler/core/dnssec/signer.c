@@ -32,9 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "bake.h"
@@ -121,10 +119,9 @@ static void index_trail(void)
 }
 
 /*
- * The cache read into memory of its own on huge pages, on a thread beside the making of the
- * chain (sign_zone), which has the processor to itself. Every signature taken from it is
- * copied out in RRset order, at random in its digest order: mapped from the page cache (300
- * MB at a million names), nearly each would be a TLB miss as well as a cache miss. Where it
+ * The cache read onto huge pages (read_huge), on a thread beside the making of the chain
+ * (sign_zone), which has the processor to itself: every signature taken from it is copied
+ * out in RRset order, at random in its digest order (300 MB at a million names). Where it
  * cannot be read so, it is mapped.
  */
 struct cache_read {
@@ -136,27 +133,7 @@ struct cache_read {
 static void *read_cache(void *arg)
 {
 	struct cache_read *r = arg;
-	int fd = r->path ? open(r->path, O_RDONLY | O_CLOEXEC) : -1;
-	struct stat st;
-	if (fd < 0)
-		return NULL;
-	if (fstat(fd, &st) == 0 && st.st_size > 0) {
-		size_t len = st.st_size, done = 0;
-		void *v = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (v != MAP_FAILED) {
-			madvise(v, len, MADV_HUGEPAGE);
-			ssize_t n = 1;
-			while (done < len && (n = read(fd, (uint8_t *)v + done, len - done)) > 0)
-				done += n;
-			if (done == len) {
-				r->v = v;
-				r->len = len;
-			} else {
-				munmap(v, len);
-			}
-		}
-	}
-	close(fd);
+	r->v = read_huge(r->path, &r->len);
 	return NULL;
 }
 
@@ -638,8 +615,7 @@ void sign_zone(uint32_t zone, const struct signer_files *f)
 		add_denial(zone);
 	join_beside(&reader);
 	if (diagnostics_errors() != errors) {
-		if (cache_in.v)
-			munmap(cache_in.v, cache_in.len);
+		huge_free(cache_in.v, cache_in.len);
 		return;
 	}
 	if (!cache_loaded)

@@ -540,8 +540,9 @@ static int plan_serials(void)
 }
 
 /* Whether the denial region is the earlier build's, octet for octet: then so is every
- * proof a copied region holds (an NSEC3 entry's key or its offset; an NSEC record whole) and the place of the tables after it. It is made here, ahead of
- * the answers, which would make it the same; *base: where it goes. */
+ * proof a copied region holds (an NSEC3 entry's key or its offset; an NSEC record whole)
+ * and the place of the tables after it. It is made ahead of the answers, which would make
+ * it the same: beside the names' states (compile.c), else here; *base: where it goes. */
 static int same_denial(uint32_t *base)
 {
 	*base = 0;
