@@ -8,13 +8,16 @@
  * name (a CNAME's target and on along the chain, the addresses of an NS, MX, SRV or SVCB
  * target: RFC 1034 §4.3.2, RFC 1035 §3.3.9), its ancestors (whether one is an empty
  * non-terminal, a cut above it), and below a cut the cut's referral (RFC 1034 §4.3.2 step
- * 3b) with its glue; a name a wildcard synthesizes reads the wildcard (RFC 4592). So a
- * change reaches its name, its ancestors, whatever names them, closed under the same rules,
- * and at a cut or a wildcard's parent everything below. A zone's apex is a name like any
- * other but for its SOA, which every negative answer holds (RFC 2308 §3): its serial alone
- * changed, reuse.c writes the new one in; anything else of it changed is a full build, as is a
- * set with a DNAME (RFC 6672). In a signed zone an answer reads the chain too (its proofs):
- * reuse.c copies regions only where the chain is as it was, so the reach need not see it.
+ * 3b) with its glue; a name a wildcard synthesizes reads the wildcard (RFC 4592), a name
+ * that does not exist its closest encloser. So a change reaches its name, its ancestors,
+ * whatever names them, closed under the same rules; at a cut or a wildcard's parent
+ * everything below, below a name come or gone every name there, and from a wildcard
+ * reached the names it synthesizes. A zone's apex is a name like any other but for its
+ * SOA, which every negative answer holds (RFC 2308 §3): its serial alone changed, reuse.c
+ * writes the new one in; anything else of it changed is a full build, as is a set with a
+ * DNAME (RFC 6672). In a signed zone an answer reads the chain too (its proofs): reuse.c
+ * copies regions only where the chain is as it was, or its proofs read it as before
+ * (proofuse.c), so the reach need not see it.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -483,6 +486,28 @@ static void reach_below(struct reach *r, name_t top)
 	}
 }
 
+/* The names a wildcard below `parent` synthesizes that a record names (a CNAME's target, an
+ * MX's: interned, not in the zone's tree): those below it with no name in the tree between
+ * (RFC 4592 §3.3.1). Their owners' answers hold the wildcard's records, and what those name
+ * in turn. */
+static void reach_synthesized(struct reach *r, name_t parent)
+{
+	if (!r->below.start)
+		r->below = children_of = children();
+	size_t base = r->stack.n;  /* reach_below's stack, empty between its walks */
+	PUSH(r->stack, parent);
+	while (r->stack.n > base) {
+		name_t id = r->stack.v[--r->stack.n];
+		for (uint32_t c = r->below.start[id]; c < r->below.start[id + 1]; c++) {
+			name_t child = r->below.item[c];
+			if (N(child)->flags & NAME_EXISTS)
+				continue;  /* a closest encloser of its own, and of those below it */
+			reach(r, child);
+			PUSH(r->stack, child);
+		}
+	}
+}
+
 /* The name of the nearest ancestor of a name the earlier build had and this one has not. */
 static name_t nearest_here(const struct name_state *old, size_t nold, uint64_t parent)
 {
@@ -530,6 +555,11 @@ uint8_t *changes_reach(const struct name_state *old, size_t nold, size_t *count)
 		reach(&r, at);
 		if (is && (flags & STATE_CUT))  /* a cut made or gone: its referral's reach */
 			reach_below(&r, is->name);
+		/* A name come or gone that names below it stay: each of those has another closest
+		 * encloser now, where a wildcard above may match it or no longer (RFC 4592 §3.3.1;
+		 * a CNAME's target that does not exist). */
+		if (is && ((was ? was->flags : 0) ^ is->flags) & STATE_EXISTS)
+			reach_below(&r, is->name);
 		if (flags & STATE_WILDCARD) {
 			/* Every name the wildcard's parent has below it may be synthesized. */
 			name_t parent = is ? N(is->name)->parent : at;
@@ -548,6 +578,8 @@ uint8_t *changes_reach(const struct name_state *old, size_t nold, size_t *count)
 		}
 		if (N(id)->flags & NAME_CUT)  /* its referral answers every name below it */
 			reach_below(&r, id);
+		if (name_is_wildcard(id))  /* what it answers changed, so did what it synthesizes */
+			reach_synthesized(&r, N(id)->parent);
 	}
 	*count = r.queue.n;
 	free(r.queue.v);

@@ -213,6 +213,42 @@ def test_the_aliases_of_a_group_placed_again_get_its_names_new_places(tmp_path):
         assert over[1][0] >= groups - 2, name  # all but the name's group and its parent's
 
 
+@pytest.mark.parametrize("kind", ["name removed", "name added"])
+def test_a_name_come_or_gone_reaches_the_names_below_it(kind, tmp_path):
+    """An alias of a name that does not exist, below a host: a wildcard at the apex
+    synthesizes its target once the host is gone, and no more once a host comes above it
+    (RFC 4592 §3.3.1: the closest encloser is the host then)."""
+    config, first, lines = small_set(tmp_path)
+    lines += ["* A 198.18.4.4", "al1 CNAME nx.new1"]  # and the fillers' w218 CNAME nx.f200
+    first.write_text("\n".join(lines) + "\n")
+    assert build_over(config, tmp_path, "earlier") is not None
+    if kind == "name removed":
+        changed = change(random.Random(0), lines, kind, host=HOST)[1]
+    else:
+        changed = lines + ["new1 A 198.18.4.5"]
+    first.write_text("\n".join(changed) + "\n")
+    full = build_over(config, tmp_path, "full")
+    over = build_over(config, tmp_path, "over", earlier=tmp_path / "earlier")
+    assert over[0] == full[0]
+    assert over[1][0] > 0  # groups reused
+
+
+def test_a_change_a_wildcard_reads_reaches_the_aliases_of_what_it_synthesizes(tmp_path):
+    """A wildcard at the apex with a mail exchanger, and an alias of a name it synthesizes:
+    the exchanger's address changed, the alias's answer to MX holds the new one in its
+    additional section (RFC 1035 §3.3.9), as the wildcard's own does."""
+    config, first, lines = small_set(tmp_path)
+    lines += [f"* MX 10 f{HOST}", "al9 CNAME sub.nowhere"]
+    first.write_text("\n".join(lines) + "\n")
+    assert build_over(config, tmp_path, "earlier") is not None
+    first.write_text("\n".join(change(random.Random(0), lines, "address changed",
+                                      host=HOST)[1]) + "\n")
+    full = build_over(config, tmp_path, "full")
+    over = build_over(config, tmp_path, "over", earlier=tmp_path / "earlier")
+    assert over[0] == full[0]
+    assert over[1][0] > 0  # groups reused
+
+
 def test_an_soa_changed_but_for_its_serial_gives_a_full_build(tmp_path):
     """Every negative answer holds the SOA (RFC 2308 §3): its TTL changed, nothing is
     copied."""
