@@ -663,6 +663,7 @@ struct dname_image {
 
 void add_dname_images(void);  /* before names_seal: see dname.c */
 const struct dname_image *dname_image(name_t name);
+void dname_readers(name_t image, const struct dname_image **first, size_t *n);
 
 /* ---- wire.c, bodies.c ---- */
 

@@ -22,8 +22,9 @@
  * are copied while its denial region (its chain, layout/denialdata.c) is the earlier
  * build's octet for octet: what a copied region holds of the chain, and where, is then the
  * same (same_denial); where an NSEC3 chain changed (a name or a type come or gone), those
- * whose proofs read it as before (proofuse.c). Anything else builds in full: an NSEC chain
- * changed, an SOA signed by other keys, a DNAME, an SOA otherwise changed (every negative
+ * whose proofs read it as before (proofuse.c), unless a DNAME is in a signed zone (the
+ * denials of its images are not among those reads). Anything else builds in full: an NSEC
+ * chain changed, an SOA signed by other keys, an SOA otherwise changed (every negative
  * answer holds it), a state or a blob that do not match.
  */
 #include <fcntl.h>
@@ -421,6 +422,9 @@ static struct states_copy names_copy(void)
 	return c;
 }
 
+/* A signed zone of the set has a DNAME (reuse_prepare). */
+static int signed_dname;
+
 int reuse_prepare(const name_t *changed, size_t nchanged)
 {
 	int unique = changed ? patch_name_states(before.names, before.head->nnames, changed,
@@ -428,6 +432,7 @@ int reuse_prepare(const name_t *changed, size_t nchanged)
 			     : compute_name_states();
 	free(zone_entries);
 	zone_entries = xmalloc((zones.n ? zones.n : 1) * sizeof *zone_entries);
+	signed_dname = 0;
 	for (uint32_t z = 0; z < zones.n; z++) {
 		zone_entries[z] = this_zone(z);
 		struct zone *zone = &zones.v[z];
@@ -435,9 +440,11 @@ int reuse_prepare(const name_t *changed, size_t nchanged)
 		reuse_decides(settings, sizeof settings);
 		reuse_decides(zone->types.v, zone->types.n * sizeof *zone->types.v);
 		/* A DNAME's images (dname.c) answer with what lies below its target, through
-		 * CNAMEs no zone file holds, which the names' states do not see: a full build. */
-		if (types_has(&zone->types, T_DNAME))
-			unique = 0;
+		 * CNAMEs no zone file holds: changes_reach follows them. In a signed zone their
+		 * denials are the responder's, from its denial region's image entries
+		 * (denialdata.c), which proofuse.c does not follow: regions are copied only
+		 * while the region is the earlier one (reuse_plan). */
+		signed_dname |= types_has(&zone->types, T_DNAME) && settings[2];
 	}
 	start_writing_names();
 	return unique && load_before();
@@ -745,7 +752,7 @@ uint8_t *reuse_plan(const struct phash *ph, size_t *reached_names, uint32_t *gro
 	uint32_t base;
 	uint8_t *unstable = NULL;
 	if (ph->seed != before.head->seed || !plan_serials() ||
-	    (!same_denial(&base) && !(unstable = changed_denial(base))))
+	    (!same_denial(&base) && (signed_dname || !(unstable = changed_denial(base)))))
 		return NULL;
 	uint8_t *reached = changes_reach(before.names, before.head->nnames, reached_names);
 	uint32_t *group_of = xmalloc((names.n ? names.n : 1) * sizeof *group_of);

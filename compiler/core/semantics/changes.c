@@ -9,15 +9,17 @@
  * target: RFC 1034 §4.3.2, RFC 1035 §3.3.9), its ancestors (whether one is an empty
  * non-terminal, a cut above it), and below a cut the cut's referral (RFC 1034 §4.3.2 step
  * 3b) with its glue; a name a wildcard synthesizes reads the wildcard (RFC 4592), a name
- * that does not exist its closest encloser. So a change reaches its name, its ancestors,
+ * that does not exist its closest encloser; a name below a DNAME's owner reads its image
+ * below the target (RFC 6672 §3.3: dname.c). So a change reaches its name, its ancestors,
  * whatever names them, closed under the same rules; at a cut or a wildcard's parent
- * everything below, below a name come or gone every name there, and from a wildcard
- * reached the names it synthesizes. A zone's apex is a name like any other but for its
- * SOA, which every negative answer holds (RFC 2308 §3): its serial alone changed, reuse.c
- * writes the new one in; anything else of it changed is a full build, as is a set with a
- * DNAME (RFC 6672). In a signed zone an answer reads the chain too (its proofs): reuse.c
- * copies regions only where the chain is as it was, or its proofs read it as before
- * (proofuse.c), so the reach need not see it.
+ * everything below, below a name come or gone every name there, from a wildcard reached
+ * the names it synthesizes, from an image the name below the owner, and at a DNAME made,
+ * gone or changed every name below its owner. A zone's apex is a name like any other but
+ * for its SOA, which every negative answer holds (RFC 2308 §3): its serial alone changed,
+ * reuse.c writes the new one in; anything else of it changed is a full build. In a signed
+ * zone an answer reads the chain too (its proofs): reuse.c copies regions only where the
+ * chain is as it was, or its proofs read it as before (proofuse.c), so the reach need not
+ * see it.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -565,6 +567,8 @@ uint8_t *changes_reach(const struct name_state *old, size_t nold, size_t *count)
 			name_t parent = is ? N(is->name)->parent : at;
 			reach_below(&r, parent);
 		}
+		if (flags & STATE_DNAME)  /* a DNAME made, gone or changed: every image below */
+			reach_below(&r, at);
 	}
 	for (size_t q = 0; q < r.queue.n; q++) {
 		name_t id = r.queue.v[q];
@@ -580,6 +584,10 @@ uint8_t *changes_reach(const struct name_state *old, size_t nold, size_t *count)
 			reach_below(&r, id);
 		if (name_is_wildcard(id))  /* what it answers changed, so did what it synthesizes */
 			reach_synthesized(&r, N(id)->parent);
+		const struct dname_image *image;
+		size_t nimages;
+		for (dname_readers(id, &image, &nimages); nimages--; image++)
+			reach(&r, image->name);
 	}
 	*count = r.queue.n;
 	free(r.queue.v);

@@ -15,6 +15,7 @@
 #include "bake.h"
 
 static VEC(struct dname_image) images;  /* sorted by name */
+static VEC(struct dname_image) by_image;  /* the same, by image: made on first use */
 
 /* The DNAME owner strictly above `name` in its zone, or NONE. */
 static name_t owner_above(name_t name)
@@ -136,7 +137,45 @@ const struct dname_image *dname_image(name_t name)
 	return found;
 }
 
+static int by_image_name(const void *a, const void *b)
+{
+	name_t x = ((const struct dname_image *)a)->image;
+	name_t y = ((const struct dname_image *)b)->image;
+	return (x > y) - (x < y);
+}
+
+/* For the reach of a change (changes.c): the names whose answers follow a DNAME to IMAGE
+ * (those dname_image gives it for), *n of them from *first. Such an answer holds the DNAME,
+ * the CNAME it synthesizes and what the lookup finds from the image on (RFC 6672 §3.3):
+ * where that changes, the reach comes to the image (its own state, or a cut, a wildcard or
+ * a DNAME made above it), and from there to these names. */
+void dname_readers(name_t image, const struct dname_image **first, size_t *n)
+{
+	*first = NULL;
+	*n = 0;
+	if (!images.n)
+		return;
+	if (!by_image.n) {
+		RESERVE(by_image, images.n);
+		memcpy(by_image.v, images.v, images.n * sizeof *images.v);
+		by_image.n = images.n;
+		qsort(by_image.v, by_image.n, sizeof *by_image.v, by_image_name);
+	}
+	size_t lo = 0, hi = by_image.n;
+	while (lo < hi) {  /* the first at or after IMAGE */
+		size_t mid = lo + (hi - lo) / 2;
+		if (by_image.v[mid].image < image)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*first = by_image.v + lo;
+	while (lo + *n < by_image.n && by_image.v[lo + *n].image == image)
+		(*n)++;
+}
+
 void dname_reset(void)
 {
 	VEC_FREE(images);
+	VEC_FREE(by_image);
 }

@@ -261,24 +261,6 @@ def test_an_soa_changed_but_for_its_serial_gives_a_full_build(tmp_path):
     assert over[0] == full[0] and not any(over[1])  # nothing reused
 
 
-def test_a_set_with_a_dname_builds_in_full(tmp_path):
-    """A DNAME's images answer with what lies below its target (RFC 6672 §3.3), through
-    CNAMEs no zone file holds: a change there reaches them, so a set with a DNAME builds in
-    full."""
-    config, first, lines = small_set(tmp_path)
-    lines += ["al DNAME tg"] + [f"x{i}.tg A 192.0.2.{i + 1}" for i in range(40)]
-    first.write_text("\n".join(lines) + "\n")
-    assert build_over(config, tmp_path, "earlier") is not None
-    for i in range(0, 40, 8):
-        changed = [f"x{i}.tg A 198.18.0.{i + 1}" if x == f"x{i}.tg A 192.0.2.{i + 1}" else x
-                   for x in lines]
-        first.write_text("\n".join(changed) + "\n")
-        full = build_over(config, tmp_path / str(i), "full")
-        over = build_over(config, tmp_path / str(i), "over", earlier=tmp_path / "earlier")
-        assert over[0] == full[0], i
-        assert over[1] == [], i  # nothing reused: a full build
-
-
 def small_set(tmp_path: Path):
     """Set 1 (one the core compiles) with the fillers: its config, first file and lines."""
     config = zone_set(1, tmp_path)

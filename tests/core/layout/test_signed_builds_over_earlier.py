@@ -165,3 +165,24 @@ def test_a_plain_zone_beside_a_signed_one_gets_its_new_serial(tmp_path):
     over, reused = bake(toml, tmp_path / "over", earlier)
     assert over == full
     assert reused and reused[0] > 0
+
+
+@pytest.mark.parametrize("kind", ["address changed", "name added"])
+def test_a_signed_zone_with_a_dname_copies_regions_while_its_chain_stays(kind, tmp_path):
+    """The denials of a DNAME's images are the responder's, from the denial region's image
+    entries (compiler/core/layout/denialdata.c), which the proofs' reads kept in the state do
+    not follow: regions are copied while the chain is as it was, and a change of the chain
+    builds in full."""
+    text = ZONE + "\n".join(fillers() + ["al DNAME tg", "c1 CNAME x1.al", "c2 CNAME nx.al"] +
+                            [f"x{i}.tg A 192.0.2.{i + 1}" for i in range(20)]) + "\n"
+    toml = signed_set(tmp_path, "nsec3", zone=text)
+    earlier = tmp_path / "earlier"
+    bake(toml, earlier, tmp_path / "none")
+    (tmp_path / "example.com.zone").write_text(changed(text, kind))
+    full, _ = bake(toml, tmp_path / "full", tmp_path / "none")
+    over, reused = bake(toml, tmp_path / "over", earlier)
+    assert over == full
+    if kind == "address changed":
+        assert reused and reused[0] > 0  # regions copied
+    else:
+        assert not any(reused)  # a full build
