@@ -107,6 +107,7 @@ static struct {
 	const struct state_group *groups;
 	const struct name_state *names;  /* theirs have no `name` */
 	const struct state_zone *zones;
+	uint32_t *zone_order;  /* the zones' indices by origin: a set may have 10,000 */
 	const struct state_proof *proofs;
 	const uint32_t *sites;    /* the groups' sites, in turn, each group's by kind */
 	uint64_t *site_first;     /* per group and kind, its first of them; then their count */
@@ -187,6 +188,13 @@ static uint64_t content_digest(uint64_t names, const struct state_group *groups,
 
 /* The earlier build's state and blob mapped and whole, made by this core from this
  * manifest: 1, or 0. */
+static int by_origin(const void *a, const void *b)
+{
+	uint64_t x = before.zones[*(const uint32_t *)a].origin;
+	uint64_t y = before.zones[*(const uint32_t *)b].origin;
+	return (x > y) - (x < y);
+}
+
 static int map_check(void)
 {
 	if (!old_state || !old_blob)
@@ -235,7 +243,28 @@ static int map_check(void)
 			if (before.sites[k] >= before.groups[g].size)
 				return 0;
 	}
+	before.zone_order = xmalloc((h->nzones ? h->nzones : 1) * sizeof *before.zone_order);
+	for (uint32_t z = 0; z < h->nzones; z++)
+		before.zone_order[z] = z;
+	qsort(before.zone_order, h->nzones, sizeof *before.zone_order, by_origin);
 	return 1;
+}
+
+/* The earlier build's entry of the zone of ORIGIN (origin_digest), or NULL. */
+static const struct state_zone *earlier_zone(uint64_t origin)
+{
+	size_t lo = 0, hi = before.head->nzones;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		uint64_t at = before.zones[before.zone_order[mid]].origin;
+		if (at == origin)
+			return &before.zones[before.zone_order[mid]];
+		if (at < origin)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
 }
 
 /* map_check's answer, worked out once on a thread of its own from reuse_early on: digesting
@@ -308,11 +337,8 @@ uint64_t reuse_earlier_chain(uint32_t zone)
 {
 	if (checked() != 1)
 		return 0;
-	uint64_t origin = origin_digest(zone);
-	for (uint64_t z = 0; z < before.head->nzones; z++)
-		if (before.zones[z].origin == origin)
-			return before.zones[z].chain;
-	return 0;
+	const struct state_zone *was = earlier_zone(origin_digest(zone));
+	return was ? was->chain : 0;
 }
 
 /* This build's zones' entries, taken before the records are let go (after the answers). */
@@ -524,10 +550,7 @@ static int plan_serials(void)
 	patches.n = sig_patches.n = sig_octets.n = 0;
 	for (uint32_t z = 0; z < zones.n; z++) {
 		struct state_zone now = zone_entries[z];
-		const struct state_zone *was = NULL;
-		for (uint64_t k = 0; k < before.head->nzones; k++)
-			if (before.zones[k].origin == now.origin)
-				was = &before.zones[k];
+		const struct state_zone *was = earlier_zone(now.origin);
 		if (was && was->soa != now.soa)
 			return 0;  /* its timers are in the digest: alike past here */
 		if (was && was->sigs != now.sigs && !plan_signatures(z, was, &now))
@@ -953,6 +976,7 @@ void reuse_reset(void)
 	if (before.state_fd >= 0)
 		close(before.state_fd);
 	free(before.site_first);
+	free(before.zone_order);
 	memset(&before, 0, sizeof before);
 	before.blob_fd = before.state_fd = -1;
 	free_layout_sites();
