@@ -79,11 +79,14 @@ def _manifest(config: ZoneSetConfig, lenient: bool, zones: list[int],
     if any("\n" in str(path) for path in (verify, cache or "", signer.cache or "")):
         raise Unsupported("a cache or temporary directory with a newline in its path")
     signer.key_files.clear()
+    cwd = os.getcwd()
     for index in zones:
         zone = config.zones[index]
         # abspath, not resolve(): the same file for the core, without resolve's system call
-        # per path component (half a second for 10,000 zones).
-        fields = (zone.origin_text, os.path.abspath(zone.path), zone.display)
+        # per path component (half a second for 10,000 zones); and abspath's own way with
+        # the working directory asked once, not once a zone (20 ms for 10,000 zones).
+        path = os.fspath(zone.path)
+        fields = (zone.origin_text, os.path.normpath(os.path.join(cwd, path)), zone.display)
         if any("\n" in field for field in fields) or "\n" in str(records.get(index, "")):
             raise Unsupported(f"{zone.display}: a path with a newline")
         lines += ["zone", *fields]
