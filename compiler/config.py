@@ -271,13 +271,13 @@ def zones_from_args(specs: list[str]) -> ZoneSetConfig:
 
 
 def load_toml(path: Path) -> ZoneSetConfig:
-    import tomllib  # here: a build given --zone does without it
+    from . import configcache  # here: a build given --zone does without it
     try:
         with open(path, "rb") as f:
-            doc = tomllib.load(f)
+            doc = configcache.document(f.read())
     except OSError as exc:
         raise UsageError(f"{path}: {exc.strerror}") from None
-    except tomllib.TOMLDecodeError as exc:
+    except configcache.NotToml as exc:
         raise UsageError(f"{path}: {exc}") from None
 
     unknown = set(doc) - set(TABLES)
