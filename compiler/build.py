@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Callable, TypeVar
 
 from .config import ZoneSetConfig
-from .errors import CompileError, Diagnostic
+from .errors import CompileError, Diagnostic, UsageError
 from .progress import Progress
 from .refreshed import Refreshed
 from . import emit, keepgoing
@@ -109,7 +109,13 @@ def build(config: ZoneSetConfig, outdir: Path, lenient: bool = False,
     fetched = fetched or _refresh(config, progress, None, None)
     config = fetched.config
     created = not outdir.exists()
-    outdir.mkdir(parents=True, exist_ok=True)  # the core writes its data there
+    if not created and not outdir.is_dir():
+        raise UsageError(f"{outdir}: not a directory (the output directory)")
+    try:
+        outdir.mkdir(parents=True, exist_ok=True)  # the core writes its data there
+    except OSError as exc:  # a file on its way, a folder not to be written
+        raise UsageError(f"{outdir}: cannot make the output directory: {exc.strerror}") \
+            from None
     state_file = outdir / STATE_FILE
     state = _earlier(outdir, state_file)
     # The responder's own objects do not depend on the zones: on a first build they compile

@@ -83,6 +83,20 @@ def test_usage_errors_exit_2(args, message, tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize("where,message", [
+    ("a-file", "a-file: not a directory (the output directory)"),
+    ("a-file/out", "a-file/out: cannot make the output directory: Not a directory"),
+    ("/proc/zonebake-out", "/proc/zonebake-out: cannot make the output directory: No such "
+                           "file or directory"),
+])
+def test_an_output_directory_that_cannot_be_made_is_a_usage_error(where, message, tmp_path):
+    (tmp_path / "a-file").write_text("not a directory\n")
+    result = run_zonebake("build", "--zone", f"example.={ZONES / 'example.zone'}", "-o", where,
+                          cwd=tmp_path)
+    assert (result.returncode, result.stderr) == (2, f"zonebake: {message}\n")
+    assert (tmp_path / "a-file").read_text() == "not a directory\n"
+
+
 def test_missing_zone_file(tmp_path):
     result = run_zonebake("build", "--zone", "example.=/nonexistent.zone", "-o", str(tmp_path))
     assert result.returncode == 1
