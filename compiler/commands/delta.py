@@ -62,7 +62,10 @@ def _run(command: list[str], what: str, error: type[Exception] = UsageError) -> 
     result = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             text=True)
     if result.returncode != 0:
-        said = " ".join(result.stderr.split()) or f"exit status {result.returncode}"
+        # Its error lines, not the advice it prints at level 19 nor a stack it dumps after.
+        errors = [line for line in result.stderr.splitlines() if line.startswith("zstd: ")]
+        said = " ".join(" ".join(errors or [result.stderr]).split()) or \
+            f"exit status {result.returncode}"
         raise error(f"{what}: zstd says: {said}")
 
 
@@ -76,6 +79,8 @@ def make(old: Path, new: Path, patch: Path) -> str:
     for path in (old, new):
         if not path.is_file():
             raise UsageError(f"{path}: no such file")
+    if not patch.absolute().parent.is_dir():
+        raise UsageError(f"{patch}: no such directory to write it in")
     _run([_zstd(), "-q", "-f", f"-{LEVEL}", *_window(old, new.stat().st_size),
           f"--patch-from={old}", str(new), "-o", str(patch)], f"cannot make {patch}")
     return sha256(new)

@@ -97,3 +97,17 @@ def test_a_patch_needs_its_hash(patch, server, tmp_path):
     result = deploy_patch(server, tmp_path / "shipped", "--patch", str(patch[0]))
     assert result.returncode == 2
     assert "--patch needs --sha256" in result.stderr
+
+
+@pytest.mark.parametrize("output,message", [
+    ("/nonexistent/server.zst", "/nonexistent/server.zst: no such directory to write it in"),
+    # zstd prints advice at level 19 before its error, and here a stack after it: only the
+    # error is said.
+    ("/proc/server.zst", "cannot make /proc/server.zst: zstd says: zstd: /proc/server.zst: "
+                         "No such file or directory"),
+])
+def test_a_delta_that_cannot_be_written_says_why(sets, output, message):
+    require("zstd", "zstd")
+    result = run_zonebake("delta", str(sets[0] / "zonebake-server"),
+                          str(sets[1] / "zonebake-server"), "-o", output)
+    assert (result.returncode, result.stdout, result.stderr) == (2, "", f"zonebake: {message}\n")
