@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import binascii
 import os
+import stat
 import time
 import calendar
 from dataclasses import dataclass, field
@@ -122,7 +123,11 @@ def _private_octets(private) -> bytes:
 def load(origin: dns.name.Name, directory: Path) -> list[KeyPair]:
     """Every key pair for `origin` in `directory`, by key tag; each private key checked
     against its public one."""
-    if not directory.is_dir():
+    try:  # is_dir() lets a name too long or a folder not to be searched through
+        found = directory.stat()
+    except OSError as exc:
+        raise UsageError(f"{directory}: not a directory of keys: {exc.strerror}") from None
+    if not stat.S_ISDIR(found.st_mode):
         raise UsageError(f"{directory}: not a directory of keys")
     pairs = []
     for path in sorted(directory.glob("K*.key")):

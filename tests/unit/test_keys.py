@@ -165,3 +165,12 @@ def test_keygen_says_what_is_wrong(tmp_path):
     assert missing.returncode == 2
     assert missing.stderr.startswith(f"zonebake: {tmp_path / 'nowhere'}")
     assert "Traceback" not in bad.stderr + missing.stderr
+
+
+@pytest.mark.parametrize("name,reason", [("a-file", ""), ("x" * 300, ": File name too long"),
+                                         ("missing", ": No such file or directory")])
+def test_a_keys_directory_that_is_not_one_is_refused_clearly(tmp_path, name, reason):
+    (tmp_path / "a-file").write_text("")
+    with pytest.raises(UsageError) as refused:
+        load(dns.name.from_text("example.com."), tmp_path / name)
+    assert str(refused.value) == f"{tmp_path / name}: not a directory of keys{reason}"
