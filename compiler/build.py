@@ -15,7 +15,7 @@ from .config import ZoneSetConfig
 from .errors import CompileError, Diagnostic, UsageError
 from .progress import Progress
 from .refreshed import Refreshed
-from . import emit, keepgoing
+from . import emit, keepgoing, paths
 from .core import early as early_core, run as core
 from .dnssec import signing
 from .toolchain import cc, replacing
@@ -108,8 +108,9 @@ def build(config: ZoneSetConfig, outdir: Path, lenient: bool = False,
         signing.signed_files(config, write_signed)  # a usage error before anything is built
     fetched = fetched or _refresh(config, progress, None, None)
     config = fetched.config
-    created = not outdir.exists()
-    if not created and not outdir.is_dir():
+    found = paths.status(outdir)
+    created = isinstance(found, str)  # nothing there (or nothing to be told: mkdir says)
+    if not created and not paths.is_dir(found):
         raise UsageError(f"{outdir}: not a directory (the output directory)")
     try:
         outdir.mkdir(parents=True, exist_ok=True)  # the core writes its data there

@@ -16,6 +16,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from .. import paths
 from ..errors import UsageError
 
 LEVEL = 19
@@ -77,9 +78,10 @@ def _window(old: Path, new_size: int) -> list[str]:
 def make(old: Path, new: Path, patch: Path) -> str:
     """Write the delta turning `old` into `new` to `patch`; returns new's SHA-256."""
     for path in (old, new):
-        if not path.is_file():
-            raise UsageError(f"{path}: no such file")
-    if not patch.absolute().parent.is_dir():
+        found = paths.status(path)
+        if not paths.is_file(found):
+            raise UsageError(f"{path}: no such file{paths.reason(found)}")
+    if not paths.is_dir(paths.status(patch.absolute().parent)):
         raise UsageError(f"{patch}: no such directory to write it in")
     _run([_zstd(), "-q", "-f", f"-{LEVEL}", *_window(old, new.stat().st_size),
           f"--patch-from={old}", str(new), "-o", str(patch)], f"cannot make {patch}")
@@ -89,8 +91,9 @@ def make(old: Path, new: Path, patch: Path) -> str:
 def apply(old: Path, patch: Path, into: Path, expected: str) -> None:
     """`old` patched by `patch`, put at `into` (executable) when its SHA-256 is `expected`;
     else nothing is left there, and Mismatch says why."""
-    if not patch.is_file():
-        raise UsageError(f"{patch}: no such file")
+    found = paths.status(patch)
+    if not paths.is_file(found):
+        raise UsageError(f"{patch}: no such file{paths.reason(found)}")
     partial = into.with_name(f".{into.name}.patched")
     try:
         # The old binary may be hundreds of megabytes: the window covers it whole.

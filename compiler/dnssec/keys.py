@@ -13,7 +13,6 @@ from __future__ import annotations
 import base64
 import binascii
 import os
-import stat
 import time
 import calendar
 from dataclasses import dataclass, field
@@ -28,6 +27,7 @@ import dns.rdatatype
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519
 
+from .. import paths
 from ..errors import UsageError
 from .algorithms import ALGORITHMS, MNEMONICS
 
@@ -75,8 +75,9 @@ def _stamp(at: float) -> str:
 def generate(origin: dns.name.Name, algorithm: str, ksk: bool, directory: Path,
              now: float | None = None) -> KeyPair:
     """A new key pair for `origin`, written into `directory`; never overwrites a file."""
-    if not directory.is_dir():
-        raise UsageError(f"{directory}: no such directory")
+    found = paths.status(directory)
+    if not paths.is_dir(found):
+        raise UsageError(f"{directory}: no such directory{paths.reason(found)}")
     number = ALGORITHMS[algorithm]
     private = (ed25519.Ed25519PrivateKey.generate() if number == 15
                else ec.generate_private_key(ec.SECP256R1()))
@@ -123,12 +124,9 @@ def _private_octets(private) -> bytes:
 def load(origin: dns.name.Name, directory: Path) -> list[KeyPair]:
     """Every key pair for `origin` in `directory`, by key tag; each private key checked
     against its public one."""
-    try:  # is_dir() lets a name too long or a folder not to be searched through
-        found = directory.stat()
-    except OSError as exc:
-        raise UsageError(f"{directory}: not a directory of keys: {exc.strerror}") from None
-    if not stat.S_ISDIR(found.st_mode):
-        raise UsageError(f"{directory}: not a directory of keys")
+    found = paths.status(directory)
+    if not paths.is_dir(found):
+        raise UsageError(f"{directory}: not a directory of keys{paths.reason(found)}")
     pairs = []
     for path in sorted(directory.glob("K*.key")):
         owner, dnskey = read_public(path)

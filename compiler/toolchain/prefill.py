@@ -69,7 +69,10 @@ def earlier_server(outdir: Path) -> tuple[Path, tuple[int, int]] | None:
     """OUTDIR's server and where its data lies, where OUTDIR holds a build the next one can
     build over: its state, and a server whose data elfsplice finds."""
     server = outdir / SERVER_FILE
-    if not (outdir / STATE_FILE).is_file():
+    try:  # a name too long, a folder not to be searched: no earlier build (the build says)
+        if not (outdir / STATE_FILE).is_file():
+            return None
+    except OSError:
         return None
     try:
         return server, elfsplice.span(server)

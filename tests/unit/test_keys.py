@@ -168,7 +168,7 @@ def test_keygen_says_what_is_wrong(tmp_path):
 
 
 @pytest.mark.parametrize("name,reason", [("a-file", ""), ("x" * 300, ": File name too long"),
-                                         ("missing", ": No such file or directory")])
+                                         ("missing", "")])
 def test_a_keys_directory_that_is_not_one_is_refused_clearly(tmp_path, name, reason):
     (tmp_path / "a-file").write_text("")
     with pytest.raises(UsageError) as refused:
