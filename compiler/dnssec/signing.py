@@ -56,14 +56,20 @@ def resign_at(expiration: int, validity: int) -> int:
     return expiration - reuse_left(validity) + INCEPTION_BEFORE + 1
 
 
+LAST_EPOCH = 253402300799  # 9999-12-31 23:59:59 UTC
+
+
 def build_time() -> tuple[int, bool]:
     """The build's time, and whether it is fixed: SOURCE_DATE_EPOCH (reproducible-builds.org)
     when set, else now."""
     text = os.environ.get("SOURCE_DATE_EPOCH", "")
     if not text:
         return clock.now(), False
-    if not text.isdigit():
-        raise UsageError(f"SOURCE_DATE_EPOCH={text!r}: expected seconds since 1970")
+    # ASCII digits only (str.isdigit takes '²', which int() does not), up to the last second
+    # a date is written for (the year 9999: time.gmtime, and every tool's date formats).
+    if not (text.isascii() and text.isdigit()) or int(text) > LAST_EPOCH:
+        raise UsageError(f"SOURCE_DATE_EPOCH={text!r}: expected seconds since 1970, at most "
+                         f"{LAST_EPOCH} (the end of the year 9999)")
     return int(text), True
 
 

@@ -343,11 +343,21 @@ def test_a_failed_build_signs_nothing_it_keeps(tmp_path, monkeypatch):
     assert not cache.exists()
 
 
-def test_a_bad_source_date_epoch_is_a_usage_error(monkeypatch):
-    monkeypatch.setenv("SOURCE_DATE_EPOCH", "yesterday")
-    with pytest.raises(UsageError, match="SOURCE_DATE_EPOCH='yesterday': expected seconds "
-                                         "since 1970"):
+@pytest.mark.parametrize("value", ["yesterday", "²", "-5", "253402300800",
+                                   "99999999999999999999"])
+def test_a_bad_source_date_epoch_is_a_usage_error(monkeypatch, value):
+    """Not ASCII digits ('²' is a digit to str.isdigit, not to int), or past the year 9999
+    (time.gmtime overflowed on 10^20, a traceback)."""
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", value)
+    with pytest.raises(UsageError) as refused:
         signing.build_time()
+    assert str(refused.value) == (f"SOURCE_DATE_EPOCH={value!r}: expected seconds since 1970, "
+                                  f"at most 253402300799 (the end of the year 9999)")
+
+
+def test_the_last_source_date_epoch_is_taken(monkeypatch):
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "253402300799")
+    assert signing.build_time() == (253402300799, True)
 
 
 # Issue 37: the core read past its names (a crash) making the denial proof of a name below a
