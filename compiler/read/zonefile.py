@@ -138,10 +138,27 @@ class _PositionedReader(dns.zonefile.Reader):
 
     def _generate_line(self) -> None:
         self._note_position()
+        token = self.tok.get()
+        self.tok.unget(token)
+        _check_range(token.value if token.is_identifier() else "")
         super()._generate_line()
 
     def error_position(self) -> Position:
         return Position(self.collector.display(self.tok.filename), self.tok.token_line)
+
+
+# BIND's bound on a $GENERATE range's start, stop and step (its manual: positive integers up
+# to 2^31 - 1). dnspython has none: a stop of 4294967296, a digit too many, made records until
+# memory ran out.
+MAX_GENERATE = 2**31 - 1
+
+
+def _check_range(text: str) -> None:
+    """Refuse a $GENERATE range with a number past MAX_GENERATE; dnspython says the rest."""
+    numbers = text.replace("/", "-").split("-")
+    if any(n.isascii() and n.isdigit() and int(n) > MAX_GENERATE for n in numbers):
+        raise dns.exception.SyntaxError(f"$GENERATE range {text}: a number past {MAX_GENERATE} "
+                                        f"(2^31 - 1, as BIND takes)")
 
 
 def parse_zone(source: ZoneSource, on_record: Callable[[], None] = lambda: None) -> ParsedZone:
