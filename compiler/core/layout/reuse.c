@@ -186,8 +186,6 @@ static uint64_t content_digest(uint64_t names, const struct state_group *groups,
 	return nsites ? bulk_digest(sites, nsites * sizeof *sites, content) : content;
 }
 
-/* The earlier build's state and blob mapped and whole, made by this core from this
- * manifest: 1, or 0. */
 static int by_origin(const void *a, const void *b)
 {
 	uint64_t x = before.zones[*(const uint32_t *)a].origin;
@@ -195,6 +193,8 @@ static int by_origin(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* The earlier build's state and blob mapped and whole, made by this core from this
+ * manifest: 1, or 0. */
 static int map_check(void)
 {
 	if (!old_state || !old_blob)
