@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import tomllib
 
 from .toolchain.cachehome import zonebake_cache
 
@@ -23,26 +24,25 @@ class NotToml(ValueError):
 
 def document(data: bytes) -> dict:
     """DATA, a TOML file's octets, as tomllib reads it (NotToml where it cannot)."""
-    import tomllib
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise NotToml(f"not UTF-8 text (octet {exc.start + 1})") from None
     if len(data) < CACHED_FROM:
-        return _parse(tomllib, text)
+        return _parse(text)
     key = hashlib.blake2b(data, digest_size=16).hexdigest()
     home = zonebake_cache()
     path = os.path.join(home, CACHE_FILE) if home else None
     found = _cached(path, key) if path else None
     if found is not None:
         return found
-    doc = _parse(tomllib, text)
+    doc = _parse(text)
     if path:
         _keep(path, key, doc)
     return doc
 
 
-def _parse(tomllib, text: str) -> dict:
+def _parse(text: str) -> dict:
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
