@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import time
 
+from ..toolchain import outdirlock
 from ..toolchain.cachehome import core_directories, zonebake_cache
 
 NEXT_FILE = "zonedata.next"
@@ -217,6 +218,7 @@ def start(output: str | os.PathLike[str], args: list[str]) -> None:
     by ZONEBAKE_CLOCK_FILE (clock.py) is not read here: then the driver starts the core."""
     global _pending, _command
     cwd, out = os.getcwd(), os.fspath(output)
+    outdirlock.hold(out)  # before anything is begun there (entry.py has taken it already)
     _command = (_keyed(args, out), cwd, os.environ.get(EPOCH, ""), out)
     recorded = _recorded(os.path.join(out, NEXT_FILE))
     if recorded is None or os.environ.get("ZONEBAKE_CLOCK_FILE"):

@@ -15,7 +15,7 @@ import os
 import threading
 from pathlib import Path
 
-from . import elfsplice
+from . import elfsplice, outdirlock
 
 # An output directory's server, and the state beside it that the next build reads (build.py).
 SERVER_FILE = "zonebake-server"
@@ -100,6 +100,7 @@ def start_early(outdir: Path) -> None:
     """For the command line's output directory, before anything else is read or imported:
     where it holds a build (its state, and a server whose data elfsplice finds), the copy
     begins."""
+    outdirlock.hold(outdir)  # before its temporary file is made (entry.py took it first)
     earlier = earlier_server(outdir)
     if earlier is None:
         return
