@@ -13,7 +13,8 @@
  * Bodies are taken longest first; each looks for its octets among the runs of whole records
  * of those that keep their own, by a hash of its records' hashes that every run's is worked
  * out from in a step (a polynomial over the records, by prefixes), then compared octet for
- * octet. The first run found is taken, so that the same region always shares the same way.
+ * octet. Of the runs with its octets the first added is taken, so that the same region
+ * always shares the same way.
  */
 #include <stdlib.h>
 
@@ -141,8 +142,22 @@ static void add_runs(struct sharing *s, uint32_t k, const uint8_t *d, size_t len
 	}
 }
 
+/* Whether run `p` was added before run `q` (share_bodies' order: longer hosts first, then
+ * by index; a host's runs by offset). */
+static int added_before(const uint32_t *ids, const struct spot *p, const struct spot *q)
+{
+	uint16_t p_len = bodies.list.v[ids[p->k]].data_len;
+	uint16_t q_len = bodies.list.v[ids[q->k]].data_len;
+	if (p_len != q_len)
+		return p_len > q_len;
+	return p->k != q->k ? p->k < q->k : p->off < q->off;
+}
+
 /* Where `ids[k]`'s octets are among the runs added: its host's index, the offset in the
- * host in *off; NONE where nowhere. */
+ * host in *off; NONE where nowhere. Of several runs with them, the first added: the order
+ * they lie in the table follows the other runs' hashes (a probe that wrapped round, moved
+ * in a larger table, comes first), and a region that holds the same bodies but for a new
+ * SOA serial shares the same way as before (reuse.c patches the serial into the copy). */
 static uint32_t find_host(const struct sharing *s, const uint32_t *ids, uint32_t k,
 			  uint32_t *off)
 {
@@ -155,16 +170,19 @@ static uint32_t find_host(const struct sharing *s, const uint32_t *ids, uint32_t
 		return NONE;  /* longer than a run looked up, or not whole records */
 	prefix_hashes(octets, starts, n, h);
 	uint64_t key = h[n - 1];
+	const struct spot *first = NULL;
 	for (size_t slot = slot_of(s, key); s->spots[slot].k != NONE;
 	     slot = (slot + 1) & (s->cap - 1)) {
 		const struct spot *p = &s->spots[slot];
 		if (p->key == key && p->len == b->data_len &&
-		    memcmp(body_data(&bodies.list.v[ids[p->k]]) + p->off, octets, p->len) == 0) {
-			*off = p->off;
-			return p->k;
-		}
+		    (!first || added_before(ids, p, first)) &&
+		    memcmp(body_data(&bodies.list.v[ids[p->k]]) + p->off, octets, p->len) == 0)
+			first = p;
 	}
-	return NONE;
+	if (!first)
+		return NONE;
+	*off = first->off;
+	return first->k;
 }
 
 static int longest_first(const void *a, const void *b)

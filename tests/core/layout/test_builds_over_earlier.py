@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import ZONES
 from randomsets import zone_set
 from zonebake.config import ServerDefaults, ZoneSetConfig, ZoneSource, parse_origin
 from zonebake.core import run as core
@@ -349,3 +350,20 @@ def test_a_new_serial_is_patched_into_the_copied_regions(tmp_path):
 
 def bump_serial(text: str) -> str:
     return text.replace("hostmaster 7 ", "hostmaster 8 ", 1)
+
+
+def test_a_body_is_shared_with_the_first_run_of_its_octets(tmp_path):
+    """Of several runs of a region holding a body's octets, sharing takes the first added,
+    wherever the table's probe meets it: in this zone, with serial 10 a probe met another
+    first than with serial 8, and the copy patched to 10 pointed elsewhere than a full
+    build (layout/sharing.c)."""
+    zone = tmp_path / "shared-run.zone"
+    zone.write_text((ZONES / "rebuilds" / "shared-run.zone").read_text())
+    config = ZoneSetConfig((ZoneSource(parse_origin("z0.test.", "t"), zone, "z"),),
+                           ServerDefaults())
+    assert build_over(config, tmp_path, "earlier") is not None
+    zone.write_text(zone.read_text().replace("hostmaster 8 ", "hostmaster 10 ", 1))
+    full = build_over(config, tmp_path, "full")
+    over = build_over(config, tmp_path, "over", earlier=tmp_path / "earlier")
+    assert over[0] == full[0] and over[1][0] > 0
+
