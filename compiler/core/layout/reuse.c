@@ -544,7 +544,7 @@ static int plan_signatures(uint32_t z, const struct state_zone *was,
  * their new serial, to patch in, and in a signed zone its SOA's new signatures. 0 when an
  * SOA changed otherwise (every negative answer holds it: a full build), or a serial cannot
  * be patched safely: the old numbers must be one zone's only, or a body holding another
- * zone's alike would be patched too. */
+ * zone's alike would be patched too, and the new ones too. */
 static int plan_serials(void)
 {
 	patches.n = sig_patches.n = sig_octets.n = 0;
@@ -560,6 +560,11 @@ static int plan_serials(void)
 		for (uint64_t k = 0; k < before.head->nzones; k++)
 			if (&before.zones[k] != was &&
 			    !memcmp(before.zones[k].numbers, was->numbers, sizeof was->numbers))
+				return 0;
+		/* Nor may the new ones be another zone's now: bodies of the two alike then, a
+		 * region shares them (sharing.c) where the copy holds both apart. */
+		for (uint32_t y = 0; y < zones.n; y++)
+			if (y != z && !memcmp(zone_entries[y].numbers, now.numbers, sizeof now.numbers))
 				return 0;
 		struct serial_patch p;
 		memcpy(p.old, was->numbers, sizeof p.old);

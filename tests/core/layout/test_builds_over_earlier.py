@@ -367,3 +367,21 @@ def test_a_body_is_shared_with_the_first_run_of_its_octets(tmp_path):
     over = build_over(config, tmp_path, "over", earlier=tmp_path / "earlier")
     assert over[0] == full[0] and over[1][0] > 0
 
+
+def test_a_serial_made_another_zones_gives_a_full_build(tmp_path):
+    """A zone's new SOA numbers the same as another zone's: their negative answers' bodies
+    may be alike now, which a full build shares and a patched copy holds apart."""
+    a, b = tmp_path / "a.zone", tmp_path / "b.zone"
+    a.write_text("@ SOA ns.hoster.example. hostmaster.hoster.example. 8 7200 900 1209600 300\n"
+                 "@ NS ns1.b.test.\n")
+    b.write_text("@ SOA ns.hoster.example. hostmaster.hoster.example. 7 7200 900 1209600 300\n"
+                 "@ NS ns1.a.test.\n")
+    config = ZoneSetConfig((ZoneSource(parse_origin("a.test.", "t"), a, "a.zone"),
+                            ZoneSource(parse_origin("b.test.", "t"), b, "b.zone")),
+                           ServerDefaults())
+    assert build_over(config, tmp_path, "earlier") is not None
+    b.write_text(b.read_text().replace(" 7 7200 ", " 8 7200 "))
+    full = build_over(config, tmp_path, "full")
+    over = build_over(config, tmp_path, "over", earlier=tmp_path / "earlier")
+    assert over[0] == full[0] and not any(over[1])  # nothing reused
+
