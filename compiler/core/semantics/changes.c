@@ -337,10 +337,30 @@ static void lists_free(struct lists *l)
 	memset(l, 0, sizeof *l);
 }
 
+/* Where zone ZONE's record names TARGET in the namespace of another zone of the set
+ * below ZONE's origin, that zone's apex (the topmost, under zones nested deeper): ZONE
+ * delegates it (views.c), and what the record's owner answers in ZONE holds the referral
+ * there (a CNAME's target's, RFC 1034 §4.3.2 step 3b; an MX's glue), which changes with the
+ * delegation's NS, DS and addresses, at the apex. NONE where TARGET is ZONE's own or lies
+ * outside ZONE's namespace. */
+static name_t delegated_at(uint32_t zone, name_t target)
+{
+	name_t apex = NONE;
+	for (name_t a = target; a != NONE; a = N(a)->parent) {
+		if (a == zones.v[zone].origin)
+			return apex;
+		if (N(a)->flags & NAME_ORIGIN)
+			apex = a;
+	}
+	return NONE;
+}
+
 /* Each name's list of the owners whose records name it (a CSR: counted, then filled), over
  * the first n names (the records name none after them), from the RRsets [begin, end) of each
- * of `nranges` ranges. */
-static struct lists referrers_of(size_t n, const uint32_t (*ranges)[2], size_t nranges)
+ * of `nranges` ranges; where the ranges are the zones' (`zoned`), an owner naming a name in
+ * the namespace of a zone it delegates is in the list of that zone's apex too. */
+static struct lists referrers_of(size_t n, const uint32_t (*ranges)[2], size_t nranges,
+				 int zoned)
 {
 	struct lists l = {xcalloc(n + 1, sizeof *l.start), NULL, n, 0};
 	uint32_t *fill = NULL;
@@ -348,8 +368,12 @@ static struct lists referrers_of(size_t n, const uint32_t (*ranges)[2], size_t n
 		for (size_t z = 0; z < nranges; z++)
 			for (uint32_t s = ranges[z][0]; s < ranges[z][1]; s++)
 				for (uint32_t r = rrsets.v[s].first; r != NONE; r = rdatas.v[r].next) {
-					name_t to[2] = {rdatas.v[r].name, rdatas.v[r].name2};
-					for (int k = 0; k < 2; k++) {
+					name_t to[4] = {rdatas.v[r].name, rdatas.v[r].name2,
+							NONE, NONE};
+					for (int k = 0; zoned && k < 2; k++)
+						if (to[k] != NONE)
+							to[k + 2] = delegated_at(z, to[k]);
+					for (int k = 0; k < 4; k++) {
 						if (to[k] == NONE)
 							continue;
 						if (pass == 0)
@@ -377,7 +401,7 @@ static struct lists referrers(void)
 		ranges[z][0] = zones.v[z].rrsets_begin;
 		ranges[z][1] = zones.v[z].rrsets_end;
 	}
-	struct lists l = referrers_of(names.n, (const uint32_t (*)[2])ranges, zones.n);
+	struct lists l = referrers_of(names.n, (const uint32_t (*)[2])ranges, zones.n, 1);
 	free(ranges);
 	return l;
 }
@@ -385,7 +409,7 @@ static struct lists referrers(void)
 void named_by_lists(size_t n, uint32_t nsets, uint32_t **start, uint32_t **item)
 {
 	const uint32_t all[1][2] = {{0, nsets}};
-	struct lists l = referrers_of(n, all, 1);
+	struct lists l = referrers_of(n, all, 1, 0);  /* one zone: none delegated */
 	*start = l.start;
 	*item = l.item;
 }

@@ -385,3 +385,24 @@ def test_a_serial_made_another_zones_gives_a_full_build(tmp_path):
     over = build_over(config, tmp_path, "over", earlier=tmp_path / "earlier")
     assert over[0] == full[0] and not any(over[1])  # nothing reused
 
+
+def test_a_delegation_to_a_zone_of_the_set_reaches_what_names_below_it(tmp_path):
+    """A parent and its child served together: the parent's referral at the child's apex
+    (views.c) answers, in the parent, what its records name below the cut. Its NS target's
+    address changed: the aliases of names there are reached, as below a cut in one zone."""
+    parent, child = tmp_path / "parent.zone", tmp_path / "child.zone"
+    parent.write_text("$TTL 60\n@ SOA ns1 h 1 7200 900 1209600 60\n@ NS ns1.sub\n"
+                      "ns1 A 192.0.2.1\nsub NS ns1\nns1.sub A 198.51.100.1\n" +
+                      "".join(f"w{i} CNAME ns1.m{i}.sub\n" for i in range(3)) +
+                      "".join(f"f{i} A 192.0.2.{i % 250 + 1}\n" for i in range(3000)))
+    child.write_text("$TTL 60\n@ SOA ns1 h 1 7200 900 1209600 60\n@ NS ns.elsewhere.example.\n"
+                     "ns1 A 192.0.2.1\n")
+    config = ZoneSetConfig((ZoneSource(parse_origin("sub.z.test.", "t"), child, "child.zone"),
+                            ZoneSource(parse_origin("z.test.", "t"), parent, "parent.zone")),
+                           ServerDefaults())
+    assert build_over(config, tmp_path, "earlier") is not None
+    parent.write_text(parent.read_text().replace("ns1 A 192.0.2.1\n",
+                                                 "ns1 A 192.0.2.1\nns1 A 198.18.5.42\n"))
+    full = build_over(config, tmp_path, "full")
+    over = build_over(config, tmp_path, "over", earlier=tmp_path / "earlier")
+    assert over[0] == full[0] and over[1][0] > 0
