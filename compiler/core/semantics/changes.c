@@ -368,18 +368,20 @@ static struct lists referrers_of(size_t n, const uint32_t (*ranges)[2], size_t n
 		for (size_t z = 0; z < nranges; z++)
 			for (uint32_t s = ranges[z][0]; s < ranges[z][1]; s++)
 				for (uint32_t r = rrsets.v[s].first; r != NONE; r = rdatas.v[r].next) {
-					name_t to[4] = {rdatas.v[r].name, rdatas.v[r].name2,
-							NONE, NONE};
-					for (int k = 0; zoned && k < 2; k++)
-						if (to[k] != NONE)
-							to[k + 2] = delegated_at(z, to[k]);
-					for (int k = 0; k < 4; k++) {
+					name_t to[2] = {rdatas.v[r].name, rdatas.v[r].name2};
+					for (int k = 0; k < 2; k++) {
 						if (to[k] == NONE)
 							continue;
-						if (pass == 0)
+						name_t apex = zoned ? delegated_at(z, to[k]) : NONE;
+						if (pass == 0) {
 							l.start[to[k] + 1]++;
-						else
+							if (apex != NONE)
+								l.start[apex + 1]++;
+						} else {
 							l.item[fill[to[k]]++] = rrsets.v[s].owner;
+							if (apex != NONE)
+								l.item[fill[apex]++] = rrsets.v[s].owner;
+						}
 					}
 				}
 		if (pass == 0) {
@@ -401,7 +403,8 @@ static struct lists referrers(void)
 		ranges[z][0] = zones.v[z].rrsets_begin;
 		ranges[z][1] = zones.v[z].rrsets_end;
 	}
-	struct lists l = referrers_of(names.n, (const uint32_t (*)[2])ranges, zones.n, 1);
+	struct lists l = referrers_of(names.n, (const uint32_t (*)[2])ranges, zones.n,
+				       zones.n > 1);  /* one zone delegates to none of the set */
 	free(ranges);
 	return l;
 }
