@@ -406,3 +406,25 @@ def test_a_delegation_to_a_zone_of_the_set_reaches_what_names_below_it(tmp_path)
     full = build_over(config, tmp_path, "full")
     over = build_over(config, tmp_path, "over", earlier=tmp_path / "earlier")
     assert over[0] == full[0] and over[1][0] > 0
+
+
+def test_a_dname_into_a_delegated_zone_of_the_set_reaches_its_images(tmp_path):
+    """A DNAME of the parent whose target is the child's apex: the answers it synthesizes
+    hold, in the parent's view, the referral to the child (RFC 6672 §3.3, RFC 1034 §4.3.2
+    step 3b). Its glue's address changed: every image is reached."""
+    parent, child = tmp_path / "parent.zone", tmp_path / "child.zone"
+    parent.write_text("$TTL 60\n@ SOA ns1 h 1 7200 900 1209600 60\n@ NS ns1\n"
+                      "ns1 A 192.0.2.1\nsub NS ns.sub\nns.sub A 198.51.100.7\n"
+                      "dn DNAME sub.z.test.\n" +
+                      "".join(f"f{i} A 192.0.2.{i % 250 + 1}\n" for i in range(3000)))
+    child.write_text("$TTL 60\n@ SOA ns1 h 1 7200 900 1209600 60\n@ NS ns\n"
+                     "ns A 198.51.100.7\n" +
+                     "".join(f"h{i} A 192.0.2.{i % 250 + 1}\n" for i in range(20)))
+    config = ZoneSetConfig((ZoneSource(parse_origin("z.test.", "t"), parent, "parent.zone"),
+                            ZoneSource(parse_origin("sub.z.test.", "t"), child, "child.zone")),
+                           ServerDefaults())
+    assert build_over(config, tmp_path, "earlier") is not None
+    parent.write_text(parent.read_text().replace("198.51.100.7", "198.18.5.211"))
+    full = build_over(config, tmp_path, "full")
+    over = build_over(config, tmp_path, "over", earlier=tmp_path / "earlier")
+    assert over[0] == full[0] and over[1][0] > 0
