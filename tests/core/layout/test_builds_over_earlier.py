@@ -352,59 +352,67 @@ def bump_serial(text: str) -> str:
     return text.replace("hostmaster 7 ", "hostmaster 8 ", 1)
 
 
+
+def zones_of(tmp_path: Path, *zones: tuple[str, str]):
+    """A set of ZONES, each (origin, text), written into tmp_path: its config and files."""
+    paths = [tmp_path / f"{origin}zone" for origin, _ in zones]
+    for path, (_, text) in zip(paths, zones):
+        path.write_text(text)
+    return ZoneSetConfig(tuple(ZoneSource(parse_origin(origin, "t"), path, path.name)
+                               for path, (origin, _) in zip(paths, zones)),
+                         ServerDefaults()), paths
+
+
+def rebuilt(config, tmp_path: Path, edit) -> tuple:
+    """CONFIG built, EDIT made, then built in full and over the first build: both."""
+    assert build_over(config, tmp_path, "earlier") is not None
+    edit()
+    return (build_over(config, tmp_path, "full"),
+            build_over(config, tmp_path, "over", earlier=tmp_path / "earlier"))
+
+
+def replaced(path: Path, old: str, new: str):
+    return lambda: path.write_text(path.read_text().replace(old, new, 1))
+
+
 def test_a_body_is_shared_with_the_first_run_of_its_octets(tmp_path):
     """Of several runs of a region holding a body's octets, sharing takes the first added,
     wherever the table's probe meets it: in this zone, with serial 10 a probe met another
     first than with serial 8, and the copy patched to 10 pointed elsewhere than a full
     build (layout/sharing.c)."""
-    zone = tmp_path / "shared-run.zone"
-    zone.write_text((ZONES / "rebuilds" / "shared-run.zone").read_text())
-    config = ZoneSetConfig((ZoneSource(parse_origin("z0.test.", "t"), zone, "z"),),
-                           ServerDefaults())
-    assert build_over(config, tmp_path, "earlier") is not None
-    zone.write_text(zone.read_text().replace("hostmaster 8 ", "hostmaster 10 ", 1))
-    full = build_over(config, tmp_path, "full")
-    over = build_over(config, tmp_path, "over", earlier=tmp_path / "earlier")
+    config, (zone,) = zones_of(
+        tmp_path, ("z0.test.", (ZONES / "rebuilds" / "shared-run.zone").read_text()))
+    full, over = rebuilt(config, tmp_path, replaced(zone, "hostmaster 8 ", "hostmaster 10 "))
     assert over[0] == full[0] and over[1][0] > 0
 
 
 def test_a_serial_made_another_zones_gives_a_full_build(tmp_path):
     """A zone's new SOA numbers the same as another zone's: their negative answers' bodies
     may be alike now, which a full build shares and a patched copy holds apart."""
-    a, b = tmp_path / "a.zone", tmp_path / "b.zone"
-    a.write_text("@ SOA ns.hoster.example. hostmaster.hoster.example. 8 7200 900 1209600 300\n"
-                 "@ NS ns1.b.test.\n")
-    b.write_text("@ SOA ns.hoster.example. hostmaster.hoster.example. 7 7200 900 1209600 300\n"
-                 "@ NS ns1.a.test.\n")
-    config = ZoneSetConfig((ZoneSource(parse_origin("a.test.", "t"), a, "a.zone"),
-                            ZoneSource(parse_origin("b.test.", "t"), b, "b.zone")),
-                           ServerDefaults())
-    assert build_over(config, tmp_path, "earlier") is not None
-    b.write_text(b.read_text().replace(" 7 7200 ", " 8 7200 "))
-    full = build_over(config, tmp_path, "full")
-    over = build_over(config, tmp_path, "over", earlier=tmp_path / "earlier")
+    soa = "@ SOA ns.hoster.example. hostmaster.hoster.example. {} 7200 900 1209600 300\n"
+    config, (_, b) = zones_of(tmp_path, ("a.test.", soa.format(8) + "@ NS ns1.b.test.\n"),
+                              ("b.test.", soa.format(7) + "@ NS ns1.a.test.\n"))
+    full, over = rebuilt(config, tmp_path, replaced(b, " 7 7200 ", " 8 7200 "))
     assert over[0] == full[0] and not any(over[1])  # nothing reused
 
 
+# A parent zone and its child zone served together, the parent's view of the child's
+# namespace its referral there (views.c): the parent's own names, and a cut to the child.
+PARENT = ("$TTL 60\n@ SOA ns1 h 1 7200 900 1209600 60\n@ NS ns1\nns1 A 192.0.2.1\n" +
+          "".join(f"f{i} A 192.0.2.{i % 250 + 1}\n" for i in range(3000)))
+CHILD = "$TTL 60\n@ SOA ns1 h 1 7200 900 1209600 60\n"
+
+
 def test_a_delegation_to_a_zone_of_the_set_reaches_what_names_below_it(tmp_path):
-    """A parent and its child served together: the parent's referral at the child's apex
-    (views.c) answers, in the parent, what its records name below the cut. Its NS target's
-    address changed: the aliases of names there are reached, as below a cut in one zone."""
-    parent, child = tmp_path / "parent.zone", tmp_path / "child.zone"
-    parent.write_text("$TTL 60\n@ SOA ns1 h 1 7200 900 1209600 60\n@ NS ns1.sub\n"
-                      "ns1 A 192.0.2.1\nsub NS ns1\nns1.sub A 198.51.100.1\n" +
-                      "".join(f"w{i} CNAME ns1.m{i}.sub\n" for i in range(3)) +
-                      "".join(f"f{i} A 192.0.2.{i % 250 + 1}\n" for i in range(3000)))
-    child.write_text("$TTL 60\n@ SOA ns1 h 1 7200 900 1209600 60\n@ NS ns.elsewhere.example.\n"
-                     "ns1 A 192.0.2.1\n")
-    config = ZoneSetConfig((ZoneSource(parse_origin("sub.z.test.", "t"), child, "child.zone"),
-                            ZoneSource(parse_origin("z.test.", "t"), parent, "parent.zone")),
-                           ServerDefaults())
-    assert build_over(config, tmp_path, "earlier") is not None
-    parent.write_text(parent.read_text().replace("ns1 A 192.0.2.1\n",
-                                                 "ns1 A 192.0.2.1\nns1 A 198.18.5.42\n"))
-    full = build_over(config, tmp_path, "full")
-    over = build_over(config, tmp_path, "over", earlier=tmp_path / "earlier")
+    """What the parent's records name below the cut is answered, in the parent, with the
+    referral. Its NS target's address changed: the aliases of names there are reached, as
+    below a cut in one zone."""
+    config, (child, parent) = zones_of(
+        tmp_path, ("sub.z.test.", CHILD + "@ NS ns.elsewhere.example.\nns1 A 192.0.2.1\n"),
+        ("z.test.", PARENT + "sub NS ns1\n" +
+         "".join(f"w{i} CNAME ns1.m{i}.sub\n" for i in range(3))))
+    full, over = rebuilt(config, tmp_path, replaced(parent, "ns1 A 192.0.2.1\n",
+                                                    "ns1 A 192.0.2.1\nns1 A 198.18.5.42\n"))
     assert over[0] == full[0] and over[1][0] > 0
 
 
@@ -412,19 +420,10 @@ def test_a_dname_into_a_delegated_zone_of_the_set_reaches_its_images(tmp_path):
     """A DNAME of the parent whose target is the child's apex: the answers it synthesizes
     hold, in the parent's view, the referral to the child (RFC 6672 §3.3, RFC 1034 §4.3.2
     step 3b). Its glue's address changed: every image is reached."""
-    parent, child = tmp_path / "parent.zone", tmp_path / "child.zone"
-    parent.write_text("$TTL 60\n@ SOA ns1 h 1 7200 900 1209600 60\n@ NS ns1\n"
-                      "ns1 A 192.0.2.1\nsub NS ns.sub\nns.sub A 198.51.100.7\n"
-                      "dn DNAME sub.z.test.\n" +
-                      "".join(f"f{i} A 192.0.2.{i % 250 + 1}\n" for i in range(3000)))
-    child.write_text("$TTL 60\n@ SOA ns1 h 1 7200 900 1209600 60\n@ NS ns\n"
-                     "ns A 198.51.100.7\n" +
-                     "".join(f"h{i} A 192.0.2.{i % 250 + 1}\n" for i in range(20)))
-    config = ZoneSetConfig((ZoneSource(parse_origin("z.test.", "t"), parent, "parent.zone"),
-                            ZoneSource(parse_origin("sub.z.test.", "t"), child, "child.zone")),
-                           ServerDefaults())
-    assert build_over(config, tmp_path, "earlier") is not None
-    parent.write_text(parent.read_text().replace("198.51.100.7", "198.18.5.211"))
-    full = build_over(config, tmp_path, "full")
-    over = build_over(config, tmp_path, "over", earlier=tmp_path / "earlier")
+    config, (parent, child) = zones_of(
+        tmp_path, ("z.test.", PARENT + "sub NS ns.sub\nns.sub A 198.51.100.7\n"
+                   "dn DNAME sub.z.test.\n"),
+        ("sub.z.test.", CHILD + "@ NS ns\nns A 198.51.100.7\n" +
+         "".join(f"h{i} A 192.0.2.{i % 250 + 1}\n" for i in range(20))))
+    full, over = rebuilt(config, tmp_path, replaced(parent, "198.51.100.7", "198.18.5.211"))
     assert over[0] == full[0] and over[1][0] > 0
