@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from blob import server_data
 from conftest import build_set
 from gen import CHANGE_KINDS, ORIGIN, change_zone, write_zone
 
@@ -24,7 +25,10 @@ OUTPUTS = ("zonebake-server", "zonedata.state", "zonedata.c")  # the first two: 
 
 
 def outputs(outdir: Path) -> dict[str, bytes]:
-    return {name: (outdir / name).read_bytes() for name in OUTPUTS}
+    """What a build wrote: the server's data (a sanitized server's debug information names
+    the directory it was built in), its state, zonedata.c."""
+    found = {name: (outdir / name).read_bytes() for name in OUTPUTS[1:]}
+    return {OUTPUTS[0]: server_data(outdir / OUTPUTS[0]), **found}
 
 
 def leftovers(outdir: Path) -> list[str]:
