@@ -118,84 +118,92 @@ def build(config: ZoneSetConfig, outdir: Path, lenient: bool = False,
         raise UsageError(f"{outdir}: cannot make the output directory: {exc.strerror}") \
             from None
     # One build at a time into it (toolchain/outdirlock.py): held already where the
-    # command's start took it (entry.py), before it began anything there.
+    # command's start took it (core/early.py), before it began anything there.
     outdirlock.hold(outdir)
     try:
-        state_file = outdir / STATE_FILE
-        state = _earlier(outdir, state_file)
-        # The responder's own objects do not depend on the zones: on a first build they compile
-        # meanwhile, mostly on the core the single-threaded stages leave idle. Nor does
-        # zonedata.c (the layout's numbers are in the data): the server is compiled and linked
-        # while the core runs, and the core writes the data into it (cc.EarlyServer). Both begin
-        # once the core has started: their Python held the interpreter's lock while this thread
-        # made its way to the core (5-10 ms of a rebuild). A core that has to be compiled first
-        # (or a build that fails before) lets them go after CORE_STARTS.
-        started = threading.Event()
-
-        def once_started(work: Callable[[], T]) -> T:
-            started.wait(CORE_STARTS)
-            return work()
-
-        with ThreadPoolExecutor(max_workers=3) as meanwhile:
-            runtime = meanwhile.submit(once_started, cc.prepare_runtime)
-            early: cc.EarlyServer | None = None
-
-            def bake(current: ZoneSetConfig, last_good: dict[int, Path],
-                     keep: dict[int, Path]) -> core.Baked:
-                nonlocal early
-                if early is not None:  # an earlier try's, with zones this one leaves out
-                    early.abandon()
-                early = cc.EarlyServer(outdir, meanwhile, runtime, earlier=(
-                    (state.earlier_data, state.earlier_span)
-                    if state.earlier_data and state.earlier_span else None))
-                early.start(lambda: once_started(lambda: emit.render(current)))
-                return _bake(current, early.data_file, progress, lenient,
-                             write_signed=signing.signed_files(current, write_signed)
-                             if write_signed else None, last_good=last_good, keep=keep,
-                             state=state, into=early.place, on_started=started.set)
-
-            broken: list[Diagnostic] = []
-            broken_zones: set[str] = set()
-            try:
-                if keep_going:
-                    baked, config, broken, broken_zones = keepgoing.build(config, outdir, bake)
-                else:
-                    baked = bake(config, {}, {})
-                assert early is not None
-                early.data_written()
-                with progress.stage("cc"):
-                    early.finish()  # the server, its data inside, in place of the last one
-                # After the data it describes: a state left over from a build cut off between
-                # the two renames does not match the data, and the next build builds in full.
-                # Exchanged: os.replace over the last state (32 MiB at a million names) waited
-                # for the new one's blocks to be written.
-                old = replacing.replace(state.out, state_file)
-                if old is not None:
-                    replacing.release(old)
-                _put_image(state.image_out, outdir / IMAGE_FILE)
-                # For the next build of this command line: its core begun before the imports.
-                early_core.remember(outdir, baked.core, None if keep_going or write_signed else
-                                    core.next_manifest(config, lenient, baked.core,
-                                                       _earlier(outdir, state_file)))
-            except BaseException as exc:
-                state.out.unlink(missing_ok=True)
-                state.image_out.unlink(missing_ok=True)
-                if isinstance(exc, CompileError):  # why a zone is compiled from its last file
-                    exc.diagnostics[:0] = fetched.warnings
-                if early is not None:
-                    early.abandon()
-                if created:  # a set that does not compile leaves nothing behind
-                    shutil.rmtree(outdir, ignore_errors=True)
-                raise
-            with progress.stage("emit"):
-                emit.write(outdir, config, early.zonedata_text)
-            # An earlier version's copy of the data beside the server; the server's own is it.
-            (outdir / emit.DATA_FILE).unlink(missing_ok=True)
-        fetched.commit(broken_zones)
-        return Built(fetched.warnings + list(baked.warnings), broken)
+        return _into(config, outdir, created, fetched, progress, lenient, write_signed,
+                     keep_going)
     finally:
         # What the command's start began there and no build took over (it failed first) is
         # stopped before the next build into OUTDIR may go on.
         prefill.stop_early()
         early_core.stop_early()
         outdirlock.release(outdir)
+
+
+def _into(config: ZoneSetConfig, outdir: Path, created: bool, fetched: Refreshed,
+          progress: Progress, lenient: bool, write_signed: Path | None,
+          keep_going: bool) -> Built:
+    """build()'s work in OUTDIR, which it holds (made by it where `created`)."""
+    state_file = outdir / STATE_FILE
+    state = _earlier(outdir, state_file)
+    # The responder's own objects do not depend on the zones: on a first build they compile
+    # meanwhile, mostly on the core the single-threaded stages leave idle. Nor does
+    # zonedata.c (the layout's numbers are in the data): the server is compiled and linked
+    # while the core runs, and the core writes the data into it (cc.EarlyServer). Both begin
+    # once the core has started: their Python held the interpreter's lock while this thread
+    # made its way to the core (5-10 ms of a rebuild). A core that has to be compiled first
+    # (or a build that fails before) lets them go after CORE_STARTS.
+    started = threading.Event()
+
+    def once_started(work: Callable[[], T]) -> T:
+        started.wait(CORE_STARTS)
+        return work()
+
+    with ThreadPoolExecutor(max_workers=3) as meanwhile:
+        runtime = meanwhile.submit(once_started, cc.prepare_runtime)
+        early: cc.EarlyServer | None = None
+
+        def bake(current: ZoneSetConfig, last_good: dict[int, Path],
+                 keep: dict[int, Path]) -> core.Baked:
+            nonlocal early
+            if early is not None:  # an earlier try's, with zones this one leaves out
+                early.abandon()
+            early = cc.EarlyServer(outdir, meanwhile, runtime, earlier=(
+                (state.earlier_data, state.earlier_span)
+                if state.earlier_data and state.earlier_span else None))
+            early.start(lambda: once_started(lambda: emit.render(current)))
+            return _bake(current, early.data_file, progress, lenient,
+                         write_signed=signing.signed_files(current, write_signed)
+                         if write_signed else None, last_good=last_good, keep=keep,
+                         state=state, into=early.place, on_started=started.set)
+
+        broken: list[Diagnostic] = []
+        broken_zones: set[str] = set()
+        try:
+            if keep_going:
+                baked, config, broken, broken_zones = keepgoing.build(config, outdir, bake)
+            else:
+                baked = bake(config, {}, {})
+            assert early is not None
+            early.data_written()
+            with progress.stage("cc"):
+                early.finish()  # the server, its data inside, in place of the last one
+            # After the data it describes: a state left over from a build cut off between
+            # the two renames does not match the data, and the next build builds in full.
+            # Exchanged: os.replace over the last state (32 MiB at a million names) waited
+            # for the new one's blocks to be written.
+            old = replacing.replace(state.out, state_file)
+            if old is not None:
+                replacing.release(old)
+            _put_image(state.image_out, outdir / IMAGE_FILE)
+            # For the next build of this command line: its core begun before the imports.
+            early_core.remember(outdir, baked.core, None if keep_going or write_signed else
+                                core.next_manifest(config, lenient, baked.core,
+                                                   _earlier(outdir, state_file)))
+        except BaseException as exc:
+            state.out.unlink(missing_ok=True)
+            state.image_out.unlink(missing_ok=True)
+            if isinstance(exc, CompileError):  # why a zone is compiled from its last file
+                exc.diagnostics[:0] = fetched.warnings
+            if early is not None:
+                early.abandon()
+            if created:  # a set that does not compile leaves nothing behind
+                shutil.rmtree(outdir, ignore_errors=True)
+            raise
+        with progress.stage("emit"):
+            emit.write(outdir, config, early.zonedata_text)
+        # An earlier version's copy of the data beside the server; the server's own is it.
+        (outdir / emit.DATA_FILE).unlink(missing_ok=True)
+    fetched.commit(broken_zones)
+    return Built(fetched.warnings + list(baked.warnings), broken)

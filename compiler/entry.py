@@ -1,16 +1,15 @@
 """The `zonebake` command's entry point. Before the driver's imports (a few tens of
 milliseconds), a build into an output directory that its command line names takes the
-directory's lock (toolchain/outdirlock.py: one build at a time), and a build over an earlier
-one there begins its core on the manifest that build recorded, where the command line is
-that build's (core/early.py), and begins copying the earlier server's data on a processor of
-its own (toolchain/prefill.py); then the command runs (cli.py)."""
+directory's lock (toolchain/outdirlock.py: one build at a time) and, over an earlier build
+there, begins its core on the manifest that build recorded, where the command line is that
+build's (core/early.py's start, the lock first), and begins copying the earlier server's
+data on a processor of its own (toolchain/prefill.py); then the command runs (cli.py)."""
 
 from __future__ import annotations
 
 import sys
 
 from .core import early
-from .toolchain import outdirlock
 
 
 def _output(argv: list[str]) -> str | None:
@@ -32,7 +31,6 @@ def _output(argv: list[str]) -> str | None:
 def run() -> None:
     output = _output(sys.argv[1:])
     if output is not None:
-        outdirlock.hold(output)  # where there is one yet: else build() takes it, once made
         early.start(output, sys.argv[1:])  # pathlib and subprocess not imported yet
         from pathlib import Path
         from .toolchain import prefill  # its imports (2 ms) after the core's start

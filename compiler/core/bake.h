@@ -389,6 +389,8 @@ uint32_t rrset_at(name_t name, uint16_t type);  /* in the name's own (deepest) z
 uint8_t flags_in(uint32_t zone, name_t name);
 void set_flags_in(uint32_t zone, name_t name, uint8_t flags);
 int in_zone(uint32_t zone, name_t name);  /* at or below the zone's apex */
+/* The zone of the set above a zone's apex NAME that has a cut there, or NONE. */
+uint32_t delegating_zone(name_t name);
 /* Below a cut or a DNAME of the zone: glue, or occluded (RFC 6672 §2.4), not the zone's
  * authoritative data. */
 int occluded(uint32_t zone, name_t name);

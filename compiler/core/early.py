@@ -218,7 +218,7 @@ def start(output: str | os.PathLike[str], args: list[str]) -> None:
     by ZONEBAKE_CLOCK_FILE (clock.py) is not read here: then the driver starts the core."""
     global _pending, _command
     cwd, out = os.getcwd(), os.fspath(output)
-    outdirlock.hold(out)  # before anything is begun there (entry.py has taken it already)
+    outdirlock.hold(out)  # before anything is begun there; else build() takes it
     _command = (_keyed(args, out), cwd, os.environ.get(EPOCH, ""), out)
     recorded = _recorded(os.path.join(out, NEXT_FILE))
     if recorded is None or os.environ.get("ZONEBAKE_CLOCK_FILE"):

@@ -4,7 +4,7 @@ Two builds into one directory at once wrote the same temporary files and put the
 in turn: a server that was neither build's, a state that did not match it (the next build
 then refused the directory), tracebacks. A build holds an exclusive flock(2) on the
 directory itself (no file of its own in it: the directory is what operators ship), from
-before its core begins (entry.py) until it has put its outputs in place; another build into
+before its core begins (core/early.py's start) until it has put its outputs in place; another build into
 it waits, saying so once, as cargo does for its build directory. The kernel drops the lock
 when the holder exits, killed or not.
 

@@ -540,38 +540,76 @@ static int plan_signatures(uint32_t z, const struct state_zone *was,
 	return 1;
 }
 
+/* The SOA numbers of a set's zones, sorted: told apart among thousands of zones without
+ * comparing each pair. */
+struct numbers {
+	uint8_t n[20];
+};
+
+static int by_numbers(const void *a, const void *b)
+{
+	return memcmp(a, b, sizeof(struct numbers));
+}
+
+static struct numbers *sorted_numbers(const struct state_zone *v, size_t n)
+{
+	struct numbers *s = xmalloc((n ? n : 1) * sizeof *s);
+	for (size_t i = 0; i < n; i++)
+		memcpy(s[i].n, v[i].numbers, sizeof s[i].n);
+	qsort(s, n, sizeof *s, by_numbers);
+	return s;
+}
+
+/* Whether `key` is the numbers of more than one of the `n` sorted. */
+static int held_twice(const struct numbers *s, size_t n, const uint8_t *key)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (memcmp(s[mid].n, key, sizeof s[mid].n) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo + 1 < n && !memcmp(s[lo + 1].n, key, sizeof s[lo].n);
+}
+
 /* The zones whose serial alone changed at their apex (their names' states leave it out):
  * their new serial, to patch in, and in a signed zone its SOA's new signatures. 0 when an
  * SOA changed otherwise (every negative answer holds it: a full build), or a serial cannot
  * be patched safely: the old numbers must be one zone's only, or a body holding another
- * zone's alike would be patched too, and the new ones too. */
+ * zone's alike would be patched too; and the new ones too, or the two zones' bodies are
+ * alike now, which a region shares (sharing.c) where the copy holds both apart. */
 static int plan_serials(void)
 {
 	patches.n = sig_patches.n = sig_octets.n = 0;
-	for (uint32_t z = 0; z < zones.n; z++) {
+	struct numbers *old_sorted = NULL, *new_sorted = NULL;  /* once a serial changed */
+	int ok = 1;
+	for (uint32_t z = 0; ok && z < zones.n; z++) {
 		struct state_zone now = zone_entries[z];
 		const struct state_zone *was = earlier_zone(now.origin);
-		if (was && was->soa != now.soa)
-			return 0;  /* its timers are in the digest: alike past here */
-		if (was && was->sigs != now.sigs && !plan_signatures(z, was, &now))
-			return 0;
-		if (!was || !memcmp(was->numbers, now.numbers, 4))
+		if (!was)
 			continue;
-		for (uint64_t k = 0; k < before.head->nzones; k++)
-			if (&before.zones[k] != was &&
-			    !memcmp(before.zones[k].numbers, was->numbers, sizeof was->numbers))
-				return 0;
-		/* Nor may the new ones be another zone's now: bodies of the two alike then, a
-		 * region shares them (sharing.c) where the copy holds both apart. */
-		for (uint32_t y = 0; y < zones.n; y++)
-			if (y != z && !memcmp(zone_entries[y].numbers, now.numbers, sizeof now.numbers))
-				return 0;
-		struct serial_patch p;
-		memcpy(p.old, was->numbers, sizeof p.old);
-		memcpy(p.serial, now.numbers, sizeof p.serial);
-		PUSH(patches, p);
+		if (was->soa != now.soa) {
+			ok = 0;  /* its timers are in the digest: alike past here */
+		} else if (was->sigs != now.sigs && !plan_signatures(z, was, &now)) {
+			ok = 0;
+		} else if (memcmp(was->numbers, now.numbers, 4)) {
+			if (!old_sorted) {
+				old_sorted = sorted_numbers(before.zones, before.head->nzones);
+				new_sorted = sorted_numbers(zone_entries, zones.n);
+			}
+			ok = !held_twice(old_sorted, before.head->nzones, was->numbers) &&
+			     !held_twice(new_sorted, zones.n, now.numbers);
+			struct serial_patch p;
+			memcpy(p.old, was->numbers, sizeof p.old);
+			memcpy(p.serial, now.numbers, sizeof p.serial);
+			PUSH(patches, p);
+		}
 	}
-	return 1;
+	free(old_sorted);
+	free(new_sorted);
+	return ok;
 }
 
 /* Whether the denial region is the earlier build's, octet for octet: then so is every

@@ -104,15 +104,6 @@ static size_t same_answer(name_t name, const uint16_t *qtypes, size_t q)
 	return q;
 }
 
-/* The zone above a zone apex that has a cut there, or NONE. */
-static uint32_t parent_zone(name_t name)
-{
-	if (!(N(name)->flags & NAME_ORIGIN) || name == ROOT)
-		return NONE;
-	uint32_t parent = N(N(name)->parent)->zone;
-	return parent != NONE && (flags_in(parent, name) & NAME_CUT) ? parent : NONE;
-}
-
 static uint32_t parent_ds(struct worker *w, uint32_t parent, name_t name)
 {
 	resolve(&w->response, parent, name, name, T_DS, w->minimal, 0);
@@ -193,7 +184,7 @@ static void answer_node(struct worker *w, size_t i, struct node_answers *out)
 	}
 	/* RFC 4035 §3.1.4.1: DS belongs to the parent side of a cut; when the parent is
 	 * served too, it answers (as Knot does), whatever the child holds. */
-	uint32_t parent = parent_zone(name);
+	uint32_t parent = delegating_zone(name);
 	uint32_t ds_staged = parent == NONE ? NONE : parent_ds(w, parent, name);
 	if (parent != NONE && ds_staged == NONE)
 		note_oversized(w, i);
@@ -253,7 +244,7 @@ static void answer_node(struct worker *w, size_t i, struct node_answers *out)
  * child apex (DS). */
 static int answers_signed(name_t name)
 {
-	uint32_t parent = parent_zone(name);
+	uint32_t parent = delegating_zone(name);
 	return chain_kind(N(name)->zone) || (parent != NONE && chain_kind(parent));
 }
 

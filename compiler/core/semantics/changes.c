@@ -355,16 +355,6 @@ static name_t delegated_at(uint32_t zone, name_t target)
 	return NONE;
 }
 
-/* Whether a zone of the set above NAME, an apex, delegates it (views.c). */
-static int delegated(name_t id)
-{
-	const struct name *n = N(id);
-	if (!(n->flags & NAME_ORIGIN) || n->parent == NONE)
-		return 0;
-	uint32_t parent = N(n->parent)->zone;
-	return parent != NONE && (flags_in(parent, id) & NAME_CUT);
-}
-
 /* Each name's list of the owners whose records name it (a CSR: counted, then filled), over
  * the first n names (the records name none after them), from the RRsets [begin, end) of each
  * of `nranges` ranges; where the ranges are the zones' (`zoned`), an owner naming a name in
@@ -614,7 +604,7 @@ uint8_t *changes_reach(const struct name_state *old, size_t nold, size_t *count)
 		/* At an apex its parent zone delegates, the parent's DNAMEs into its namespace
 		 * (the apex's named-by lists hold them: referrers_of) synthesize answers that
 		 * hold the parent's referral there: each of their images. */
-		int apex = delegated(id);
+		int apex = delegating_zone(id) != NONE;
 		for (int part = 0; part < 2; part++) {
 			const struct lists *l = part ? &named_since : &r.named_by;
 			for (uint32_t k = id < l->n ? l->start[id] : 0; id < l->n && k < l->start[id + 1];

@@ -148,6 +148,14 @@ int occluded(uint32_t zone, name_t name)
 	return 0;
 }
 
+uint32_t delegating_zone(name_t name)
+{
+	if (!(N(name)->flags & NAME_ORIGIN) || name == ROOT)
+		return NONE;
+	uint32_t parent = N(N(name)->parent)->zone;
+	return parent != NONE && (flags_in(parent, name) & NAME_CUT) ? parent : NONE;
+}
+
 int in_zone(uint32_t zone, name_t name)
 {
 	return N(name)->zone == zone || name_is_below_or_at(name, zones.v[zone].origin);
