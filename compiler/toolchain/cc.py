@@ -29,7 +29,7 @@ import tempfile
 import threading
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Callable
+from typing import Callable, ContextManager
 
 from . import elfsplice, objcache, prefill, replacing, scratch
 from ..errors import UsageError
@@ -189,12 +189,12 @@ def compile_server(zonedata_c: Path, output: Path, splice: bool = True,
             else:
                 data_ready()
             if not spliced:
-                data_object = _scratch_for(data, output) / \
-                    f".zonedata.{os.getpid()}.o.tmp"  # as big as zonedata.bin
-                try:
-                    compile_and_link(data_object, temporary, False, jobs)
-                finally:
-                    data_object.unlink(missing_ok=True)
+                with _scratch_for(data, output) as scratch_dir:
+                    data_object = scratch_dir / f".zonedata.{os.getpid()}.o.tmp"
+                    try:
+                        compile_and_link(data_object, temporary, False, jobs)
+                    finally:
+                        data_object.unlink(missing_ok=True)
             if cached is None:
                 objcache.store(key, fresh, headers_read(fresh))
         old = replacing.replace(temporary, output)
@@ -356,14 +356,14 @@ def _splice(linked: Path, data: Path, binary: Path) -> bool:
     return True
 
 
-def _scratch_for(data: Path, output: Path) -> Path:
+def _scratch_for(data: Path, output: Path) -> ContextManager[Path]:
     """Where to put the temporary data object, as big as the data: in memory if there is
     room for it twice over, else beside the output."""
     try:
         size = data.stat().st_size
     except OSError:
         size = 0
-    return scratch.memory_directory(2 * size) or output.parent
+    return scratch.directory_for(2 * size, output.parent)
 
 
 def runtime_key(cc: list[str], flags: list[str], runtime: Path) -> str:

@@ -19,7 +19,7 @@ from conftest import ZONES, data_beside
 from zonebake import build
 from zonebake.config import load_toml, zones_from_args
 from zonebake.progress import Progress
-from zonebake.toolchain import cc, elfsplice
+from zonebake.toolchain import cc, elfsplice, scratch
 
 
 def write_zone(path: Path, hosts: int) -> None:
@@ -62,7 +62,7 @@ def spies(monkeypatch):
     return calls
 
 
-def test_the_data_is_written_into_the_server_alone(tmp_path, spies):
+def test_the_data_is_written_into_the_server_alone(tmp_path, spies, monkeypatch):
     zone = tmp_path / "inside.zone"
     write_zone(zone, 600)
     (tmp_path / "out").mkdir()
@@ -73,7 +73,15 @@ def test_the_data_is_written_into_the_server_alone(tmp_path, spies):
         "zonebake-server", "zonedata.c", "zonedata.image", "zonedata.state"]
     # The server the assembler and the linker make from zonedata.c and that data.
     data = data_beside(tmp_path / "out")
+    memory, scratches = tmp_path / "shm", []  # the data object is written in memory
+    memory.mkdir()
+    monkeypatch.setattr(scratch, "RAM_DIRECTORY", memory)
+    made = scratch._make_locked
+    monkeypatch.setattr(scratch, "_make_locked", lambda parent: scratches.append(made(parent))
+                        or scratches[-1])
     cc.compile_server(tmp_path / "out" / "zonedata.c", tmp_path / "full", splice=False)
+    assert len(scratches) == 1 and scratches[0][0].parent == memory
+    assert os.listdir(memory) == []  # and nothing left there
     assert (tmp_path / "full").read_bytes() == \
         (tmp_path / "out" / "zonebake-server").read_bytes()
     at, length = elfsplice.span(tmp_path / "out" / "zonebake-server")
