@@ -1030,6 +1030,9 @@ void reuse_decides(const void *data, size_t len);  /* what but the records decid
 void reuse_early(void);
 uint64_t reuse_early_digest(void);  /* the manifest's settings and the core, as reuse_early saw them */
 uint64_t reuse_earlier_chain(uint32_t zone);
+/* Where the earlier build put the zone's NSEC3 chain in its denial region (NONE: none, or
+ * no earlier build to build over). */
+uint32_t reuse_earlier_chain_at(uint32_t zone);
 /* After the checks, when a state is wanted: this build's name states (made again from the
  * earlier build's where `changed` is not NULL: patch_name_states); 1 when an earlier build
  * can be built over. */
@@ -1066,15 +1069,17 @@ struct state_proof {
 };
 /* The first 61 bits of a hash (the low 3 bits zero, for the PROOF_ flags): a read's entry. */
 uint64_t proof_entry(const uint8_t *hash);
-/* Whether the answers log their proofs' reads: a state is kept, and one zone has a chain,
- * an NSEC3 chain. */
+/* Whether the answers log their proofs' reads: a state is kept, and zones have chains,
+ * each an NSEC3 chain. */
 int proofs_logged(void);
 void proof_uses_take(struct proof_log *log);  /* a thread's log, after the answers */
 /* Per group of this build, 1 where a read the earlier state keeps (`old`, in order) finds
- * otherwise in this build's chain (its denial region placed at `base`) than in the earlier
- * data's; NULL where that cannot be told (a full build). */
+ * otherwise in this build's chains (its denial region placed at `base`) than in the earlier
+ * data's; NULL where that cannot be told (a full build). `moved` (per zone): 1 where its
+ * chain lies elsewhere in the region now; every group holding its nodes is to be laid out. */
 uint8_t *proofs_unstable(const struct state_proof *old, size_t nold, const uint8_t *blob,
-			 uint64_t blob_len, uint64_t old_denial_len, uint32_t base, uint32_t ngroups);
+			 uint64_t blob_len, uint64_t old_denial_len, uint32_t base, uint32_t ngroups,
+			 uint8_t *moved);
 /* The reads for this build's state, in order: the earlier ones of the groups `reused` (NULL:
  * none), this build's of the others. */
 struct state_proof *proofs_for_state(const struct state_proof *old, size_t nold,

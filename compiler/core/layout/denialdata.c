@@ -195,21 +195,28 @@ static void put_pages(uint32_t zone, uint32_t at)
 	VEC_FREE(firsts);
 }
 
-static uint32_t put_chain(uint32_t zone)
+/* A chain's header (struct zb_chain), its pages or entries to follow (put_chain). */
+static uint32_t put_chain_head(uint32_t zone)
 {
 	const struct zone *z = &zones.v[zone];
-	size_t n = chain_length(zone);
 	align_region(8);
 	uint32_t at = here();
 	struct zb_chain c = {.kind = chain_kind(zone) == T_NSEC3 ? ZB_DENIAL_NSEC3 : ZB_DENIAL_NSEC,
-			     .apex_len = N(z->origin)->wire_len, .count = n};
+			     .apex_len = N(z->origin)->wire_len, .count = chain_length(zone)};
 	const uint8_t *salt;
 	chain_parameters(zone, &c.iterations, &salt, &c.salt_len);
 	memcpy(c.salt, salt, c.salt_len);
 	bytes_put(&denial_region, &c, sizeof c);
-	if (c.kind == ZB_DENIAL_NSEC3) {
+	return at;
+}
+
+/* The chain whose header is at `at`: an NSEC3 chain's pages, an NSEC chain's entries. */
+static void put_chain(uint32_t zone, uint32_t at)
+{
+	size_t n = chain_length(zone);
+	if (chain_kind(zone) == T_NSEC3) {
 		put_pages(zone, at);
-		return at;
+		return;
 	}
 	size_t entries = here();
 	RESERVE(denial_region, 4 * n);
@@ -220,7 +227,6 @@ static uint32_t put_chain(uint32_t zone)
 		if (i % LET_GO_EVERY == LET_GO_EVERY - 1)
 			let_go_written();
 	}
-	return at;
 }
 
 static uint32_t put_children(uint32_t zone, name_t name, uint32_t chain, struct child_gaps *g)
@@ -289,8 +295,14 @@ void build_denial_region(void)
 	denial_of_node = xmalloc((nodes.n ? nodes.n : 1) * sizeof *denial_of_node);
 	chain_at = xmalloc((zones.n ? zones.n : 1) * sizeof *chain_at);
 	bytes_put(&denial_region, "zbdenial", 8);  /* offset 0 stays "none" */
+	/* The chains' headers first, each zone's where it was while the set's zones with a
+	 * chain are the same: the nodes and answers that name it stay as they were when another
+	 * zone's chain grows (a build over an earlier one copies them: proofuse.c). */
 	for (uint32_t zone = 0; zone < zones.n; zone++)
-		chain_at[zone] = chain_kind(zone) ? put_chain(zone) : NONE;
+		chain_at[zone] = chain_kind(zone) ? put_chain_head(zone) : NONE;
+	for (uint32_t zone = 0; zone < zones.n; zone++)
+		if (chain_at[zone] != NONE)
+			put_chain(zone, chain_at[zone]);
 	struct child_gaps gaps = {0};
 	for (size_t i = 0; i < nodes.n; i++) {
 		name_t name = nodes.v[i];

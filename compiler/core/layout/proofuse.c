@@ -31,25 +31,26 @@
 
 static VEC(struct proof_use) uses;  /* this build's, from every thread's log */
 
-/* The one zone with a chain, where it is an NSEC3 chain: NONE where none is, or several are
- * (a read does not name its zone), or it is an NSEC chain (an answer names its entries by
- * their index in the chain, which every name come or gone moves). */
-static uint32_t nsec3_zone(void)
+/* The zones with a chain, where each is an NSEC3 chain: how many; 0 where none is, or an NSEC
+ * chain is (an answer names its entries by their index in the chain, which every name come
+ * or gone moves). A read does not name its zone: the entries of all the chains are told
+ * apart by their hashes (told_apart). */
+static uint32_t nsec3_zones(void)
 {
-	uint32_t found = NONE;
+	uint32_t found = 0;
 	for (uint32_t z = 0; z < zones.n; z++) {
 		if (!chain_kind(z))
 			continue;
-		if (found != NONE || chain_kind(z) != T_NSEC3)
-			return NONE;
-		found = z;
+		if (chain_kind(z) != T_NSEC3)
+			return 0;
+		found++;
 	}
 	return found;
 }
 
 int proofs_logged(void)
 {
-	return reuse_wanted() && nsec3_zone() != NONE;
+	return reuse_wanted() && nsec3_zones() > 0;
 }
 
 void proof_uses_take(struct proof_log *log)
@@ -165,55 +166,112 @@ static int same_octets(const struct chain_view *was, const struct chain_entry *e
 	return x && y && a == b && memcmp(x, y, a) == 0;
 }
 
-uint8_t *proofs_unstable(const struct state_proof *old, size_t nold, const uint8_t *blob,
-			 uint64_t blob_len, uint64_t old_denial_len, uint32_t base, uint32_t ngroups)
+/* A zone's chain in the earlier data and in this build's, each entry of the earlier one
+ * against this build's of the same hash. */
+struct zone_chains {
+	struct chain_view was, now;
+	uint8_t *broken;      /* per earlier entry: BROKEN_ALL, or the kinds of reads broken */
+	uint32_t *moved_to;   /* its place in this build's chain, NONE: gone */
+};
+
+static int read_zone_chains(struct zone_chains *c, uint32_t zone, uint8_t *moved)
 {
-	uint32_t zone = nsec3_zone();
-	if (zone == NONE || nold == 0 || base > blob_len || old_denial_len > blob_len - base)
-		return NULL;
-	uint64_t at = base + (uint64_t)denial_chain_at(zone);
-	struct chain_view was = {.region = blob + base, .base = base, .len = old_denial_len},
-			  now = {.region = denial_region.v, .base = base, .len = denial_region.n};
+	uint32_t was_at = reuse_earlier_chain_at(zone), now_at = denial_chain_at(zone);
 	struct zb_chain a, b;
-	uint8_t *unstable = NULL, *broken = NULL;
-	uint32_t *moved_to = NULL;
-	if (!read_chain(&was, at, &a) || !read_chain(&now, at, &b) || !told_apart(&was) ||
-	    !told_apart(&now) || a.iterations != b.iterations || a.salt_len != b.salt_len ||
+	if (was_at == NONE || !read_chain(&c->was, c->was.base + was_at, &a) ||
+	    !read_chain(&c->now, c->now.base + now_at, &b) || !told_apart(&c->was) ||
+	    !told_apart(&c->now) || a.iterations != b.iterations || a.salt_len != b.salt_len ||
 	    a.apex_len != b.apex_len || memcmp(a.salt, b.salt, a.salt_len) != 0)
-		goto out;
-	/* Each earlier entry against this build's of the same hash, both in hash order. */
-	broken = xmalloc(was.n);
-	moved_to = xmalloc(was.n * sizeof *moved_to);
-	for (size_t i = 0, j = 0; i < was.n; i++) {
-		while (j < now.n && memcmp(now.v[j].hash, was.v[i].hash, 20) < 0)
+		return 0;
+	/* A chain placed elsewhere (one before it in the region grew or shrank): each of its
+	 * zone's nodes and answers names it by its old offset. Those are laid out again (the
+	 * caller), and every read of it is broken. */
+	*moved = was_at != now_at;
+	c->broken = xmalloc(c->was.n);
+	c->moved_to = xmalloc(c->was.n * sizeof *c->moved_to);
+	for (size_t i = 0, j = 0; i < c->was.n; i++) {
+		while (j < c->now.n && memcmp(c->now.v[j].hash, c->was.v[i].hash, 20) < 0)
 			j++;
-		int here = j < now.n && memcmp(now.v[j].hash, was.v[i].hash, 20) == 0;
-		broken[i] = here ? broken_how(&was, i, &now, j) : BROKEN_ALL;
-		moved_to[i] = here ? j : NONE;
+		int here = j < c->now.n && memcmp(c->now.v[j].hash, c->was.v[i].hash, 20) == 0;
+		c->broken[i] = here && !*moved ? broken_how(&c->was, i, &c->now, j) : BROKEN_ALL;
+		c->moved_to[i] = here ? j : NONE;
 	}
-	/* The reads, by entry as the earlier chain is: each group with one that reads otherwise. */
+	return 1;
+}
+
+/* An earlier entry of any zone's chain: by its read's id, in order. */
+struct pick {
+	uint64_t id;
+	uint32_t zone, i;
+};
+
+static int by_id(const void *x, const void *y)
+{
+	const struct pick *a = x, *b = y;
+	return (a->id > b->id) - (a->id < b->id);
+}
+
+uint8_t *proofs_unstable(const struct state_proof *old, size_t nold, const uint8_t *blob,
+			 uint64_t blob_len, uint64_t old_denial_len, uint32_t base, uint32_t ngroups,
+			 uint8_t *moved)
+{
+	memset(moved, 0, zones.n ? zones.n : 1);
+	if (!nsec3_zones() || nold == 0 || base > blob_len || old_denial_len > blob_len - base)
+		return NULL;
+	struct zone_chains *c = xcalloc(zones.n ? zones.n : 1, sizeof *c);
+	VEC(struct pick) picks = {0};
+	uint8_t *unstable = NULL;
+	for (uint32_t z = 0; z < zones.n; z++) {
+		if (!chain_kind(z))
+			continue;
+		c[z].was = (struct chain_view){.region = blob + base, .base = base,
+					       .len = old_denial_len};
+		c[z].now = (struct chain_view){.region = denial_region.v, .base = base,
+					       .len = denial_region.n};
+		if (!read_zone_chains(&c[z], z, &moved[z]))
+			goto out;
+		RESERVE(picks, c[z].was.n);
+		for (uint32_t i = 0; i < c[z].was.n; i++)
+			picks.v[picks.n++] = (struct pick){proof_entry(c[z].was.v[i].hash), z, i};
+	}
+	/* One chain's entries are in order already; several chains' are told apart too. */
+	if (nsec3_zones() > 1) {
+		qsort(picks.v, picks.n, sizeof *picks.v, by_id);
+		for (size_t k = 1; k < picks.n; k++)
+			if (picks.v[k - 1].id == picks.v[k].id)
+				goto out;
+	}
+	/* The reads, by entry as the earlier chains are: each group with one that reads
+	 * otherwise. */
 	unstable = xcalloc(ngroups ? ngroups : 1, 1);
 	for (size_t k = 0, i = 0; k < nold; k++) {
 		uint64_t id = old[k].entry & ~(uint64_t)PROOF_HOW;
 		unsigned how = old[k].entry & PROOF_HOW;
-		while (i < was.n && proof_entry(was.v[i].hash) < id)
+		while (i < picks.n && picks.v[i].id < id)
 			i++;
-		if (i == was.n || proof_entry(was.v[i].hash) != id) {
-			free(unstable);  /* a read of no entry: not this chain's state */
+		if (i == picks.n || picks.v[i].id != id) {
+			free(unstable);  /* a read of no entry: not these chains' state */
 			unstable = NULL;
 			goto out;
 		}
-		int otherwise = (broken[i] & BROKEN_ALL) || (broken[i] & how) ||
+		const struct zone_chains *zc = &c[picks.v[i].zone];
+		uint32_t e = picks.v[i].i;
+		int otherwise = (zc->broken[e] & BROKEN_ALL) || (zc->broken[e] & how) ||
 				((how & PROOF_WHOLE) &&
-				 !same_octets(&was, &was.v[i], &now, &now.v[moved_to[i]]));
+				 !same_octets(&zc->was, &zc->was.v[e], &zc->now,
+					      &zc->now.v[zc->moved_to[e]]));
 		if (otherwise && old[k].group < ngroups)
 			unstable[old[k].group] = 1;
 	}
 out:
-	free(broken);
-	free(moved_to);
-	free(was.v);
-	free(now.v);
+	for (uint32_t z = 0; z < zones.n; z++) {
+		free(c[z].broken);
+		free(c[z].moved_to);
+		free(c[z].was.v);
+		free(c[z].now.v);
+	}
+	free(c);
+	VEC_FREE(picks);
 	return unstable;
 }
 

@@ -38,7 +38,7 @@
 #include "hash.h"
 #include "zonedata.h"
 
-#define STATE_MAGIC "zbstate9"
+#define STATE_MAGIC "zbstateA"
 
 struct state_head {
 	char magic[8];
@@ -65,6 +65,8 @@ struct state_zone {
 	uint64_t sigs;        /* their rdata, digested; 0: none */
 	uint64_t kinds[MAX_SOA_SIGS];  /* each: algorithm << 32 | key tag << 16 | length, ascending */
 	uint64_t chain;       /* chain_checked */
+	uint32_t chain_at;    /* its NSEC3 chain's struct zb_chain in the denial region, or NONE */
+	uint32_t spare;
 };
 
 /* A new serial of a zone, written over the old where a copied region holds its SOA. */
@@ -333,6 +335,12 @@ void reuse_early(void)
 	start_beside(&checking, map_before, NULL);
 }
 
+uint32_t reuse_earlier_chain_at(uint32_t zone)
+{
+	const struct state_zone *was = checked() == 1 ? earlier_zone(origin_digest(zone)) : NULL;
+	return was ? was->chain_at : NONE;
+}
+
 uint64_t reuse_earlier_chain(uint32_t zone)
 {
 	if (checked() != 1)
@@ -355,6 +363,7 @@ static uint64_t sig_kind(const uint8_t *rdata, size_t len)
 static struct state_zone this_zone(uint32_t z)
 {
 	struct state_zone sz = {0};
+	sz.chain_at = NONE;  /* known once the denial region is made: write_state */
 	sz.origin = origin_digest(z);
 	sz.chain = chain_checked(z);
 	sz.soa = soa_state(z);
@@ -627,15 +636,16 @@ static int same_denial(uint32_t *base)
 	       memcmp(before.blob + at, denial_region.v, n) == 0;
 }
 
-/* Where the chain changed (a name or a type come or gone, an entry signed again): per group,
+/* Where a chain changed (a name or a type come or gone, an entry signed again): per group,
  * whether a proof its region holds reads otherwise now (proofuse.c); NULL where that cannot
- * be told, an NSEC chain's, or the chain gone: a full build. */
-static uint8_t *changed_denial(uint32_t base)
+ * be told, an NSEC chain's, or a chain gone: a full build. `moved`, per zone: its chain is
+ * placed elsewhere now, which its nodes and answers name. */
+static uint8_t *changed_denial(uint32_t base, uint8_t *moved)
 {
 	if (!base)
 		return NULL;
 	return proofs_unstable(before.proofs, before.head->nproofs, before.blob, before.blob_len,
-			       before.head->denial_len, base, ngroups);
+			       before.head->denial_len, base, ngroups, moved);
 }
 
 /* ---- a new serial, and new signatures over an SOA, into a copied region ---- */
@@ -816,10 +826,13 @@ uint8_t *reuse_plan(const struct phash *ph, size_t *reached_names, uint32_t *gro
 	*groups_reused = 0;
 	runs = any_chain() ? 2 : 1;
 	uint32_t base;
-	uint8_t *unstable = NULL;
+	uint8_t *unstable = NULL, *moved_chain = xcalloc(zones.n ? zones.n : 1, 1);
 	if (ph->seed != before.head->seed || !plan_serials() ||
-	    (!same_denial(&base) && (signed_dname || !(unstable = changed_denial(base)))))
+	    (!same_denial(&base) && (signed_dname ||
+				     !(unstable = changed_denial(base, moved_chain))))) {
+		free(moved_chain);
 		return NULL;
+	}
 	uint8_t *reached = changes_reach(before.names, before.head->nnames, reached_names);
 	uint32_t *group_of = xmalloc((names.n ? names.n : 1) * sizeof *group_of);
 	memset(group_of, 0xFF, (names.n ? names.n : 1) * sizeof *group_of);
@@ -832,11 +845,13 @@ uint8_t *reuse_plan(const struct phash *ph, size_t *reached_names, uint32_t *gro
 		 * out yet (phash.c's phash_place). */
 		for (uint32_t k = ph->member_start[g]; k < ph->member_start[g + 1]; k++) {
 			uint32_t i = ph->members[k];
+			uint32_t zone = N(nodes.v[i])->zone;
 			group_of[nodes.v[i]] = g;
-			if (reached[nodes.v[i]])
+			if (reached[nodes.v[i]] || (zone < zones.n && moved_chain[zone]))
 				reused[g] = 0;
 		}
 	}
+	free(moved_chain);
 	/* An alias names its target's node by its slot: where the target's group was placed
 	 * again (phash.c moves most of its keys then), each copied region with an alias of a
 	 * name of it gets the target's new place written in (reuse_patch), or is laid out
@@ -978,6 +993,8 @@ void write_state(const uint8_t *blob, uint64_t blob_len, uint32_t groups_off, ui
 	if (fd < 0 || names_out.failed)
 		fail("cannot write %s", new_state);
 	h.nzones = zones.n;
+	for (uint32_t z = 0; z < zones.n; z++)
+		zone_entries[z].chain_at = chain_kind(z) == T_NSEC3 ? denial_chain_at(z) : NONE;
 	/* The proofs' reads: the earlier build's of the regions copied, this build's of the
 	 * others. */
 	size_t nproofs = 0;

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from buildsigned import ZONE, signed_set
+from buildsigned import ZONE, keygen, signed_set
 from test_signed_builds_over_earlier import (bake, fillers,  # noqa: F401 (a fixture)
                                              signatures_at_one_time)
 
@@ -82,3 +82,33 @@ def test_an_entry_held_whole_and_written_otherwise_lays_its_answer_out_again(tmp
     over, reused = bake(toml, tmp_path / "over", earlier)
     assert over == full
     assert reused and 0 < reused[0] < over[2].ngroups
+
+
+# The same zone under another origin, signed too, with its own chain. Each build reads
+# both chains (proofuse.c: a read names no zone; each zone's entries are told apart from
+# the other's by their hashes).
+OTHER = "example.net."
+
+
+def test_a_changed_chain_in_a_set_of_signed_zones_copies_what_reads_as_before(tmp_path):
+    text = ZONE + "\n".join(fillers() + MORE) + "\n"
+    other_keys = tmp_path / "other-keys"
+    keygen(other_keys, OTHER, ksk=True)
+    keygen(other_keys, OTHER)
+    other = tmp_path / f"{OTHER}zone"
+    other.write_text(text.replace("$ORIGIN example.com.", f"$ORIGIN {OTHER}"))
+    toml = signed_set(tmp_path, "nsec3", zone=text, extra=(
+        f'[[zone]]\norigin = "{OTHER}"\nfile = "{other.name}"\n'
+        f'dnssec = {{ keys = "{other_keys}", denial = "nsec3" }}\n'))
+    earlier = tmp_path / "first"
+    bake(toml, earlier, tmp_path / "none")
+    for n, (kind, line, replacement) in enumerate(STEPS[:4]):
+        zone = other if n % 2 else tmp_path / "example.com.zone"  # each zone in turn
+        lines = zone.read_text().splitlines()
+        at = lines.index(line)
+        zone.write_text("\n".join(lines[:at] + replacement + lines[at + 1:]) + "\n")
+        full, _ = bake(toml, tmp_path / kind / "full", tmp_path / "none")
+        over, reused = bake(toml, tmp_path / kind / "over", earlier)
+        assert over == full, kind
+        assert reused and 0 < reused[0] < over[2].ngroups, (kind, reused, over[2].ngroups)
+        earlier = tmp_path / kind / "over"
