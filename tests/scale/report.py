@@ -4,7 +4,8 @@ zone: tests/scale/gen.py), and a set of 10,000 small zones, and measure, in one 
 machine:
 
 - compile time per stage and the compiler's peak memory (from `zonebake build`'s summary),
-  with cold caches (the first build on a machine) and warm;
+  with cold caches (the first build on a machine) and warm; for the set of zones, a build
+  over the last output after one zone's edit (a record added, its serial bumped);
 - binary and data size against the zone files' size;
 - the built binary's time from exec to its first answer (median of 5);
 - Knot's time from exec to its first answer on the same zones, and its peak RSS;
@@ -233,8 +234,10 @@ def compare(port_a: int, port_b: int, questions) -> list[str]:
 
 
 def measure(title: str, zones: list[tuple[str, Path]], build_args: list[str], probe: str,
-            workdir: Path, zonebake: str, questions) -> tuple[float, float]:
-    """Prints the figures; returns the warm build's seconds and Knot's to its first answer."""
+            workdir: Path, zonebake: str, questions, edited: Path | None = None
+            ) -> tuple[float, float]:
+    """Prints the figures; returns the warm build's seconds and Knot's to its first answer.
+    EDITED: a zone file of the set (SOA serial 1) to edit and build over the last output."""
     print(f"== {title}", flush=True)
     outdir = workdir / f"out-{title}"
     # Cold: the first build on a machine, which compiles the compiler's core and the runtime's
@@ -252,6 +255,18 @@ def measure(title: str, zones: list[tuple[str, Path]], build_args: list[str], pr
               flush=True)
         if kind == "warm cache":
             warm = wall
+    if edited is not None:
+        # What a hoster's every edit is: one zone's record added and its serial bumped, the
+        # other zones (made from one template: the same SOA numbers) as they were.
+        text = edited.read_text()
+        edited.write_text(text.replace(" 1 7200 ", " 2 7200 ", 1) + "added A 192.0.2.77\n")
+        subprocess.run(["sync"], check=True)
+        summary, wall, rss = build(zonebake, build_args, outdir, cache)
+        edited.write_text(text)
+        print(f"compile (one zone edited, over the last output): {wall:.1f} s wall, peak RSS "
+              f"{rss} MiB; {summary}", flush=True)
+        subprocess.run(["sync"], check=True)
+        build(zonebake, build_args, outdir, cache)  # back to the set as it was
     zone_bytes = sum(path.stat().st_size for _, path in zones)
     binary = outdir / "zonebake-server"
     print(f"sizes: zone files {zone_bytes / 2**20:.1f} MiB, data "
@@ -789,7 +804,8 @@ def main() -> None:
                   f".test.", rng.choice(["A", "AAAA", "MX", "TXT", "NS", "SOA"]))
                  for _ in range(2000)]
     measure(f"{args.zones}-zones", zones, ["-c", str(config)],
-            f"customer{args.zones - 1}.test.", args.workdir, zonebake, questions)
+            f"customer{args.zones - 1}.test.", args.workdir, zonebake, questions,
+            edited=zones[args.zones // 2][1])
 
 
 if __name__ == "__main__":

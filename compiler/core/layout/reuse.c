@@ -522,6 +522,9 @@ int reuse_phash_before(uint32_t g, uint64_t seed, uint64_t digest, struct phash_
 }
 
 static VEC(struct serial_patch) patches;
+/* Per zone: 1 where its new serial is not patched in, its SOA numbers held by another zone
+ * before or now: what holds its SOA is laid out again. */
+static uint8_t *soa_relaid;
 static VEC(struct sig_patch) sig_patches;
 static bytes_t sig_octets;
 static uint32_t runs;  /* nodes a slot: 2 when a zone is signed, each with its DO twin */
@@ -585,13 +588,17 @@ static int held_twice(const struct numbers *s, size_t n, const uint8_t *key)
 
 /* The zones whose serial alone changed at their apex (their names' states leave it out):
  * their new serial, to patch in, and in a signed zone its SOA's new signatures. 0 when an
- * SOA changed otherwise (every negative answer holds it: a full build), or a serial cannot
- * be patched safely: the old numbers must be one zone's only, or a body holding another
- * zone's alike would be patched too; and the new ones too, or the two zones' bodies are
- * alike now, which a region shares (sharing.c) where the copy holds both apart. */
+ * SOA changed otherwise (every negative answer holds it: a full build). A serial is patched
+ * only where the old numbers are one zone's, or a body holding another zone's alike would be
+ * patched too, and the new ones too, or the two zones' bodies are alike now, which a region
+ * shares (sharing.c) where the copy holds both apart (a hoster's zones made from one
+ * template, at one serial): else the zone is in soa_relaid, and each group holding its SOA
+ * is laid out again (reuse_plan). */
 static int plan_serials(void)
 {
 	patches.n = sig_patches.n = sig_octets.n = 0;
+	free(soa_relaid);
+	soa_relaid = xcalloc(zones.n ? zones.n : 1, 1);
 	struct numbers *old_sorted = NULL, *new_sorted = NULL;  /* once a serial changed */
 	int ok = 1;
 	for (uint32_t z = 0; ok && z < zones.n; z++) {
@@ -608,8 +615,11 @@ static int plan_serials(void)
 				old_sorted = sorted_numbers(before.zones, before.head->nzones);
 				new_sorted = sorted_numbers(zone_entries, zones.n);
 			}
-			ok = !held_twice(old_sorted, before.head->nzones, was->numbers) &&
-			     !held_twice(new_sorted, zones.n, now.numbers);
+			if (held_twice(old_sorted, before.head->nzones, was->numbers) ||
+			    held_twice(new_sorted, zones.n, now.numbers)) {
+				soa_relaid[z] = 1;
+				continue;
+			}
 			struct serial_patch p;
 			memcpy(p.old, was->numbers, sizeof p.old);
 			memcpy(p.serial, now.numbers, sizeof p.serial);
@@ -834,6 +844,7 @@ uint8_t *reuse_plan(const struct phash *ph, size_t *reached_names, uint32_t *gro
 		return NULL;
 	}
 	uint8_t *reached = changes_reach(before.names, before.head->nnames, reached_names);
+	int any_relaid = memchr(soa_relaid, 1, zones.n ? zones.n : 1) != NULL;
 	uint32_t *group_of = xmalloc((names.n ? names.n : 1) * sizeof *group_of);
 	memset(group_of, 0xFF, (names.n ? names.n : 1) * sizeof *group_of);
 	reused = xmalloc(ngroups ? ngroups : 1);
@@ -845,9 +856,15 @@ uint8_t *reuse_plan(const struct phash *ph, size_t *reached_names, uint32_t *gro
 		 * out yet (phash.c's phash_place). */
 		for (uint32_t k = ph->member_start[g]; k < ph->member_start[g + 1]; k++) {
 			uint32_t i = ph->members[k];
-			uint32_t zone = N(nodes.v[i])->zone;
-			group_of[nodes.v[i]] = g;
-			if (reached[nodes.v[i]] || (zone < zones.n && moved_chain[zone]))
+			name_t name = nodes.v[i];
+			uint32_t zone = N(name)->zone;
+			group_of[name] = g;
+			if (reached[name] || (zone < zones.n && (moved_chain[zone] || soa_relaid[zone])))
+				reused[g] = 0;
+			/* A served child's apex answers DS from its parent (answers.c's parent_ds):
+			 * its negative answers hold the parent's SOA. */
+			uint32_t parent = any_relaid ? delegating_zone(name) : NONE;
+			if (parent != NONE && soa_relaid[parent])
 				reused[g] = 0;
 		}
 	}
@@ -1045,6 +1062,8 @@ void reuse_reset(void)
 	proofs_reset();
 	build_hash = NULL;
 	VEC_FREE(patches);
+	free(soa_relaid);
+	soa_relaid = NULL;
 	VEC_FREE(sig_patches);
 	VEC_FREE(alias_patches);
 	free(alias_first);

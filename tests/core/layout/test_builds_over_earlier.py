@@ -386,14 +386,38 @@ def test_a_body_is_shared_with_the_first_run_of_its_octets(tmp_path):
     assert over[0] == full[0] and over[1][0] > 0
 
 
-def test_a_serial_made_another_zones_gives_a_full_build(tmp_path):
+def test_a_serial_made_another_zones_lays_out_what_holds_its_soa(tmp_path):
     """A zone's new SOA numbers the same as another zone's: their negative answers' bodies
     may be alike now, which a full build shares and a patched copy holds apart."""
     soa = "@ SOA ns.hoster.example. hostmaster.hoster.example. {} 7200 900 1209600 300\n"
     config, (_, b) = zones_of(tmp_path, ("a.test.", soa.format(8) + "@ NS ns1.b.test.\n"),
                               ("b.test.", soa.format(7) + "@ NS ns1.a.test.\n"))
     full, over = rebuilt(config, tmp_path, replaced(b, " 7 7200 ", " 8 7200 "))
-    assert over[0] == full[0] and not any(over[1])  # nothing reused
+    assert over[0] == full[0] and not any(over[1])  # one group, holding both: laid out
+
+
+# A hoster's zones made from one template: the same SOA, serial and all, and hosts enough
+# for a few dozen groups of the perfect hash among them.
+TEMPLATE = ("@ SOA ns.hoster.example. hostmaster.hoster.example. {serial} 7200 900 1209600 300\n"
+            "@ NS ns1.hoster.example.\n@ NS ns2.hoster.example.\n@ MX 10 mail\n"
+            "mail A 192.0.2.25\n"
+            + "".join(f"h{i} A 198.51.100.{i % 250 + 1}\nwww.h{i} CNAME h{i}\n" for i in range(40)))
+
+
+@pytest.mark.parametrize("serial", ["9", "7"])  # a number no zone has; another zone's
+def test_a_serial_bumped_among_zones_alike_lays_out_only_what_holds_its_soa(serial, tmp_path):
+    """The old numbers another zone's too (and the new ones, for 7): the new serial cannot be
+    written over the old in the copied regions (those of the other zones hold it alike), so
+    the groups holding the zone's names are laid out again, and only those; and its child
+    zone's apex, whose DS the zone answers (with its SOA where it has none)."""
+    zones = [(f"c{k}.test.", TEMPLATE.format(serial=7 if k == 5 else 8)) for k in range(60)]
+    zones[17] = (zones[17][0], zones[17][1] + "sub NS ns.sub\nns.sub A 192.0.2.53\n")
+    zones.append(("sub.c17.test.", TEMPLATE.format(serial=8)))
+    config, paths = zones_of(tmp_path, *zones)
+    full, over = rebuilt(config, tmp_path,
+                         replaced(paths[17], " 8 7200 ", f" {serial} 7200 "))
+    assert over[0] == full[0]
+    assert over[1] and 0 < over[1][0] < full[0][2].ngroups - 2, (over[1], full[0][2].ngroups)
 
 
 # A parent zone and its child zone served together, the parent's view of the child's
