@@ -587,13 +587,13 @@ static int held_twice(const struct numbers *s, size_t n, const uint8_t *key)
 }
 
 /* The zones whose serial alone changed at their apex (their names' states leave it out):
- * their new serial, to patch in, and in a signed zone its SOA's new signatures. 0 when an
- * SOA changed otherwise (every negative answer holds it: a full build). A serial is patched
- * only where the old numbers are one zone's, or a body holding another zone's alike would be
- * patched too, and the new ones too, or the two zones' bodies are alike now, which a region
- * shares (sharing.c) where the copy holds both apart (a hoster's zones made from one
- * template, at one serial): else the zone is in soa_relaid, and each group holding its SOA
- * is laid out again (reuse_plan). */
+ * their new serial, to patch in, and in a signed zone its SOA's new signatures; 0 where
+ * those cannot take the old ones' places (a full build). A serial is patched only where the
+ * old numbers are one zone's, or a body holding another zone's alike would be patched too,
+ * and the new ones too, or the two zones' bodies are alike now, which a region shares
+ * (sharing.c) where the copy holds both apart (a hoster's zones made from one template, at
+ * one serial). Else, and where the SOA changed otherwise (every negative answer holds it),
+ * the zone is in soa_relaid: each group holding its SOA is laid out again (reuse_plan). */
 static int plan_serials(void)
 {
 	patches.n = sig_patches.n = sig_octets.n = 0;
@@ -607,7 +607,9 @@ static int plan_serials(void)
 		if (!was)
 			continue;
 		if (was->soa != now.soa) {
-			ok = 0;  /* its timers are in the digest: alike past here */
+			/* Its timers, names or TTL (in the digest: alike past here): every answer
+			 * holding the SOA is made again. */
+			soa_relaid[z] = 1;
 		} else if (was->sigs != now.sigs && !plan_signatures(z, was, &now)) {
 			ok = 0;
 		} else if (memcmp(was->numbers, now.numbers, 4)) {

@@ -250,9 +250,9 @@ def test_a_change_a_wildcard_reads_reaches_the_aliases_of_what_it_synthesizes(tm
     assert over[1][0] > 0  # groups reused
 
 
-def test_an_soa_changed_but_for_its_serial_gives_a_full_build(tmp_path):
-    """Every negative answer holds the SOA (RFC 2308 §3): its TTL changed, nothing is
-    copied."""
+def test_an_soa_changed_but_for_its_serial_lays_out_its_zone_again(tmp_path):
+    """Every negative answer holds the SOA (RFC 2308 §3): its TTL changed, nothing of its
+    zone is copied (here every group holds some of it)."""
     config, first, lines = small_set(tmp_path)
     assert build_over(config, tmp_path, "earlier") is not None
     first.write_text("\n".join(change(random.Random(0), lines, "SOA changed otherwise")[1])
@@ -416,6 +416,20 @@ def test_a_serial_bumped_among_zones_alike_lays_out_only_what_holds_its_soa(seri
     config, paths = zones_of(tmp_path, *zones)
     full, over = rebuilt(config, tmp_path,
                          replaced(paths[17], " 8 7200 ", f" {serial} 7200 "))
+    assert over[0] == full[0]
+    assert over[1] and 0 < over[1][0] < full[0][2].ngroups - 2, (over[1], full[0][2].ngroups)
+
+
+@pytest.mark.parametrize("edit", [(" 7200 900 ", " 3600 900 "),  # its refresh timer
+                                  ("@ SOA ns.hoster", "@ 600 SOA ns.hoster")])  # its TTL
+def test_an_soa_changed_but_for_its_serial_lays_out_only_what_holds_it(edit, tmp_path):
+    """Another zone's SOA as it was: the groups holding none of the zone's names (nor its
+    child zone's apex, whose DS it answers) are copied."""
+    zones = [(f"c{k}.test.", TEMPLATE.format(serial=8)) for k in range(60)]
+    zones[17] = (zones[17][0], zones[17][1] + "sub NS ns.sub\nns.sub A 192.0.2.53\n")
+    zones.append(("sub.c17.test.", TEMPLATE.format(serial=8)))
+    config, paths = zones_of(tmp_path, *zones)
+    full, over = rebuilt(config, tmp_path, replaced(paths[17], *edit))
     assert over[0] == full[0]
     assert over[1] and 0 < over[1][0] < full[0][2].ngroups - 2, (over[1], full[0][2].ngroups)
 
