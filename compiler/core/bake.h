@@ -344,6 +344,8 @@ struct zone {
 	uint16_t unused_qtype;  /* a type it does not hold: its answer is every absent type's */
 	types_t types;
 	uint32_t rrsets_begin, rrsets_end;  /* its RRsets, made while its file was read */
+	int over_image;  /* read over an image (read/image.c): an RRset's place among them need
+			  * not be in its owner's file order, which its links are */
 	struct zone_signing *sign;          /* NULL: the build does not sign it */
 	uint32_t serial;                    /* its SOA's */
 };

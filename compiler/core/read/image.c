@@ -1100,6 +1100,7 @@ int image_read_zone(uint32_t zone)
 	       find_change(old, old_len, l.text, l.text_len, spans, nspans / sizeof *spans,
 			   l.head->head_end, &c);
 	done = done && patch(&l, zone, &c);
+	zones.v[zone].over_image = done;
 	if (done)  /* a count: progress.py */
 		phase_took("changed lines read", 0.0, c.new_end_line - c.first_line, "lines");
 	join_beside(&l.digest);

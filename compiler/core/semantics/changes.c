@@ -171,13 +171,23 @@ int compute_name_states(void)
 	name_states_free();
 	uint64_t *digest = xcalloc(names.n ? names.n : 1, sizeof *digest);
 	spelled = xcalloc(names.n ? names.n : 1, sizeof *spelled);
-	for (uint32_t z = 0; z < zones.n; z++)
+	for (uint32_t z = 0; z < zones.n; z++) {
+		/* A name's RRsets in file order, as patch_name_states mixes them: in the array's,
+		 * but in a zone read over an image and not signed (a signed zone's are put back in
+		 * order), where an RRset new to a name lies after all the others, linked in its
+		 * place (changedlines.c; the image keeps that order for the builds after it): by
+		 * their links, from the first. Every RRset of such a zone is linked. */
+		int by_links = zones.v[z].over_image && !zones.v[z].sign;
 		for (uint32_t s = zones.v[z].rrsets_begin; s < zones.v[z].rrsets_end; s++) {
 			if (!rrsets.v[s].count)
 				continue;  /* gone, left in its place by a build over the image */
 			name_t owner = rrsets.v[s].owner;
-			digest[owner] = mix64(digest[owner] ^ rrset_digest(z, &rrsets.v[s])) | 1;
+			if (by_links && first_rrset(z, owner) != s)
+				continue;  /* mixed from its owner's first */
+			for (uint32_t t = s; t != NONE; t = by_links ? rrsets.v[t].next : NONE)
+				digest[owner] = mix64(digest[owner] ^ rrset_digest(z, &rrsets.v[t])) | 1;
 		}
+	}
 	name_states.n = 0;
 	keyed = xcalloc(names.n ? names.n : 1, sizeof *keyed);
 	for (name_t id = ROOT; id < names.n; id++)

@@ -143,6 +143,28 @@ def test_a_damaged_image_is_not_read(tmp_path):
     assert over == full and not over_image
 
 
+def test_a_build_over_the_image_a_refused_build_left_writes_a_full_builds_state(tmp_path):
+    """A refused build has written what it read into the image in place, made beside no
+    state: the next build makes every name's state, not the changed names' alone. An RRset
+    that came back to a name lies after the others in the image's array, linked in its
+    place: each name's records are mixed in file order, as a reading of the file whole has
+    them (changes.c's compute_name_states), not in the array's."""
+    path = tmp_path / "z.zone"
+    good = ["$TTL 3600", "@ SOA ns1 hostmaster 8 7200 900 1209600 300", "@ NS ns1",
+            "ns1 A 192.0.2.1", "@ MX 10 sub.y.mail", '*.deep TXT "long long long long"',
+            '*.deep TXT "t30"', "a.deep.y PTR x.deep"]  # a random sweep's find, made smaller
+    config = zones_from_args([f"z.test.={path}"])
+    path.write_text("\n".join(good) + "\n")
+    assert bake(config, tmp_path / "over")[0] is not None
+    path.write_text("\n".join(good[:1] + good[2:]) + "\n")  # no SOA: refused
+    errors: list[str] = []
+    assert bake(config, tmp_path / "over", errors)[0] is None and "SOA" in " ".join(errors)
+    path.write_text("\n".join(good) + "\n")
+    full, _ = bake(config, tmp_path / "full")
+    over, over_image = bake(config, tmp_path / "over")
+    assert over == full and over_image
+
+
 def test_a_set_of_several_zones_keeps_no_image(tmp_path):
     """The image holds one zone's records: a set of more keeps none, and leaves none of an
     earlier build behind."""
