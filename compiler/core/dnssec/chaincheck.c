@@ -66,6 +66,18 @@ static int bitmap_types(const uint8_t *p, size_t len, typelist *t)
 	return 1;
 }
 
+/* The types of `a` that `b` lacks, both ascending. */
+static void types_not_in(const typelist *a, const typelist *b, typelist *out)
+{
+	out->n = 0;
+	for (size_t i = 0, j = 0; i < a->n; i++) {
+		while (j < b->n && b->v[j] < a->v[i])
+			j++;
+		if (j == b->n || b->v[j] != a->v[i])
+			out->v[out->n++] = a->v[i];
+	}
+}
+
 static void list_types(const typelist *t, char *out, size_t cap)
 {
 	size_t n = 0;
@@ -106,12 +118,20 @@ static void check_bitmap(struct zone_chain *c, const struct rrset *entry, name_t
 	    memcmp(have.v, want.v, have.n * sizeof *have.v) != 0) {
 		if (c->bitmaps++ >= SHOWN_EACH)
 			return;
-		char listed[1024], held[1024];
+		/* Both lists, then what differs: one type among ten is easily missed. */
+		char listed[1024], held[1024], extra[1024], lacking[1024];
+		typelist more, less;
 		list_types(&have, listed, sizeof listed);
 		list_types(&want, held, sizeof held);
-		diagnose(c->zone, ERROR, set_pos(entry), "%s at %s lists %s, but %s holds %s (RFC 4034 "
-			 "§4.1.2)", type_name(entry->type), name_text(entry->owner), listed,
-			 name_text(name), held);
+		types_not_in(&have, &want, &more);
+		types_not_in(&want, &have, &less);
+		list_types(&more, extra, sizeof extra);
+		list_types(&less, lacking, sizeof lacking);
+		diagnose(c->zone, ERROR, set_pos(entry), "%s at %s lists %s, but %s holds %s: %s%s%s%s%s "
+			 "(RFC 4034 §4.1.2)", type_name(entry->type), name_text(entry->owner), listed,
+			 name_text(name), held, more.n ? extra : "", more.n ? " listed, not held" : "",
+			 more.n && less.n ? "; " : "", less.n ? lacking : "",
+			 less.n ? " held, not listed" : "");
 	}
 }
 

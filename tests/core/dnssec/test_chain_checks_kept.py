@@ -68,7 +68,7 @@ def test_a_chain_broken_since_the_earlier_build_is_refused(tmp_path):
     assert (error.position.file, error.position.line) == (str(zone), line)
     assert error.message == ("NSEC3 at 3MSEV9USMD4BR9S97V51R2TDVMR9IQO1.example. lists A NS "
                              "SOA MX DNSKEY NSEC3PARAM, but example. holds A NS SOA MX RRSIG "
-                             "DNSKEY NSEC3PARAM (RFC 4034 §4.1.2)")
+                             "DNSKEY NSEC3PARAM: RRSIG held, not listed (RFC 4034 §4.1.2)")
 
 
 def test_a_chain_with_warnings_is_checked_and_warned_of_every_build(tmp_path):

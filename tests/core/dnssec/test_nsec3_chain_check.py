@@ -153,7 +153,7 @@ def test_a_bitmap_that_leaves_out_one_of_many_types_is_refused(signed_text, tmp_
     assert findings(path) == [(
         line_of(path, str(owner), "NSEC3"), "error",
         f"NSEC3 at {owner} lists A MX TXT RP AAAA SSHFP RRSIG CAA, but many.example. holds "
-        "A HINFO MX TXT RP AAAA SSHFP RRSIG CAA (RFC 4034 §4.1.2)")]
+        "A HINFO MX TXT RP AAAA SSHFP RRSIG CAA: HINFO held, not listed (RFC 4034 §4.1.2)")]
 
 
 def test_an_nsec3_that_matches_no_name_is_a_warning(signed_text, tmp_path):
