@@ -181,7 +181,9 @@ def parse_zone(source: ZoneSource, on_record: Callable[[], None] = lambda: None)
                 reader.read()
         except dns.exception.SyntaxError as exc:
             raise CompileError([_diagnostic(reader, _detail(exc, reader))]) from None
-        except (dns.exception.DNSException, OSError, UnicodeDecodeError) as exc:
+        except UnicodeDecodeError:
+            raise CompileError([_not_utf8(source, reader)]) from None
+        except (dns.exception.DNSException, OSError) as exc:
             text = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
             if isinstance(exc, OSError) and exc.filename:
                 text = f"$INCLUDE {exc.filename}: {text}"
@@ -189,6 +191,23 @@ def parse_zone(source: ZoneSource, on_record: Callable[[], None] = lambda: None)
                 text = "no origin for a relative name"
             raise CompileError([_diagnostic(reader, text or type(exc).__name__)]) from None
     return ParsedZone(source, tuple(collector.records))
+
+
+def _not_utf8(source: ZoneSource, reader: _PositionedReader) -> Diagnostic:
+    """A zone file that is not UTF-8 text, which dnspython reads zone files as: where its
+    first octet that cannot be is (the decoder's own offset is into the block it was given),
+    else (an $INCLUDE'd file) where the reader is."""
+    try:
+        with open(source.path, "rb") as f:
+            octets = f.read()
+        octets.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = octets.count(b"\n", 0, exc.start) + 1
+        return Diagnostic(Position(source.display, line), "error",
+                          f"not UTF-8 text: octet 0x{octets[exc.start]:02x}")
+    except OSError:
+        pass
+    return _diagnostic(reader, "not UTF-8 text")
 
 
 def _diagnostic(reader: _PositionedReader, text: str) -> Diagnostic:

@@ -80,6 +80,7 @@ DIAGNOSED = {
     "no-ns": (1, "error: no NS records at the zone apex example.test."),
     "oversized": (1, "error: the response for fat.example.test. would be 69194 octets"),
     "include-error": (1, "include-error/hosts.inc:2: error: elsewhere.example.net. is outside"),
+    "not-utf8": (1, "not-utf8/example.test.zone:6: error: not UTF-8 text: octet 0xe9"),
 }
 # What the fast reader says as it leaves each declined set to dnspython.
 DECLINED = {
