@@ -1077,11 +1077,9 @@ int proofs_logged(void);
 void proof_uses_take(struct proof_log *log);  /* a thread's log, after the answers */
 /* Per group of this build, 1 where a read the earlier state keeps (`old`, in order) finds
  * otherwise in this build's chains (its denial region placed at `base`) than in the earlier
- * data's; NULL where that cannot be told (a full build). `moved` (per zone): 1 where its
- * chain lies elsewhere in the region now; every group holding its nodes is to be laid out. */
+ * data's; NULL where that cannot be told (a full build). */
 uint8_t *proofs_unstable(const struct state_proof *old, size_t nold, const uint8_t *blob,
-			 uint64_t blob_len, uint64_t old_denial_len, uint32_t base, uint32_t ngroups,
-			 uint8_t *moved);
+			 uint64_t blob_len, uint64_t old_denial_len, uint32_t base, uint32_t ngroups);
 /* The reads for this build's state, in order: the earlier ones of the groups `reused` (NULL:
  * none), this build's of the others. */
 struct state_proof *proofs_for_state(const struct state_proof *old, size_t nold,

@@ -174,26 +174,25 @@ struct zone_chains {
 	uint32_t *moved_to;   /* its place in this build's chain, NONE: gone */
 };
 
-static int read_zone_chains(struct zone_chains *c, uint32_t zone, uint8_t *moved)
+/* 0 where the two cannot be compared entry for entry: another place in the region (a zone
+ * signed or no longer before it: each of its nodes and answers names its header by its
+ * offset), other parameters. */
+static int read_zone_chains(struct zone_chains *c, uint32_t zone)
 {
 	uint32_t was_at = reuse_earlier_chain_at(zone), now_at = denial_chain_at(zone);
 	struct zb_chain a, b;
-	if (was_at == NONE || !read_chain(&c->was, c->was.base + was_at, &a) ||
+	if (was_at != now_at || !read_chain(&c->was, c->was.base + was_at, &a) ||
 	    !read_chain(&c->now, c->now.base + now_at, &b) || !told_apart(&c->was) ||
 	    !told_apart(&c->now) || a.iterations != b.iterations || a.salt_len != b.salt_len ||
 	    a.apex_len != b.apex_len || memcmp(a.salt, b.salt, a.salt_len) != 0)
 		return 0;
-	/* A chain placed elsewhere (one before it in the region grew or shrank): each of its
-	 * zone's nodes and answers names it by its old offset. Those are laid out again (the
-	 * caller), and every read of it is broken. */
-	*moved = was_at != now_at;
 	c->broken = xmalloc(c->was.n);
 	c->moved_to = xmalloc(c->was.n * sizeof *c->moved_to);
 	for (size_t i = 0, j = 0; i < c->was.n; i++) {
 		while (j < c->now.n && memcmp(c->now.v[j].hash, c->was.v[i].hash, 20) < 0)
 			j++;
 		int here = j < c->now.n && memcmp(c->now.v[j].hash, c->was.v[i].hash, 20) == 0;
-		c->broken[i] = here && !*moved ? broken_how(&c->was, i, &c->now, j) : BROKEN_ALL;
+		c->broken[i] = here ? broken_how(&c->was, i, &c->now, j) : BROKEN_ALL;
 		c->moved_to[i] = here ? j : NONE;
 	}
 	return 1;
@@ -212,10 +211,8 @@ static int by_id(const void *x, const void *y)
 }
 
 uint8_t *proofs_unstable(const struct state_proof *old, size_t nold, const uint8_t *blob,
-			 uint64_t blob_len, uint64_t old_denial_len, uint32_t base, uint32_t ngroups,
-			 uint8_t *moved)
+			 uint64_t blob_len, uint64_t old_denial_len, uint32_t base, uint32_t ngroups)
 {
-	memset(moved, 0, zones.n ? zones.n : 1);
 	if (!nsec3_zones() || nold == 0 || base > blob_len || old_denial_len > blob_len - base)
 		return NULL;
 	struct zone_chains *c = xcalloc(zones.n ? zones.n : 1, sizeof *c);
@@ -228,7 +225,7 @@ uint8_t *proofs_unstable(const struct state_proof *old, size_t nold, const uint8
 					       .len = old_denial_len};
 		c[z].now = (struct chain_view){.region = denial_region.v, .base = base,
 					       .len = denial_region.n};
-		if (!read_zone_chains(&c[z], z, &moved[z]))
+		if (!read_zone_chains(&c[z], z))
 			goto out;
 		RESERVE(picks, c[z].was.n);
 		for (uint32_t i = 0; i < c[z].was.n; i++)

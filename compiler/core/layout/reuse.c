@@ -617,15 +617,14 @@ static int plan_serials(void)
 				old_sorted = sorted_numbers(before.zones, before.head->nzones);
 				new_sorted = sorted_numbers(zone_entries, zones.n);
 			}
-			if (held_twice(old_sorted, before.head->nzones, was->numbers) ||
-			    held_twice(new_sorted, zones.n, now.numbers)) {
-				soa_relaid[z] = 1;
-				continue;
-			}
 			struct serial_patch p;
 			memcpy(p.old, was->numbers, sizeof p.old);
 			memcpy(p.serial, now.numbers, sizeof p.serial);
-			PUSH(patches, p);
+			if (held_twice(old_sorted, before.head->nzones, was->numbers) ||
+			    held_twice(new_sorted, zones.n, now.numbers))
+				soa_relaid[z] = 1;
+			else
+				PUSH(patches, p);
 		}
 	}
 	free(old_sorted);
@@ -650,14 +649,13 @@ static int same_denial(uint32_t *base)
 
 /* Where a chain changed (a name or a type come or gone, an entry signed again): per group,
  * whether a proof its region holds reads otherwise now (proofuse.c); NULL where that cannot
- * be told, an NSEC chain's, or a chain gone: a full build. `moved`, per zone: its chain is
- * placed elsewhere now, which its nodes and answers name. */
-static uint8_t *changed_denial(uint32_t base, uint8_t *moved)
+ * be told, an NSEC chain's, or a chain gone or placed elsewhere: a full build. */
+static uint8_t *changed_denial(uint32_t base)
 {
 	if (!base)
 		return NULL;
 	return proofs_unstable(before.proofs, before.head->nproofs, before.blob, before.blob_len,
-			       before.head->denial_len, base, ngroups, moved);
+			       before.head->denial_len, base, ngroups);
 }
 
 /* ---- a new serial, and new signatures over an SOA, into a copied region ---- */
@@ -838,13 +836,10 @@ uint8_t *reuse_plan(const struct phash *ph, size_t *reached_names, uint32_t *gro
 	*groups_reused = 0;
 	runs = any_chain() ? 2 : 1;
 	uint32_t base;
-	uint8_t *unstable = NULL, *moved_chain = xcalloc(zones.n ? zones.n : 1, 1);
+	uint8_t *unstable = NULL;
 	if (ph->seed != before.head->seed || !plan_serials() ||
-	    (!same_denial(&base) && (signed_dname ||
-				     !(unstable = changed_denial(base, moved_chain))))) {
-		free(moved_chain);
+	    (!same_denial(&base) && (signed_dname || !(unstable = changed_denial(base)))))
 		return NULL;
-	}
 	uint8_t *reached = changes_reach(before.names, before.head->nnames, reached_names);
 	int any_relaid = memchr(soa_relaid, 1, zones.n ? zones.n : 1) != NULL;
 	uint32_t *group_of = xmalloc((names.n ? names.n : 1) * sizeof *group_of);
@@ -861,7 +856,7 @@ uint8_t *reuse_plan(const struct phash *ph, size_t *reached_names, uint32_t *gro
 			name_t name = nodes.v[i];
 			uint32_t zone = N(name)->zone;
 			group_of[name] = g;
-			if (reached[name] || (zone < zones.n && (moved_chain[zone] || soa_relaid[zone])))
+			if (reached[name] || (zone < zones.n && soa_relaid[zone]))
 				reused[g] = 0;
 			/* A served child's apex answers DS from its parent (answers.c's parent_ds):
 			 * its negative answers hold the parent's SOA. */
@@ -870,7 +865,6 @@ uint8_t *reuse_plan(const struct phash *ph, size_t *reached_names, uint32_t *gro
 				reused[g] = 0;
 		}
 	}
-	free(moved_chain);
 	/* An alias names its target's node by its slot: where the target's group was placed
 	 * again (phash.c moves most of its keys then), each copied region with an alias of a
 	 * name of it gets the target's new place written in (reuse_patch), or is laid out
