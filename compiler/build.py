@@ -16,9 +16,9 @@ from .errors import CompileError, Diagnostic, UsageError
 from .progress import Progress
 from .refreshed import Refreshed
 from . import emit, keepgoing, paths
-from .core import early as early_core, run as core
+from .core import driverless, early as early_core, outputs, run as core
 from .dnssec import signing
-from .toolchain import cc, outdirlock, prefill, replacing
+from .toolchain import cc, outdirlock, prefill
 from .toolchain.prefill import STATE_FILE, earlier_server
 
 T = TypeVar("T")
@@ -30,6 +30,9 @@ class Built:
     warnings: list[Diagnostic]
     # --keep-going: the broken zones' errors, and what became of each (keepgoing.py).
     broken: list[Diagnostic] = field(default_factory=list)
+    # What the next build needs to rebuild the set without the driver, where it may
+    # (core/driverless.py): what the command line's reading adds is the command's.
+    replay: driverless.Replay | None = None
 
 
 # Beside the data: what the next build over this one needs to copy the regions a change
@@ -56,21 +59,6 @@ def _earlier(outdir: Path, state_file: Path) -> core.State:
     build."""
     server, span = earlier_server(outdir) or (None, None)
     return core.State(emit.temporary_for(state_file), state_file, server, span)
-
-
-def _put_image(image: Path, path: Path) -> None:
-    """The core's image of this build's zone written whole, in place of the last one; an
-    empty one: none (the core keeps none of this set). Where the core wrote none, it brought
-    the last one up to date in place."""
-    if not image.exists():
-        return
-    if image.stat().st_size == 0:
-        image.unlink()
-        path.unlink(missing_ok=True)
-        return
-    old = replacing.replace(image, path)
-    if old is not None:
-        replacing.release(old)
 
 
 def check(config: ZoneSetConfig, lenient: bool = False,
@@ -120,6 +108,7 @@ def build(config: ZoneSetConfig, outdir: Path, lenient: bool = False,
     # One build at a time into it (toolchain/outdirlock.py): held already where the
     # command's start took it (core/early.py), before it began anything there.
     outdirlock.hold(outdir)
+    driverless.forget(outdir)  # until this build is all in place
     try:
         return _into(config, outdir, created, fetched, progress, lenient, write_signed,
                      keep_going)
@@ -179,18 +168,12 @@ def _into(config: ZoneSetConfig, outdir: Path, created: bool, fetched: Refreshed
             early.data_written()
             with progress.stage("cc"):
                 early.finish()  # the server, its data inside, in place of the last one
-            # After the data it describes: a state left over from a build cut off between
-            # the two renames does not match the data, and the next build builds in full.
-            # Exchanged: os.replace over the last state (32 MiB at a million names) waited
-            # for the new one's blocks to be written.
-            old = replacing.replace(state.out, state_file)
-            if old is not None:
-                replacing.release(old)
-            _put_image(state.image_out, outdir / IMAGE_FILE)
+            outputs.put_state(state.out, state_file)
+            outputs.put_image(state.image_out, outdir / IMAGE_FILE)
             # For the next build of this command line: its core begun before the imports.
-            early_core.remember(outdir, baked.core, None if keep_going or write_signed else
-                                core.next_manifest(config, lenient, baked.core,
-                                                   _earlier(outdir, state_file)))
+            following = None if keep_going or write_signed else core.next_manifest(
+                config, lenient, baked.core, _earlier(outdir, state_file))
+            early_core.remember(outdir, baked.core, following)
         except BaseException as exc:
             state.out.unlink(missing_ok=True)
             state.image_out.unlink(missing_ok=True)
@@ -206,4 +189,9 @@ def _into(config: ZoneSetConfig, outdir: Path, created: bool, fetched: Refreshed
         # An earlier version's copy of the data beside the server; the server's own is it.
         (outdir / emit.DATA_FILE).unlink(missing_ok=True)
     fetched.commit(broken_zones)
-    return Built(fetched.warnings + list(baked.warnings), broken)
+    replay = None
+    if following is not None and early.linked_entry is not None and not fetched.warnings \
+            and all(zone.dnssec is None for zone in config.zones):
+        replay = driverless.Replay(str(early.linked_entry), str(baked.core),
+                                   cc.compilers_run())
+    return Built(fetched.warnings + list(baked.warnings), broken, replay)

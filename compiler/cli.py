@@ -17,9 +17,9 @@ from . import __version__
 from .build import build, check
 from .config import load_toml, zones_from_args
 from .dnssec.algorithms import ALGORITHMS
-from .errors import CompileError, UsageError
+from .errors import CompileError, UsageError, print_all
 from .progress import Progress
-from .core import early as early_core
+from .core import driverless, early as early_core
 from .toolchain import prefill
 
 EXIT_OK, EXIT_ZONE_ERROR, EXIT_USAGE = 0, 1, 2
@@ -167,17 +167,19 @@ def main(argv: list[str] | None = None) -> int:
             built = build(config, args.output, args.lenient, progress, args.write_signed,
                           args.keep_going)
             warnings, broken = built.warnings, built.broken
+            if built.replay is not None:
+                driverless.record(args.output, built.replay, args.config, args.quiet)
         else:
             warnings = check(config, args.lenient, progress)
     except UsageError as exc:
         print(f"zonebake: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except CompileError as exc:
-        _print(exc.diagnostics)
+        print_all(exc.diagnostics)
         errors = sum(d.severity == "error" for d in exc.diagnostics)
         print(f"zonebake: {errors} error(s); nothing written", file=sys.stderr)
         return EXIT_ZONE_ERROR
-    _print(broken + list(warnings))
+    print_all(broken + list(warnings))
     progress.finish()
     if broken:
         left = sum(d.severity == "warning" for d in broken)
@@ -201,24 +203,6 @@ def run() -> None:
         sys.stderr.flush()
         os._exit(code)
     sys.exit(code)
-
-
-MAX_PER_FILE = 100  # diagnostics shown for one file, as gcc's -fmax-errors
-
-
-def _print(diagnostics) -> None:
-    """Each diagnostic on its line, but at most MAX_PER_FILE for a file, then how many more:
-    a zone loaded under the wrong origin has an error on every line."""
-    shown: dict[str, int] = {}
-    for diagnostic in diagnostics:
-        file = diagnostic.position.file
-        shown[file] = shown.get(file, 0) + 1
-        if shown[file] <= MAX_PER_FILE:
-            print(diagnostic, file=sys.stderr)
-    for file, count in shown.items():
-        if count > MAX_PER_FILE:
-            print(f"{file}: {count - MAX_PER_FILE} more error(s) and warning(s) not shown",
-                  file=sys.stderr)
 
 
 def _deploy(args: argparse.Namespace, server_args: list[str]) -> int:
@@ -271,14 +255,14 @@ def _resign(args: argparse.Namespace, server_args: list[str]) -> int:
         print(f"zonebake: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except CompileError as exc:
-        _print(exc.diagnostics)
+        print_all(exc.diagnostics)
         print("zonebake: the build failed; the server serves what it served", file=sys.stderr)
         return EXIT_ZONE_ERROR
     except DeployError as exc:
         print(f"zonebake: re-sign failed: {exc}", file=sys.stderr)
         return EXIT_DEPLOY_FAILED
     if done.built is not None:
-        _print(done.built.broken + list(done.built.warnings))
+        print_all(done.built.broken + list(done.built.warnings))
     return EXIT_OK
 
 

@@ -3,11 +3,15 @@ milliseconds), a build into an output directory that its command line names take
 directory's lock (toolchain/outdirlock.py: one build at a time) and, over an earlier build
 there, begins its core on the manifest that build recorded, where the command line is that
 build's (core/early.py's start, the lock first), and begins copying the earlier server's
-data on a processor of its own (toolchain/prefill.py); then the command runs (cli.py)."""
+data on a processor of its own (toolchain/prefill.py); where nothing else the driver reads
+changed either, the rebuild is done without it (core/driverless.py); else the command runs
+(cli.py)."""
 
 from __future__ import annotations
 
+import os
 import sys
+import time
 
 from .core import early
 
@@ -29,11 +33,18 @@ def _output(argv: list[str]) -> str | None:
 
 
 def run() -> None:
+    started = time.monotonic()
     output = _output(sys.argv[1:])
     if output is not None:
         early.start(output, sys.argv[1:])  # pathlib and subprocess not imported yet
         from pathlib import Path
         from .toolchain import prefill  # its imports (2 ms) after the core's start
         prefill.start_early(Path(output))
+        from .core import driverless
+        code = driverless.rebuild(output, started)
+        if code is not None:  # without the driver: all of it written and closed
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
     from .cli import run as command
     command()

@@ -13,10 +13,7 @@ from __future__ import annotations
 import resource
 import sys
 import time
-from contextlib import contextmanager, suppress
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Callable, Iterator, TextIO
+from contextlib import contextmanager
 
 QUIET_FOR = 5.0  # seconds of build before anything is said
 EVERY = 5.0  # seconds between progress lines of a stage
@@ -30,13 +27,14 @@ LOOK_EVERY = 1024  # items counted between looks at the clock
 COUNTED = {"regions", "taken", "kept", "lines"}
 
 
-@dataclass
 class StageTime:
-    name: str
-    seconds: float
-    count: int | None  # items handled, for stages that loop over them (in the last step)
-    unit: str = ""
-    details: list[StageTime] = field(default_factory=list)  # its own steps (the core's)
+    # Plain classes, not dataclasses: a rebuild without the driver (core/driverless.py)
+    # imports this module, and dataclasses' imports took 6 ms of it.
+    def __init__(self, name: str, seconds: float, count: int | None, unit: str = "",
+                 details: list[StageTime] | None = None) -> None:
+        self.name, self.seconds, self.unit = name, seconds, unit
+        self.count = count  # items handled, for stages that loop over them (in the last step)
+        self.details = details if details is not None else []  # its own steps (the core's)
 
     def __str__(self) -> str:
         steps = ", ".join(f"{d.name} {d.count:,}" if d.unit in COUNTED else
@@ -44,13 +42,11 @@ class StageTime:
         return f"{self.name} {self.seconds:.1f} s" + (f" ({steps})" if steps else "")
 
 
-@dataclass
 class Progress:
-    out: TextIO | None = field(default_factory=lambda: sys.stderr)  # None: quiet
-    clock: Callable[[], float] = time.monotonic
-    stages: list[StageTime] = field(default_factory=list)
-
-    def __post_init__(self) -> None:
+    def __init__(self, out: TextIO | None,  # None: quiet
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.out, self.clock = out, clock
+        self.stages: list[StageTime] = []
         self.started = self.clock()
         self._next_line = self.started + QUIET_FOR
         self._current: StageTime | None = None
@@ -124,10 +120,13 @@ def peak_memory_mib() -> int:
     core, the C compiler), in MiB. This process's own is its VmHWM: getrusage's would count
     the memory of whatever ran before the exec that started it (Linux keeps the larger)."""
     own = None
-    with suppress(OSError):
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                own = int(line.split()[1])
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    own = int(line.split()[1])
+    except OSError:
+        pass
     if own is None:  # not Linux
         own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return max(own, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) // 1024

@@ -245,6 +245,11 @@ def start(output: str | os.PathLike[str], args: list[str]) -> None:
     _pending = Early(program, manifest, scratch, now, process)
 
 
+def pending() -> Early | None:
+    """The early core, where one was begun and nothing took it yet."""
+    return _pending
+
+
 def take() -> Early | None:
     """The early core, for the driver's first run of the core (run.bake), once."""
     global _pending
@@ -286,14 +291,5 @@ def remember(outdir: os.PathLike[str], program: os.PathLike[str],
     manifest = "\n".join(OUT + line[len(out):] if line.startswith(prefix) else line
                          for line in manifest.split("\n"))
     text = "\n".join([MAGIC, cwd, epoch, str(len(args)), *args, str(program), manifest])
-    temporary = os.path.join(out, f".{NEXT_FILE}.{os.getpid()}")
-    try:
-        with open(temporary, "w", encoding="utf-8") as file:
-            file.write(text)
-        from ..toolchain import replacing  # the build's, loaded by now: not at the start
-        replacing.put(temporary, path)
-    except OSError:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
+    from ..toolchain import replacing  # the build's, loaded by now: not at the start
+    replacing.put_text(path, text)

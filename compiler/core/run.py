@@ -27,7 +27,7 @@ from typing import Callable
 from .. import clock
 from ..config import ZoneSetConfig, ZoneSource
 from ..emit import chaos_names
-from ..errors import CompileError, Diagnostic, Position, UsageError
+from ..errors import CompileError, Diagnostic, UsageError, from_core
 from ..dnssec import signatures, signing
 from ..toolchain import replacing
 from . import early as early_core
@@ -198,14 +198,6 @@ class Baked:
     layout: Layout  # read from the data's head
     warnings: tuple[Diagnostic, ...] = ()
     core: Path | None = None  # the core's program that made it
-
-
-def _diagnostic(line: str) -> tuple[int, Diagnostic]:
-    """`diag ZONE SEVERITY LINE FILE_LENGTH FILE MESSAGE` (diagnostics.c):
-    the zone's number in the manifest, and the diagnostic."""
-    zone, severity, number, length, rest = line[5:].rstrip("\n").split(" ", 4)
-    file, message = rest[:int(length)], rest[int(length) + 1:]
-    return int(zone), Diagnostic(Position(file, int(number)), severity, message)
 
 
 class _ZoneErrors(CompileError):
@@ -463,7 +455,7 @@ def _run_once(program: Path, manifest: str, config: ZoneSetConfig, data_file: Pa
                     seconds, count, unit, name = line[6:].rstrip("\n").split(" ", 3)
                     on_phase(name, float(seconds), int(count), unit)
                 elif line.startswith("diag "):
-                    diagnostics.append(_diagnostic(line))
+                    diagnostics.append(from_core(line))
                 elif line.startswith("sign "):  # the core waits for the signatures
                     _sign(signer, int(line.split()[1]), on_along)
                     process.stdin.write("signed\n")

@@ -251,6 +251,7 @@ class EarlyServer:
         self._prefilled: tuple[int, int] | None = None  # the earlier data's span, once copied
         self.zonedata_text: str | None = None  # once rendered
         self._linked: tuple[Path, Path] | None = None  # the placeholder's link, the server's
+        self.linked_entry: Path | None = None  # that link, where it is the cache's (objcache)
         self._offered = threading.Event()  # _linked is set, or will never be
         self._data = threading.Event()
         self._into = False  # the core was given the server's file
@@ -291,6 +292,9 @@ class EarlyServer:
         written the data there."""
         self._prefill_done()
         self._linked = linked, temporary
+        cache = objcache.cache_dir()
+        if cache is not None and linked.parent.parent == cache:
+            self.linked_entry = linked
         self._offered.set()
         self._wait_for_data()
         return self._into
@@ -364,6 +368,12 @@ def _scratch_for(data: Path, output: Path) -> ContextManager[Path]:
     except OSError:
         size = 0
     return scratch.directory_for(2 * size, output.parent)
+
+
+def compilers_run() -> list[str]:
+    """The commands PATH finds that a build runs (compiler_identity names them): the C
+    compiler and the assembler."""
+    return [shlex.split(os.environ.get("CC", "cc"))[0], "as"]
 
 
 def runtime_key(cc: list[str], flags: list[str], runtime: Path) -> str:

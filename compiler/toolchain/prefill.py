@@ -121,6 +121,16 @@ def take(outdir: Path, server: Path, span: tuple[int, int]) -> Prefill | None:
     return prefill
 
 
+def pending(outdir: str | os.PathLike[str]) -> Prefill | None:
+    """The copy begun early for OUTDIR, where nothing took it yet."""
+    return _early.get(Path(outdir).absolute())
+
+
+def taken(outdir: str | os.PathLike[str]) -> None:
+    """The copy begun early for OUTDIR is used (core/driverless.py): not stopped at the end."""
+    _early.pop(Path(outdir).absolute(), None)
+
+
 def stop_early() -> None:
     """Before the command exits: each copy no build took over (it failed first)."""
     while _early:

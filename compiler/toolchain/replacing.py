@@ -68,6 +68,22 @@ def put(new: Path | str, path: Path | str) -> None:
         os.close(old)
 
 
+def put_text(path: str, text: str) -> None:
+    """TEXT (UTF-8, the file names in it as the file system gave them) written beside PATH,
+    then put in its place as `put` does; nothing where it cannot be: the small records a
+    build leaves for the next (core/early.py, core/driverless.py), which then does without."""
+    temporary = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.{os.getpid()}")
+    try:
+        with open(temporary, "w", encoding="utf-8", errors="surrogateescape") as file:
+            file.write(text)
+        put(temporary, path)
+    except OSError:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+
+
 def release(old: int) -> None:
     """Close OLD (a descriptor `replace` returned) without waiting for the kernel to free its
     file: a child that inherits it holds the last reference, for it exits only once OLD is
