@@ -854,13 +854,17 @@ uint8_t *reuse_plan(const struct phash *ph, size_t *reached_names, uint32_t *gro
 		for (uint32_t k = ph->member_start[g]; k < ph->member_start[g + 1]; k++) {
 			uint32_t i = ph->members[k];
 			name_t name = nodes.v[i];
-			uint32_t zone = N(name)->zone;
 			group_of[name] = g;
-			if (reached[name] || (zone < zones.n && soa_relaid[zone]))
+			if (reached[name])
+				reused[g] = 0;
+			if (!any_relaid)  /* the name's own entry: a random read of megabytes */
+				continue;
+			uint32_t zone = N(name)->zone;
+			if (zone < zones.n && soa_relaid[zone])
 				reused[g] = 0;
 			/* A served child's apex answers DS from its parent (answers.c's parent_ds):
 			 * its negative answers hold the parent's SOA. */
-			uint32_t parent = any_relaid ? delegating_zone(name) : NONE;
+			uint32_t parent = delegating_zone(name);
 			if (parent != NONE && soa_relaid[parent])
 				reused[g] = 0;
 		}
