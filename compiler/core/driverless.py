@@ -121,7 +121,7 @@ def forget(outdir: str | os.PathLike[str]) -> None:
     build by the driver."""
     try:
         os.unlink(os.path.join(outdir, RECORD_FILE))
-    except FileNotFoundError:
+    except OSError:  # none; or not to be removed, and then of inputs no longer there
         pass
 
 
@@ -217,7 +217,8 @@ def rebuild(outdir: str, started: float) -> int | None:
     if begun is None or copy is None:
         return None
     found = _unchanged(outdir)
-    if found is None:
+    lines = begun.manifest.split("\n")
+    if found is None or "state" not in lines or "image" not in lines:
         return None
     return _Rebuild(outdir, begun, copy, found, started).run()
 
