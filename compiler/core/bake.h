@@ -434,6 +434,9 @@ struct recheck {
 	int cut_made;          /* a name there before became a cut */
 };
 int image_recheck(uint32_t zone, struct recheck *r);
+/* After image_read_zone read over an image: the first name new to this build (the names
+ * from it on are, each interned after its parent: names.c's name_child); else NONE. */
+name_t image_new_from(void);
 /* The build's state written, its content's digest this (0: none): into the image it made. */
 void image_beside_state(uint64_t state);
 void image_reset(void);

@@ -123,6 +123,8 @@ static int rechecking;
 static VEC(name_t) lost;
 static name_t first_new;
 static int cut_made;
+/* After a reading over an image: the names' count the image held; NONE otherwise. */
+static name_t new_from = NONE;
 /* After a reading over an image: the pairs of P_NAMED_SINCE, its own and this change's; and
  * the image's P_NAMED_BY, mapped until image_reset (changes.c reads it until then). */
 static VEC(uint32_t) named_since;
@@ -1110,7 +1112,7 @@ static int patch(struct loaded *l, uint32_t zone, const struct change *c)
 		lost.v = p.lost.v;  /* taken over */
 		lost.n = p.lost.n;
 		lost.cap = p.lost.cap;
-		first_new = nnames;
+		first_new = new_from = nnames;
 		cut_made = p.cut_made;
 		left_over = h->left_over + nremoved;
 		struct head now = {.known = 1, .end = h->head_end, .origin_len = h->origin_len,
@@ -1187,6 +1189,11 @@ const name_t *image_changed_names(uint64_t state, size_t *n)
 	return changed.v ? changed.v : none;
 }
 
+name_t image_new_from(void)
+{
+	return new_from;
+}
+
 int image_recheck(uint32_t zone, struct recheck *r)
 {
 	if (!rechecking || changed_zone != zone)
@@ -1221,6 +1228,7 @@ void image_reset(void)
 	changed_state = 0;
 	VEC_FREE(lost);
 	rechecking = cut_made = 0;
+	new_from = NONE;
 	image_written();
 	memset(mapped, 0, sizeof mapped);
 	if (named_by_map)
