@@ -27,6 +27,13 @@ LOOK_EVERY = 1024  # items counted between looks at the clock
 COUNTED = {"regions", "taken", "kept", "lines"}
 
 
+def core_phase(line: str) -> tuple[str, float, int, str]:
+    """A core's `phase SECONDS COUNT UNIT NAME` line (base/util.c's phase_took): the name,
+    seconds, count and unit, as `detail` takes them."""
+    seconds, count, unit, name = line[6:].rstrip("\n").split(" ", 3)
+    return name, float(seconds), int(count), unit
+
+
 class StageTime:
     # Plain classes, not dataclasses: a rebuild without the driver (core/driverless.py)
     # imports this module, and dataclasses' imports took 6 ms of it.

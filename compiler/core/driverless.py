@@ -217,10 +217,10 @@ def rebuild(outdir: str, started: float) -> int | None:
     if begun is None or copy is None:
         return None
     found = _unchanged(outdir)
-    lines = begun.manifest.split("\n")
-    if found is None or "state" not in lines or "image" not in lines:
+    state, image = begun.written("state"), begun.written("image")
+    if found is None or state is None or image is None:
         return None
-    return _Rebuild(outdir, begun, copy, found, started).run()
+    return _Rebuild(outdir, begun, copy, found, state, image, started).run()
 
 
 class Fallback(Exception):
@@ -229,15 +229,13 @@ class Fallback(Exception):
 
 class _Rebuild:
     def __init__(self, outdir: str, begun: early_core.Early, copy: prefill.Prefill,
-                 found: _Record, started: float) -> None:
+                 found: _Record, state: tuple[str, str], image: tuple[str, str],
+                 started: float) -> None:
         self.outdir, self.begun, self.copy, self.found = outdir, begun, copy, found
         self.started = started
         self.wrote_server = False  # the core was given the server's file
-        lines = begun.manifest.split("\n")
-        state = lines.index("state")
-        image = lines.index("image")
-        self.state_out, self.state_file = lines[state + 1], lines[state + 2]
-        self.image_out, self.image_file = lines[image + 1], lines[image + 2]
+        self.state_out, self.state_file = state
+        self.image_out, self.image_file = image
 
     def run(self) -> int | None:
         early_core.take()
@@ -266,7 +264,7 @@ class _Rebuild:
             self._stop()
             return None
         finally:
-            _remove(self.begun.scratch)
+            self.begun.remove_scratch()
         _write(self.outdir, self.found.lines)
         if diagnostics:
             from .. import errors
@@ -276,12 +274,12 @@ class _Rebuild:
 
     def _core(self, process: early_core.Process, progress, diagnostics: list[str]) -> None:
         """The core's reports (run.py's _run_once), to its `done`."""
+        from ..progress import core_phase  # imported by now
         for line in process.stderr:
             if line == "done\n":
                 return
             if line.startswith("phase "):
-                seconds, count, unit, name = line[6:].rstrip("\n").split(" ", 3)
-                progress.detail(name, float(seconds), int(count), unit)
+                progress.detail(*core_phase(line))
             elif line.startswith("diag "):
                 diagnostics.append(line)
             elif line.startswith("layout "):
@@ -298,21 +296,16 @@ class _Rebuild:
         from ..toolchain import elfsplice
         prefilled = self.copy.done()
         self.wrote_server = True
-        try:
-            at, kept = elfsplice.prepare(Path(self.found.linked), self.copy.temporary,
-                                         size, prefilled)
-        except (elfsplice.Refused, OSError):
-            raise Fallback from None
-        if at % os.sysconf("SC_PAGESIZE") or "\n" in str(self.copy.temporary):
+        placed = elfsplice.prepare_for_core(Path(self.found.linked), self.copy.temporary,
+                                            size, prefilled)
+        if placed is None:
             raise Fallback
-        return f"into {at} {kept} {self.copy.temporary}\n"
+        return f"into {placed[0]} {placed[1]} {self.copy.temporary}\n"
 
     def _put_server(self) -> None:
         from ..toolchain import replacing
         prefill.taken(self.outdir)
-        old = replacing.replace(self.copy.temporary, self.copy.server)
-        if old is not None:
-            replacing.release(old)
+        replacing.put_releasing(self.copy.temporary, self.copy.server)
 
     def _stop(self) -> None:
         """The early core stopped, what it began removed (run.py's _stop_early), and the copy
@@ -325,9 +318,3 @@ class _Rebuild:
                 pass
         if self.wrote_server:
             prefill.stop_early()
-
-
-def _remove(scratch: str) -> None:
-    import shutil
-    shutil.rmtree(scratch, ignore_errors=True)
-

@@ -190,6 +190,17 @@ class Early:
             pass  # it ended before it held (it declined a zone, or failed): its output says
         return self.process
 
+    def written(self, kind: str) -> tuple[str, str] | None:
+        """Of its manifest's `state` or `image` lines: the file the core writes under a
+        temporary name, and the one whose place that takes once the build is done (the
+        earlier one's); None where the manifest names none."""
+        lines = self.manifest.split("\n")
+        at = lines.index(kind) if kind in lines else len(lines)
+        return (lines[at + 1], lines[at + 2]) if at + 2 < len(lines) else None
+
+    def remove_scratch(self) -> None:
+        _remove(self.scratch)
+
     def stop(self) -> None:
         self.process.kill()
         self.process.wait()
@@ -279,7 +290,7 @@ def stop_early() -> None:
     early = take()
     if early is not None:
         early.stop()
-        _remove(early.scratch)
+        early.remove_scratch()
 
 
 def _remove(scratch: str) -> None:

@@ -14,9 +14,7 @@ def put_state(new: str | os.PathLike[str], path: str | os.PathLike[str]) -> None
     build cut off between the two renames does not match the data, and the next build builds
     in full. Exchanged: os.replace over the last state (32 MiB at a million names) waited for
     the new one's blocks to be written."""
-    old = replacing.replace(new, path)
-    if old is not None:
-        replacing.release(old)
+    replacing.put_releasing(new, path)
 
 
 def put_image(new: str | os.PathLike[str], path: str | os.PathLike[str]) -> None:

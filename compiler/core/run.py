@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
-import shutil
 import struct
 import subprocess
 import tempfile
@@ -28,6 +27,7 @@ from .. import clock
 from ..config import ZoneSetConfig, ZoneSource
 from ..emit import chaos_names
 from ..errors import CompileError, Diagnostic, UsageError, from_core
+from ..progress import core_phase
 from ..dnssec import signatures, signing
 from ..toolchain import replacing
 from . import early as early_core
@@ -326,7 +326,7 @@ def _scratch(early: early_core.Early | None):
     try:
         yield early.scratch
     finally:
-        shutil.rmtree(early.scratch, ignore_errors=True)
+        early.remove_scratch()
 
 
 def _stop_early(early: early_core.Early, state: State | None) -> None:
@@ -452,8 +452,7 @@ def _run_once(program: Path, manifest: str, config: ZoneSetConfig, data_file: Pa
                     done = True
                     break
                 if line.startswith("phase "):
-                    seconds, count, unit, name = line[6:].rstrip("\n").split(" ", 3)
-                    on_phase(name, float(seconds), int(count), unit)
+                    on_phase(*core_phase(line))
                 elif line.startswith("diag "):
                     diagnostics.append(from_core(line))
                 elif line.startswith("sign "):  # the core waits for the signatures

@@ -20,7 +20,6 @@ set compiles and links nothing."""
 
 from __future__ import annotations
 
-import mmap
 import os
 import shlex
 import shutil
@@ -197,9 +196,7 @@ def compile_server(zonedata_c: Path, output: Path, splice: bool = True,
                         data_object.unlink(missing_ok=True)
             if cached is None:
                 objcache.store(key, fresh, headers_read(fresh))
-        old = replacing.replace(temporary, output)
-        if old is not None:
-            replacing.release(old)  # the last build's binary, freed as the build goes on
+        replacing.put_releasing(temporary, output)  # the last build's, freed meanwhile
     finally:
         temporary.unlink(missing_ok=True)
 
@@ -307,14 +304,11 @@ class EarlyServer:
         if self._linked is None or self._abandoned:
             return None
         linked, temporary = self._linked
-        try:
-            at, kept = elfsplice.prepare(linked, temporary, size, self._prefilled)
-        except (elfsplice.Refused, OSError):
-            return None
-        if at % mmap.PAGESIZE or "\n" in str(temporary):  # the core maps it; a line says it
+        placed = elfsplice.prepare_for_core(linked, temporary, size, self._prefilled)
+        if placed is None:
             return None
         self._into = True
-        return temporary, at, kept
+        return temporary, *placed
 
     def _wait_for_data(self) -> None:
         self._prefill_done()

@@ -97,6 +97,20 @@ def prepare(linked: Path, output: Path, size: int,
     return len(head), kept
 
 
+def prepare_for_core(linked: Path, output: Path, size: int,
+                     prefilled: tuple[int, int] | None = None) -> tuple[int, int] | None:
+    """`prepare`, where the core can write the data into OUTPUT: at a page boundary (it maps
+    the file there), and under a path a line can give it. None where not, or where LINKED is
+    refused or OUTPUT cannot be written (OUTPUT may be written already)."""
+    try:
+        at, kept = prepare(linked, output, size, prefilled)
+    except (Refused, OSError):
+        return None
+    if at % os.sysconf("SC_PAGESIZE") or "\n" in str(output):
+        return None
+    return at, kept
+
+
 # The prefill's buffer: a read and a write of it take less of the processor than
 # copy_file_range, which ext4 does a page at a time through a pipe.
 PREFILL_BUFFER = 256 << 10

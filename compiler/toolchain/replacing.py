@@ -38,7 +38,7 @@ def _exchange(a: Path, b: Path) -> bool:
                      _RENAME_EXCHANGE) == 0
 
 
-def replace(new: Path, path: Path) -> int | None:
+def replace(new: str | os.PathLike[str], path: str | os.PathLike[str]) -> int | None:
     """Put NEW at PATH. Returns a descriptor of the file that was there, if one was, whose
     close frees it: hundreds of MiB of pages for a large zone set, which the caller may free
     while it does something else."""
@@ -66,6 +66,14 @@ def put(new: Path | str, path: Path | str) -> None:
     old = replace(Path(new), Path(path))
     if old is not None:
         os.close(old)
+
+
+def put_releasing(new: str | os.PathLike[str], path: str | os.PathLike[str]) -> None:
+    """NEW at PATH as `replace` puts it, the old file freed by `release` as the build goes
+    on: the server and the state, tens or hundreds of MiB."""
+    old = replace(new, path)
+    if old is not None:
+        release(old)
 
 
 def put_text(path: str, text: str) -> None:

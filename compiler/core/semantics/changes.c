@@ -427,24 +427,6 @@ void named_by_lists(size_t n, uint32_t nsets, uint32_t **start, uint32_t **item)
 	*item = l.item;
 }
 
-static struct lists children(void)
-{
-	struct lists l = {xcalloc(names.n + 1, sizeof *l.start), NULL, names.n, 0};
-	for (name_t id = 0; id < names.n; id++)
-		if (N(id)->parent != NONE)
-			l.start[N(id)->parent + 1]++;
-	for (name_t id = 0; id < names.n; id++)
-		l.start[id + 1] += l.start[id];
-	l.item = xmalloc((l.start[names.n] ? l.start[names.n] : 1) * sizeof *l.item);
-	uint32_t *fill = xmalloc((names.n ? names.n : 1) * sizeof *fill);
-	memcpy(fill, l.start, names.n * sizeof *fill);
-	for (name_t id = 0; id < names.n; id++)
-		if (N(id)->parent != NONE)
-			l.item[fill[N(id)->parent]++] = id;
-	free(fill);
-	return l;
-}
-
 /* Who names a name in its records: made by changes_prepare (beside the names' states) or
  * else by changes_reach, and kept for reuse.c's aliases; or, over the image of a zone, the
  * lists it keeps and the names since (named_by_since). Each name's children: made by
@@ -503,9 +485,10 @@ static void reach(struct reach *r, name_t id)
 	}
 }
 
-/* The children of the names from `from` on, by their id less `from`: every child of a name
- * new to a build over an image is new too (image_new_from), so a walk below one needs these
- * alone, not every name's (children(): most of a rebuild's reach at 200,000 names). */
+/* The children of the names from `from` on, by their id less `from`: of every name from 0;
+ * every child of a name new to a build over an image is new too (image_new_from), so a walk
+ * below one needs these alone, not every name's (most of a rebuild's reach at 200,000
+ * names). */
 static struct lists children_from(name_t from)
 {
 	size_t n = names.n - from;
@@ -536,7 +519,7 @@ static void reach_below(struct reach *r, name_t top)
 	if (new && !r->below_new.start)
 		r->below_new = children_from(from);
 	else if (!new && !r->below.start)
-		r->below = children_of = children();
+		r->below = children_of = children_from(0);
 	const struct lists *below = new ? &r->below_new : &r->below;
 	name_t base = new ? from : 0;
 	r->stack.n = 0;
@@ -560,7 +543,7 @@ static void reach_below(struct reach *r, name_t top)
 static void reach_synthesized(struct reach *r, name_t parent)
 {
 	if (!r->below.start)
-		r->below = children_of = children();
+		r->below = children_of = children_from(0);
 	size_t base = r->stack.n;  /* reach_below's stack, empty between its walks */
 	PUSH(r->stack, parent);
 	while (r->stack.n > base) {
