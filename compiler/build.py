@@ -58,7 +58,8 @@ def _earlier(outdir: Path, state_file: Path) -> core.State:
     core copies the regions it can from there). A server whose data cannot be found: a full
     build."""
     server, span = earlier_server(outdir) or (None, None)
-    return core.State(emit.temporary_for(state_file), state_file, server, span)
+    return core.State(emit.temporary_for(state_file), state_file,
+                      Path(server) if server is not None else None, span)
 
 
 def check(config: ZoneSetConfig, lenient: bool = False,

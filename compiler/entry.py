@@ -37,9 +37,8 @@ def run() -> None:
     output = _output(sys.argv[1:])
     if output is not None:
         early.start(output, sys.argv[1:])  # pathlib and subprocess not imported yet
-        from pathlib import Path
-        from .toolchain import prefill  # its imports (2 ms) after the core's start
-        prefill.start_early(Path(output))
+        from .toolchain import prefill  # its imports after the core's start
+        prefill.start_early(output)
         from .core import driverless
         code = driverless.rebuild(output, started)
         if code is not None:  # without the driver: all of it written and closed

@@ -146,7 +146,7 @@ def compile_server(zonedata_c: Path, output: Path, splice: bool = True,
         prepared = setting, objcache.lookup(setting[-1])
     (cc, runtime, sources, flags, key), cached = prepared
     data = zonedata_c.with_name("zonedata.bin")
-    temporary = prefill.temporary_for(output)
+    temporary = Path(prefill.temporary_for(output))
     try:
         with objcache.workspace() as fresh:
             objects = cached or fresh

@@ -25,27 +25,59 @@ stays the reference: another ELF class or byte order, a section or segment other
 or past the data, a segment holding more than the data, a file that does not end as the rule
 says. Only ELF64 little-endian is read: zonebake's data is little-endian (runtime/zonedata.h),
 and the servers it is built for are 64-bit (x86_64, aarch64).
+
+A rebuild without the driver (core/driverless.py) imports it at the command's start, while
+the core works beside it: no pathlib, shutil or collections (a namedtuple of its own,
+`_record`), which took 10 ms of the processor the core wanted.
 """
 
 from __future__ import annotations
 
 import errno
 import os
-import shutil
+import stat
 import struct
-from collections import namedtuple
-from pathlib import Path
 
 SECTION = ".zonedata"  # zonedata.c.j2 puts zb_data there
 
+
+def _record(names: str) -> type:
+    """A tuple whose items are also named NAMES, as collections.namedtuple makes one: `_make`
+    and `_replace` included."""
+    fields = tuple(names.split())
+
+    class Fields(tuple):
+        __slots__ = ()
+        _fields = fields
+
+        def __new__(cls, *values):
+            if len(values) != len(fields):
+                raise TypeError(f"{len(fields)} values, not {len(values)}")
+            return tuple.__new__(cls, values)
+
+        @classmethod
+        def _make(cls, values):
+            return cls(*values)
+
+        def _replace(self, **changes):
+            made = type(self)(*(changes.pop(name, value) for name, value in zip(fields, self)))
+            if changes:
+                raise ValueError(f"no fields {sorted(changes)}")
+            return made
+
+    for i, name in enumerate(fields):
+        setattr(Fields, name, property(lambda self, i=i: self[i]))
+    return Fields
+
+
 # ELF64 little-endian structures, fields as the System V gABI names them.
 EHDR = struct.Struct("<16sHHIQQQIHHHHHH")
-Header = namedtuple("Header", "ident type machine version entry phoff shoff flags ehsize "
-                              "phentsize phnum shentsize shnum shstrndx")
+Header = _record("ident type machine version entry phoff shoff flags ehsize "
+                 "phentsize phnum shentsize shnum shstrndx")
 PHDR = struct.Struct("<IIQQQQQQ")
-Segment = namedtuple("Segment", "type flags offset vaddr paddr filesz memsz align")
+Segment = _record("type flags offset vaddr paddr filesz memsz align")
 SHDR = struct.Struct("<IIQQQQIIQQ")
-Section = namedtuple("Section", "name type flags addr offset size link info addralign entsize")
+Section = _record("name type flags addr offset size link info addralign entsize")
 ELF64_LE = b"\x7fELF\x02\x01\x01"  # magic, ELFCLASS64, ELFDATA2LSB, EV_CURRENT
 PT_LOAD = 1
 SHT_NOBITS = 8
@@ -59,7 +91,8 @@ class Refused(Exception):
     """The linked file is not one `splice` knows how to complete; the message says why."""
 
 
-def splice(linked: Path, data: Path, output: Path) -> None:
+def splice(linked: str | os.PathLike[str], data: str | os.PathLike[str],
+           output: str | os.PathLike[str]) -> None:
     """Write OUTPUT: LINKED (read whole: it is small) with the contents of its SECTION replaced
     by DATA's."""
     size = os.stat(data).st_size
@@ -73,7 +106,7 @@ def splice(linked: Path, data: Path, output: Path) -> None:
         os.close(descriptor)
 
 
-def prepare(linked: Path, output: Path, size: int,
+def prepare(linked: str | os.PathLike[str], output: str | os.PathLike[str], size: int,
             prefilled: tuple[int, int] | None = None) -> tuple[int, int]:
     """Write OUTPUT as `splice` would for data of SIZE octets, but for the data itself: where
     it goes, the first of the returned (offset, kept), is left a hole (zeros) for the core to
@@ -81,7 +114,8 @@ def prepare(linked: Path, output: Path, size: int,
     never copied. `prefilled`: OUTPUT holds an earlier server's data already, (offset,
     length) as `span` gives it; where that is where this data goes, its first `kept` octets
     (at most SIZE) stay, and the core writes only what differs (zeros included)."""
-    head, tail = _rebuild(linked.read_bytes(), size)
+    with open(linked, "rb") as file:
+        head, tail = _rebuild(file.read(), size)
     kept = min(prefilled[1], size) if prefilled and prefilled[0] == len(head) else 0
     descriptor = os.open(output, os.O_WRONLY | os.O_CREAT | (0 if kept else os.O_TRUNC),
                          0o600)
@@ -93,11 +127,11 @@ def prepare(linked: Path, output: Path, size: int,
         _write(descriptor, tail)
     finally:
         os.close(descriptor)
-    shutil.copymode(linked, output)  # executable, as the linker made it
+    os.chmod(output, stat.S_IMODE(os.stat(linked).st_mode))  # executable, as the linker made it
     return len(head), kept
 
 
-def prepare_for_core(linked: Path, output: Path, size: int,
+def prepare_for_core(linked: str | os.PathLike[str], output: str | os.PathLike[str], size: int,
                      prefilled: tuple[int, int] | None = None) -> tuple[int, int] | None:
     """`prepare`, where the core can write the data into OUTPUT: at a page boundary (it maps
     the file there), and under a path a line can give it. None where not, or where LINKED is
@@ -140,7 +174,7 @@ def prefill(source: int, destination: int, span: tuple[int, int]) -> None:
         done += count
 
 
-def span(binary: Path) -> tuple[int, int]:
+def span(binary: str | os.PathLike[str]) -> tuple[int, int]:
     """Where SECTION's contents lie in BINARY, (offset, length), its headers alone read: the
     data of a server, which the next build copies what it can from (the core's reuse.c)."""
     with open(binary, "rb") as file:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import shutil
 import time
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from zonebake import build
 from zonebake.config import Primary, load_toml, zones_from_args
 from zonebake.core import early, run as core
 from zonebake.progress import Progress
+from zonebake.toolchain.cachehome import core_directories, zonebake_cache
 
 ORIGIN = "early.example."
 TAKEN = "begun before the driver"  # the driver's count when it takes the early core over
@@ -150,7 +152,7 @@ def test_a_zone_with_a_primary_records_no_manifest(tmp_path):
     write_zone(zone, 5)
     config = zones_from_args([f"{ORIGIN}={zone}"])
     state = core.State(tmp_path / ".state", tmp_path / "state", None)
-    program = Path(early.zonebake_cache()) / "core-0123456789abcdef"
+    program = Path(zonebake_cache()) / "core-0123456789abcdef"
     assert core.next_manifest(config, False, program, state) is not None
     following = dataclasses.replace(config, zones=(dataclasses.replace(
         config.zones[0], primary=Primary("192.0.2.53", 53)),))
@@ -221,17 +223,22 @@ def test_what_the_output_directory_names_runs_only_as_the_build_made_it(command)
     build_into(out, zones_from_args([f"{ORIGIN}={zone}"]))
     recorded = (out / early.NEXT_FILE).read_text()
     program = recorded.split("\n")[4 + len(args)]
-    assert str(Path(program).parent) in early.core_directories()
+    assert str(Path(program).parent) in core_directories()
 
     marker = command / "ran"
     script = command / "core-0123456789abcdef"
     script.write_text(f"#!/bin/sh\ntouch {marker}\n")
     script.chmod(0o755)
     elsewhere = recorded.replace(f"\n{program}\n", f"\n{script}\n")
+    # A folder named as the fallback in the temporary directory, elsewhere.
+    named = command / f"zonebake-{os.getuid()}"
+    named.mkdir(mode=0o755)
+    shutil.copy(script, named / script.name)
+    named_elsewhere = recorded.replace(f"\n{program}\n", f"\n{named / script.name}\n")
     outside = recorded.replace(f"state\n{early.OUT}/", f"state\n{command}/")
     escaping = recorded.replace(f"state\n{early.OUT}/", f"state\n{early.OUT}/../")
     signing = recorded.replace("\nend", "\nwrite-signed /tmp/signed.zone\nend")
-    for text in (elsewhere, outside, escaping, signing):
+    for text in (elsewhere, named_elsewhere, outside, escaping, signing):
         assert text != recorded
         (out / early.NEXT_FILE).write_text(text)
         early.start(out, args)

@@ -17,11 +17,14 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import time
 from pathlib import Path
 
 import dns.rcode
+import pytest
 
 from conftest import ROOT, Server, require
+from zonebake.core import driverless
 
 # What the wheel is built from: the checkout without what is not the package's.
 NOT_PACKAGED = shutil.ignore_patterns(".git", ".venv", "build", "tests", "__pycache__",
@@ -35,8 +38,11 @@ def run(*args, **kwargs) -> subprocess.CompletedProcess:
     return result
 
 
-def test_a_wheel_of_the_checkout_installs_the_command_and_man_pages_and_serves(tmp_path):
-    (man,) = require("man-db", "man")
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory) -> tuple[Path, Path, dict[str, str]]:
+    """A wheel of the checkout installed into a fresh venv, and an empty directory with the
+    example set where a user's shell would build it: (venv, directory, environment)."""
+    tmp_path = tmp_path_factory.mktemp("wheel")
     source = tmp_path / "source"
     shutil.copytree(ROOT, source, ignore=NOT_PACKAGED)
     run(sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
@@ -61,7 +67,13 @@ def test_a_wheel_of_the_checkout_installs_the_command_and_man_pages_and_serves(t
            if key not in ("PYTHONPATH", "MANPATH", "VIRTUAL_ENV")}
     env.update(PATH=f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}",
                XDG_CACHE_HOME=str(tmp_path / "cache"), MANPAGER="cat", MANWIDTH="80")
+    return venv, work, env
 
+
+def test_a_wheel_of_the_checkout_installs_the_command_and_man_pages_and_serves(installed):
+    (man,) = require("man-db", "man")
+    venv, work, env = installed
+    python = venv / "bin" / "python"
     imported = run(python, "-c", "import zonebake; print(zonebake.__file__)", env=env, cwd=work)
     assert Path(imported.stdout.strip()).is_relative_to(venv), imported.stdout
     shown = run("zonebake", "--help", env=env, cwd=work)
@@ -82,3 +94,32 @@ def test_a_wheel_of_the_checkout_installs_the_command_and_man_pages_and_serves(t
         assert [rr.address for rrset in answer.answer for rr in rrset] == ["192.0.2.80"]
     finally:
         server.stop()
+
+
+# Modules a rebuild without the driver (compiler/core/driverless.py) must not import: they
+# took 10-15 ms of the two processors its core works on, while it works (pathlib, shutil,
+# threading, contextlib, collections and what they import), or are the driver's.
+HEAVY = {"pathlib", "shutil", "threading", "contextlib", "collections", "functools", "enum",
+         "re", "typing", "dataclasses", "subprocess", "tempfile", "hashlib", "argparse",
+         "logging", "concurrent", "jinja2", "dns"}
+
+
+def test_a_rebuild_without_the_driver_imports_the_lightest_modules_only(installed):
+    """Installed as a user has it (a checkout's editable install imports most of those at
+    the interpreter's start, for its import hook): what the command imports after its entry
+    point, in a rebuild the driver has no part in (zonedata.c left as it was)."""
+    venv, work, env = installed
+    build = ("build", "-q", "-c", "zonebake.toml", "-o", "rebuilt")
+    run("zonebake", *build, env=env, cwd=work)
+    time.sleep(driverless.RACY + 0.1)  # the package, its cache and link: older than that
+    run("zonebake", *build, env=env, cwd=work)  # ...now: this one records what it read
+    assert (work / "rebuilt" / driverless.RECORD_FILE).is_file()
+    before = os.stat(work / "rebuilt" / "zonedata.c").st_ino
+    traced = run(venv / "bin" / "python", "-X", "importtime", venv / "bin" / "zonebake", *build,
+                 env=env, cwd=work)
+    assert os.stat(work / "rebuilt" / "zonedata.c").st_ino == before  # not the driver's
+    names = [line.rsplit("|", 1)[1].strip() for line in traced.stderr.splitlines()
+             if line.startswith("import time:") and "|" in line]
+    after_entry = names[names.index("zonebake.entry") + 1:]
+    assert "zonebake.core.driverless" in after_entry
+    assert not {name.split(".")[0] for name in after_entry} & HEAVY, " ".join(after_entry)

@@ -41,7 +41,7 @@ def built(tmp_path) -> Path:
 
 def test_a_copy_begun_early_is_taken_over_by_the_build_of_the_same_server(built):
     server = built / prefill.SERVER_FILE
-    temporary = prefill.temporary_for(server)
+    temporary = Path(prefill.temporary_for(server))
     prefill.start_early(built)
     assert temporary.exists()
     taken = prefill.take(built, server, elfsplice.span(server))
@@ -55,7 +55,7 @@ def test_a_copy_begun_early_is_taken_over_by_the_build_of_the_same_server(built)
 
 
 def test_a_copy_no_build_takes_over_is_stopped_and_its_file_removed(built):
-    temporary = prefill.temporary_for(built / prefill.SERVER_FILE)
+    temporary = Path(prefill.temporary_for(built / prefill.SERVER_FILE))
     prefill.start_early(built)
     at, length = elfsplice.span(built / prefill.SERVER_FILE)
     assert prefill.take(built, built / prefill.SERVER_FILE, (at, length + 1)) is None
