@@ -185,13 +185,14 @@ def _zonedata_c(outdir: str | os.PathLike[str]) -> str:
         return "-"
 
 
-def _write(outdir: str | os.PathLike[str], lines: list[str]) -> None:
-    """The record: LINES, then zonedata.c's digest."""
+def _write(outdir: str | os.PathLike[str], lines: list[str],
+           freed: list[int | None] | None = None) -> None:
+    """The record: LINES, then zonedata.c's digest. FREED: as replacing.put_releasing has it."""
     lines = [*lines, f"zonedata.c {_zonedata_c(outdir)}", "end", ""]
     if any("\n" in line for line in lines[:-1]):
         return
     from ..toolchain import replacing
-    replacing.put_text(os.path.join(outdir, RECORD_FILE), "\n".join(lines))
+    replacing.put_text(os.path.join(outdir, RECORD_FILE), "\n".join(lines), freed)
 
 
 class _Record:
@@ -258,6 +259,7 @@ class _Rebuild:
         self.outdir, self.begun, self.copy, self.found = outdir, begun, copy, found
         self.started = started
         self.wrote_server = False  # the core was given the server's file
+        self.linked = None  # elfsplice.Linked of the record's linked server, read in `run`
         self.state_out, self.state_file = state
         self.image_out, self.image_file = image
 
@@ -265,31 +267,40 @@ class _Rebuild:
         early_core.take()
         process = self.begun.adopt(self.begun.program, self.begun.manifest)
         assert process is not None
-        # Imported while the core works.
+        # Imported, and the linked server read, while the core works.
         from .. import progress as progressing
+        from ..toolchain import elfsplice, replacing
         from . import outputs
+        try:
+            self.linked = elfsplice.Linked(self.found.linked)
+        except (elfsplice.Refused, OSError):
+            self.linked = None  # the driver says why
         progress = progressing.Progress(out=None if self.found.quiet else sys.stderr)
         progress.started = self.started
         diagnostics = []
+        freed: list[int | None] = []  # the old outputs' files, released together at the end
         try:
             with progress.stage("core", "records read by dnspython"):
                 progress.detail("begun before the driver", 0.0, 1, "core")
                 self._core(process, progress, diagnostics)
             with progress.stage("cc"):
-                self._put_server()
-            outputs.put_state(self.state_out, self.state_file)
-            outputs.put_image(self.image_out, self.image_file)
+                prefill.taken(self.outdir)
+                freed.append(replacing.replace(self.copy.temporary, self.copy.server))
+            outputs.put_state(self.state_out, self.state_file, freed)
+            outputs.put_image(self.image_out, self.image_file, freed)
             with progress.stage("emit"):  # zonedata.c is as the record says
                 try:
                     os.unlink(os.path.join(self.outdir, DATA_FILE))
                 except FileNotFoundError:
                     pass
         except (Fallback, OSError):  # the core's pipe broken, an output not to be written
+            replacing.release(*freed)
             self._stop()
             return None
         finally:
             self.begun.remove_scratch()
-        _write(self.outdir, self.found.lines)
+        _write(self.outdir, self.found.lines, freed)
+        replacing.release(*freed)
         if diagnostics:
             from .. import errors
             errors.print_all([errors.from_core(line)[1] for line in diagnostics])
@@ -320,16 +331,11 @@ class _Rebuild:
         from ..toolchain import elfsplice
         prefilled = self.copy.done()
         self.wrote_server = True
-        placed = elfsplice.prepare_for_core(self.found.linked, self.copy.temporary,
-                                            size, prefilled)
+        placed = elfsplice.prepare_for_core(self.linked, self.copy.temporary, size,
+                                            prefilled) if self.linked is not None else None
         if placed is None:
             raise Fallback
         return f"into {placed[0]} {placed[1]} {self.copy.temporary}\n"
-
-    def _put_server(self) -> None:
-        from ..toolchain import replacing
-        prefill.taken(self.outdir)
-        replacing.put_releasing(self.copy.temporary, self.copy.server)
 
     def _stop(self) -> None:
         """The early core stopped, what it began removed (run.py's _stop_early), and the copy

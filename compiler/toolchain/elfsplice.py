@@ -106,7 +106,7 @@ def splice(linked: str | os.PathLike[str], data: str | os.PathLike[str],
         os.close(descriptor)
 
 
-def prepare(linked: str | os.PathLike[str], output: str | os.PathLike[str], size: int,
+def prepare(linked: Linked | str | os.PathLike[str], output: str | os.PathLike[str], size: int,
             prefilled: tuple[int, int] | None = None) -> tuple[int, int]:
     """Write OUTPUT as `splice` would for data of SIZE octets, but for the data itself: where
     it goes, the first of the returned (offset, kept), is left a hole (zeros) for the core to
@@ -114,25 +114,25 @@ def prepare(linked: str | os.PathLike[str], output: str | os.PathLike[str], size
     never copied. `prefilled`: OUTPUT holds an earlier server's data already, (offset,
     length) as `span` gives it; where that is where this data goes, its first `kept` octets
     (at most SIZE) stay, and the core writes only what differs (zeros included)."""
-    with open(linked, "rb") as file:
-        head, tail = _rebuild(file.read(), size)
-    kept = min(prefilled[1], size) if prefilled and prefilled[0] == len(head) else 0
+    linked = linked if isinstance(linked, Linked) else Linked(linked)
+    if size == 0:
+        raise Refused(f"{SECTION} is not loaded read-only data, or there is none")
+    start = linked.data_offset
+    kept = min(prefilled[1], size) if prefilled and prefilled[0] == start else 0
     descriptor = os.open(output, os.O_WRONLY | os.O_CREAT | (0 if kept else os.O_TRUNC),
                          0o600)
     try:
         if kept:
-            os.ftruncate(descriptor, len(head) + kept)  # past the data kept: zeros again
-        _write(descriptor, head)
-        os.lseek(descriptor, len(head) + size, os.SEEK_SET)
-        _write(descriptor, tail)
+            os.ftruncate(descriptor, start + kept)  # past the data kept: zeros again
+        linked.write(descriptor, size)
     finally:
         os.close(descriptor)
-    os.chmod(output, stat.S_IMODE(os.stat(linked).st_mode))  # executable, as the linker made it
-    return len(head), kept
+    os.chmod(output, linked.mode)  # executable, as the linker made it
+    return start, kept
 
 
-def prepare_for_core(linked: str | os.PathLike[str], output: str | os.PathLike[str], size: int,
-                     prefilled: tuple[int, int] | None = None) -> tuple[int, int] | None:
+def prepare_for_core(linked: Linked | str | os.PathLike[str], output: str | os.PathLike[str],
+                     size: int, prefilled: tuple[int, int] | None = None) -> tuple[int, int] | None:
     """`prepare`, where the core can write the data into OUTPUT: at a page boundary (it maps
     the file there), and under a path a line can give it. None where not, or where LINKED is
     refused or OUTPUT cannot be written (OUTPUT may be written already)."""
@@ -197,8 +197,41 @@ def span(binary: str | os.PathLike[str]) -> tuple[int, int]:
     return sections[ours[0]].offset, sections[ours[0]].size
 
 
-def _rebuild(image: bytes, size: int) -> tuple[bytes, bytes]:
-    """The bytes before the data and after it, for data of SIZE bytes."""
+class Linked:
+    """A server linked with the placeholder, read and checked once: its head and tail written
+    around data of any size (`write`). A rebuild without the driver (core/driverless.py) reads it while
+    its core works, before it asks where the data goes."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        with open(path, "rb") as file:
+            self.image = file.read()
+            self.mode = stat.S_IMODE(os.fstat(file.fileno()).st_mode)
+        self._layout = _layout(self.image)
+        _, _, sections, data, _, _ = self._layout
+        self.data_offset = sections[data].offset  # where the data goes
+
+    def write(self, descriptor: int, size: int) -> int:
+        """Write the head and the tail around data of SIZE bytes into the file open as
+        DESCRIPTOR, where they go: the offset of the data, between them. The head is the
+        linked file's up to the data, but for the ELF header and the data's segment header
+        (their sizes and offsets), written over it: not copied and patched (a megabyte,
+        and its pages, on the way of a rebuild that waits for it)."""
+        header, segments, sections, data, load, after = self._layout
+        start = self.data_offset
+        tail = _tail(self.image, sections, after, data, start + size)
+        header = header._replace(shoff=start + size + len(tail) - header.shnum * SHDR.size)
+        segment = segments[load]._replace(filesz=size, memsz=size)
+        _write_at(descriptor, memoryview(self.image)[:start], 0)
+        _write_at(descriptor, EHDR.pack(*header), 0)
+        _write_at(descriptor, PHDR.pack(*segment), header.phoff + load * PHDR.size)
+        _write_at(descriptor, tail, start + size)
+        return start
+
+
+def _layout(image: bytes) -> tuple:
+    """The linked file's header, segments and sections, the index of our section, of its
+    segment and of the sections after it, once the file is found to be as the linker lays
+    it out (the module's docstring); else Refused."""
     header = Header._make(_unpack(EHDR, image, 0))
     if not header.ident.startswith(ELF64_LE):
         raise Refused("not an ELF64 little-endian file")
@@ -216,7 +249,7 @@ def _rebuild(image: bytes, size: int) -> tuple[bytes, bytes]:
     data = sections[ours[0]]
     start, end = data.offset, data.offset + data.size
     if data.flags & (SHF_ALLOC | SHF_WRITE) != SHF_ALLOC or data.type == SHT_NOBITS or \
-            size == 0 or end > len(image):
+            end > len(image):
         raise Refused(f"{SECTION} is not loaded read-only data, or there is none")
 
     # The data's segment: the last PT_LOAD, holding our section and nothing else.
@@ -240,14 +273,7 @@ def _rebuild(image: bytes, size: int) -> tuple[bytes, bytes]:
     if _tail(image, sections, after, ours[0], end) != image[end:] or \
             header.shoff != len(image) - header.shnum * SHDR.size:
         raise Refused("the linker laid out the unloaded sections in another way")
-    tail = _tail(image, sections, after, ours[0], start + size)
-    header = header._replace(shoff=start + size + len(tail) - header.shnum * SHDR.size)
-    segments[loads[-1]] = last._replace(filesz=size, memsz=size)
-    head = bytearray(image[:start])
-    EHDR.pack_into(head, 0, *header)
-    for i, segment in enumerate(segments):
-        PHDR.pack_into(head, header.phoff + i * PHDR.size, *segment)
-    return bytes(head), tail
+    return header, segments, sections, ours[0], loads[-1], after
 
 
 def _tail(image: bytes, sections: list[Section], after: list[int], data: int,
@@ -295,10 +321,11 @@ def _unpack(layout: struct.Struct, image: bytes, offset: int) -> tuple:
     return layout.unpack_from(image, offset)
 
 
-def _write(descriptor: int, data: bytes) -> None:
+def _write_at(descriptor: int, data: bytes | memoryview, offset: int) -> None:
     view = memoryview(data)
     while view:
-        view = view[os.write(descriptor, view):]
+        written = os.pwrite(descriptor, view, offset)
+        view, offset = view[written:], offset + written
 
 
 def _copy(source: int, destination: int, size: int) -> None:

@@ -67,23 +67,31 @@ def put(new: str | os.PathLike[str], path: str | os.PathLike[str]) -> None:
         os.close(old)
 
 
-def put_releasing(new: str | os.PathLike[str], path: str | os.PathLike[str]) -> None:
+def put_releasing(new: str | os.PathLike[str], path: str | os.PathLike[str],
+                  freed: list[int | None] | None = None) -> None:
     """NEW at PATH as `replace` puts it, the old file freed by `release` as the build goes
-    on: the server and the state, tens or hundreds of MiB."""
+    on: the server and the state, tens or hundreds of MiB. FREED: where the old file's
+    descriptor goes instead, for the caller to release with others."""
     old = replace(new, path)
-    if old is not None:
+    if freed is not None:
+        freed.append(old)
+    else:
         release(old)
 
 
-def put_text(path: str, text: str) -> None:
+def put_text(path: str, text: str, freed: list[int | None] | None = None) -> None:
     """TEXT (UTF-8, the file names in it as the file system gave them) written beside PATH,
-    then put in its place as `put` does; nothing where it cannot be: the small records a
-    build leaves for the next (core/early.py, core/driverless.py), which then does without."""
+    then put in its place as `put` does (FREED: as `put_releasing` does); nothing where it
+    cannot be: the small records a build leaves for the next (core/early.py,
+    core/driverless.py), which then does without."""
     temporary = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.{os.getpid()}")
     try:
         with open(temporary, "w", encoding="utf-8", errors="surrogateescape") as file:
             file.write(text)
-        put(temporary, path)
+        if freed is not None:
+            put_releasing(temporary, path, freed)
+        else:
+            put(temporary, path)
     except OSError:
         try:
             os.unlink(temporary)
@@ -91,21 +99,29 @@ def put_text(path: str, text: str) -> None:
             pass
 
 
-def release(old: int) -> None:
-    """Close OLD (a descriptor `replace` returned) without waiting for the kernel to free its
-    file: a child that inherits it holds the last reference, for it exits only once OLD is
-    closed here (a child that exited at once often did so first on two processors, and this
-    close freed the file after all). The child is not waited for: the next release reaps
-    those that have exited (`zonebake follow` builds for days), and init those left when
-    this process exits. Where it cannot be started, closed here."""
+def release(*olds: int | None) -> None:
+    """Close OLDS (descriptors `replace` returned; None: none) without waiting for the kernel
+    to free their files: a child that inherits them holds the last references, for it exits
+    only once they are closed here (a child that exited at once often did so first on two
+    processors, and this close freed the file after all). One child for them all: a rebuild
+    without the driver releases its outputs' old files at its end together, each child's
+    start (a millisecond or more while the last one's exit frees its file) on its way. The
+    child is not waited for: the next release reaps those that have exited (`zonebake
+    follow` builds for days), and init those left when this process exits. Where it cannot
+    be started, closed here."""
+    olds = tuple(old for old in olds if old is not None)
+    if not olds:
+        return
     _reap()
     try:
         read_end, write_end = os.pipe()
     except OSError:
-        os.close(old)
+        for old in olds:
+            os.close(old)
         return
     try:
-        os.set_inheritable(old, True)
+        for old in olds:
+            os.set_inheritable(old, True)
         # Nothing of ours but the file and the pipe's end: a reader of this process's output
         # gets its end of file without waiting for the child.
         child = os.posix_spawnp(_WAITS_FOR_EOF, [_WAITS_FOR_EOF], os.environ,
@@ -117,7 +133,8 @@ def release(old: int) -> None:
     else:
         with _lock:
             _children.append(child)
-    os.close(old)
+    for old in olds:
+        os.close(old)
     os.close(read_end)
     os.close(write_end)  # the child's end of input: it exits, and frees the file
 
