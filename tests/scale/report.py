@@ -671,7 +671,7 @@ def measure_change_loop(zone: Path, names: int, workdir: Path, zonebake: str,
         compressed = (f"zstd {' '.join(zstd_options(server))}: "
                       f"{zstd_bytes(server, workdir / 'server.zst') / 2**20:.1f} MiB"
                       if deltas else "no deltas asked")
-        print(f"full build: {full_seconds:.1f} s wall (median of {TIMED}), peak RSS {rss} MiB, "
+        print(f"full build: {full_seconds:.2f} s wall (median of {TIMED}), peak RSS {rss} MiB, "
               f"output "
               f"{output / 2**20:.1f} MiB (server {server.stat().st_size / 2**20:.1f} MiB; "
               f"{compressed}); {summary}")
@@ -706,7 +706,7 @@ def change_row(change: str, ratio: float, seconds: float, delta: int | None,
     measured as it is made."""
     shipped = f"{'skipped':>11} " if delta is None else \
         f"{delta:>11,}{missed(delta, DELTA_TARGET)}"
-    return (f"{change:<18} {seconds:>9.2f} {ratio:>6.2f}{missed(ratio, REBUILD_TARGET)}"
+    return (f"{change:<18} {seconds:>9.3f} {ratio:>6.2f}{missed(ratio, REBUILD_TARGET)}"
             f" {shipped} "
             f"{'yes' if not differing else 'no: ' + ','.join(differing):>10} "
             f"{exec_median(rebuilt, cold=True) if cold else 'skipped':>8} "
