@@ -285,7 +285,7 @@ class _Rebuild:
                 self._core(process, progress, diagnostics)
             with progress.stage("cc"):
                 prefill.taken(self.outdir)
-                freed.append(replacing.replace(self.copy.temporary, self.copy.server))
+                replacing.put_releasing(self.copy.temporary, self.copy.server, freed)
             outputs.put_state(self.state_out, self.state_file, freed)
             outputs.put_image(self.image_out, self.image_file, freed)
             with progress.stage("emit"):  # zonedata.c is as the record says

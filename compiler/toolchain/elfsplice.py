@@ -132,7 +132,8 @@ def prepare(linked: Linked | str | os.PathLike[str], output: str | os.PathLike[s
 
 
 def prepare_for_core(linked: Linked | str | os.PathLike[str], output: str | os.PathLike[str],
-                     size: int, prefilled: tuple[int, int] | None = None) -> tuple[int, int] | None:
+                     size: int, prefilled: tuple[int, int] | None = None
+                     ) -> tuple[int, int] | None:
     """`prepare`, where the core can write the data into OUTPUT: at a page boundary (it maps
     the file there), and under a path a line can give it. None where not, or where LINKED is
     refused or OUTPUT cannot be written (OUTPUT may be written already)."""
@@ -199,8 +200,8 @@ def span(binary: str | os.PathLike[str]) -> tuple[int, int]:
 
 class Linked:
     """A server linked with the placeholder, read and checked once: its head and tail written
-    around data of any size (`write`). A rebuild without the driver (core/driverless.py) reads it while
-    its core works, before it asks where the data goes."""
+    around data of any size (`write`). A rebuild without the driver (core/driverless.py)
+    reads it while its core works, before the core asks where the data goes."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         with open(path, "rb") as file:
@@ -210,12 +211,12 @@ class Linked:
         _, _, sections, data, _, _ = self._layout
         self.data_offset = sections[data].offset  # where the data goes
 
-    def write(self, descriptor: int, size: int) -> int:
-        """Write the head and the tail around data of SIZE bytes into the file open as
-        DESCRIPTOR, where they go: the offset of the data, between them. The head is the
-        linked file's up to the data, but for the ELF header and the data's segment header
-        (their sizes and offsets), written over it: not copied and patched (a megabyte,
-        and its pages, on the way of a rebuild that waits for it)."""
+    def write(self, descriptor: int, size: int) -> None:
+        """Write the head and the tail around data of SIZE bytes (at `data_offset`) into the
+        file open as DESCRIPTOR. The head is the linked file's up to the data, but for the
+        ELF header and the data's segment header (their sizes and offsets), written over it:
+        not copied and patched (a megabyte, and its pages, on the way of a rebuild that
+        waits for it)."""
         header, segments, sections, data, load, after = self._layout
         start = self.data_offset
         tail = _tail(self.image, sections, after, data, start + size)
@@ -225,7 +226,6 @@ class Linked:
         _write_at(descriptor, EHDR.pack(*header), 0)
         _write_at(descriptor, PHDR.pack(*segment), header.phoff + load * PHDR.size)
         _write_at(descriptor, tail, start + size)
-        return start
 
 
 def _layout(image: bytes) -> tuple:
