@@ -175,6 +175,23 @@ def test_warnings_are_said_as_the_driver_says_them(work):
     assert_as_built_afresh(work, out, "--lenient")
 
 
+def test_warnings_of_a_name_added_above_come_in_the_order_of_their_lines(work):
+    """Over an image a new name is numbered after the others; a check still speaks of the
+    names in the order of their lines, as a build into an empty directory reads them."""
+    out = work / "out"
+    write_zone(work / "z.zone", ("zz NS ns.zz",))
+    first_build(work, "out", "--lenient")
+    write_zone(work / "z.zone", ("aa NS ns.aa", "zz NS ns.zz"))
+    before = zonedata_c(out)
+    status, said = build(work, "out", "--lenient")
+    assert status == 0
+    assert zonedata_c(out) == before
+    assert [line.split(": ")[0] for line in said.splitlines()] == \
+        [f"z.zone:{HOSTS + 5}", f"z.zone:{HOSTS + 6}"]
+    assert build(work, "fresh", "--lenient") == (0, said)
+    assert_as_built_afresh(work, out, "--lenient")
+
+
 def test_a_zone_given_signed_has_the_driver_verify_it(work):
     """Signatures to verify are the driver's: the core's request of them ends the rebuild
     without it, and the driver builds."""

@@ -301,6 +301,28 @@ static uint8_t type_holds(uint16_t type)
 	return holds;
 }
 
+static int by_first_line(const void *x, const void *y)
+{
+	const struct owner *a = x, *b = y;
+	uint32_t la = rrset_pos.v[a->first].line, lb = rrset_pos.v[b->first].line;
+	return la != lb ? (la > lb) - (la < lb) : (a->first > b->first) - (a->first < b->first);
+}
+
+/* Reading the whole file numbers the RRsets, so the names, in the order of their lines;
+ * over an image a name new to the zone, or one whose first record is new, comes after
+ * those from before (image.c). The checks speak in the order of the lines all the same, as
+ * a build into an empty directory would (an image is of one file: its lines order it). */
+static void in_line_order(owners_t *o)
+{
+	if (image_new_from() == NONE)
+		return;
+	for (size_t i = 1; i < o->n; i++)
+		if (by_first_line(&o->v[i - 1], &o->v[i]) > 0) {
+			qsort(o->v, o->n, sizeof *o->v, by_first_line);
+			return;
+		}
+}
+
 /* In the same walk, the names' marks the checks read: a DNAME, and the zone's stamp on every
  * NS target (advise). `cuts`: whether the zone has a cut (marked as its NS were filed,
  * new_rrset). */
@@ -326,6 +348,7 @@ static owners_t owners_of(uint32_t zone, int *cuts)
 		}
 		PUSH(o, ((struct owner){owner, (uint32_t)s, holds}));
 	}
+	in_line_order(&o);
 	return o;
 }
 
