@@ -223,7 +223,7 @@ int main(int argc, char **argv)
 		zb_notify("READY=1"); /* a successor says it once it has taken over (control.c) */
 	if (zb_control_start(&control, &server) != 0 || zb_reload_start(&reload, &server) != 0)
 		return 1;
-	if (o.huge_pages && zb_huge_pages_start(&moving, zs, &server.zs_now) != 0)
+	if (o.huge_pages && zb_huge_pages_start(&moving, &server) != 0)
 		zb_log_warning("the zone data stays off huge pages: no thread to move it");
 	if (zb_server_run_first(&server) != 0)
 		return 1;

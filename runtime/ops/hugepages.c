@@ -13,13 +13,21 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ops/log.h"
+#include "ops/stats.h"
+#include "server/server.h"
 #include "server/threads.h"
 
 #define ZB_HUGE_PAGE (2ul << 20) /* x86_64's and aarch64's (with 4 KiB base pages) */
 #define ZB_COPY_PIECE (64ul << 20)
+/* What the copy asks the kernel to read ahead of it, a piece at a time: the data's pages
+ * are read one at a time where a lookup faults (zoneset.c's MADV_RANDOM). */
+#define ZB_READ_AHEAD (2ul << 20)
+/* The longest wait between two looks at whether the workers have answered. */
+#define ZB_LOOK_MAX_MS 64
 
 /* Whether transparent huge pages are on, always or on request: the setting reads
  * "always [madvise] never" with the mode in brackets. */
@@ -35,6 +43,17 @@ static int huge_pages_allowed(void)
 		return 0;
 	mode[n] = 0;
 	return strstr(mode, "[never]") == NULL;
+}
+
+/* Ask for the data's file pages from `at` on, ZB_READ_AHEAD octets of them, to be read. */
+static void read_ahead(const struct zb_zoneset *zs, size_t at)
+{
+	if (at >= zs->data_len)
+		return;
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t from = ((uintptr_t)zs->data + at) & ~(page - 1);
+	size_t len = zs->data_len - at < ZB_READ_AHEAD ? zs->data_len - at : ZB_READ_AHEAD;
+	madvise((void *)from, (uintptr_t)zs->data + at + len - from, MADV_WILLNEED);
 }
 
 /* The same place in the copy as `p` in the original data. */
@@ -65,9 +84,14 @@ const struct zb_zoneset *zb_on_huge_pages(const struct zb_zoneset *zs, struct zb
 	 * memory a piece at a time (the page cache keeps them until it needs the room), so that
 	 * the process never holds the data twice (gigabytes for a large signed set). */
 	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	read_ahead(zs, 0);
 	for (size_t at = 0; at < zs->data_len; at += ZB_COPY_PIECE) {
 		size_t n = zs->data_len - at < ZB_COPY_PIECE ? zs->data_len - at : ZB_COPY_PIECE;
-		memcpy(data + at, zs->data + at, n);
+		for (size_t done = 0; done < n; done += ZB_READ_AHEAD) {
+			read_ahead(zs, at + done + ZB_READ_AHEAD);
+			memcpy(data + at + done, zs->data + at + done,
+			       n - done < ZB_READ_AHEAD ? n - done : ZB_READ_AHEAD);
+		}
 		uintptr_t from = ((uintptr_t)zs->data + at + page - 1) & ~(page - 1);
 		uintptr_t to = ((uintptr_t)zs->data + at + n) & ~(page - 1);
 		if (to > from)
@@ -80,9 +104,27 @@ const struct zb_zoneset *zb_on_huge_pages(const struct zb_zoneset *zs, struct zb
 	return copy;
 }
 
+/* Until the workers have answered or dropped a query. Where the binary was not in the page
+ * cache (a cold start), each page a lookup reads is a read from the disk, which would wait
+ * behind the copy's reads of the whole data: the first answers come first. */
+static int await_first_answer(struct zb_huge_pages_move *move)
+{
+	long ms = 1;
+	while (zb_stats_handled(move->server) == 0) {
+		if (__atomic_load_n(&move->stopping, __ATOMIC_ACQUIRE))
+			return -1; /* the server stops before it answered anything */
+		nanosleep(&(struct timespec){ .tv_nsec = ms * 1000000 }, NULL);
+		if (ms < ZB_LOOK_MAX_MS)
+			ms *= 2;
+	}
+	return 0;
+}
+
 static void *move_data(void *arg)
 {
 	struct zb_huge_pages_move *move = arg;
+	if (await_first_answer(move) != 0)
+		return NULL;
 	const struct zb_zoneset *moved_to = zb_on_huge_pages(move->from, &move->copy);
 	if (moved_to == move->from)
 		return NULL; /* no huge pages to be had: the data stays where it is */
@@ -92,10 +134,11 @@ static void *move_data(void *arg)
 	return NULL;
 }
 
-int zb_huge_pages_start(struct zb_huge_pages_move *move, const struct zb_zoneset *zs,
-			const struct zb_zoneset **publish)
+int zb_huge_pages_start(struct zb_huge_pages_move *move, struct zb_server *server)
 {
-	*move = (struct zb_huge_pages_move){ .from = zs, .publish = publish };
+	const struct zb_zoneset *zs = server->zs_now;
+	*move = (struct zb_huge_pages_move){ .from = zs, .publish = &server->zs_now,
+					     .server = server };
 	if (zs->data_len < ZB_HUGE_PAGE || !huge_pages_allowed())
 		return 0;
 	int failed = zb_start_helper_thread(&move->thread, move_data, move);
@@ -105,6 +148,7 @@ int zb_huge_pages_start(struct zb_huge_pages_move *move, const struct zb_zoneset
 
 void zb_huge_pages_wait(struct zb_huge_pages_move *move)
 {
+	__atomic_store_n(&move->stopping, 1, __ATOMIC_RELEASE);
 	if (move->started)
 		pthread_join(move->thread, NULL);
 	move->started = 0;

@@ -23,25 +23,31 @@ const struct zb_zoneset *zb_on_huge_pages(const struct zb_zoneset *zs, struct zb
 
 /*
  * The same behind the workers' backs, so that the server answers from the binary's mapping
- * at once, whatever the data's size: a thread of its own makes the copy, then stores it in
- * *publish (release), where each worker finds it between two rounds of its event loop
- * (acquire) and answers from it from then on. The binary's mapping stays: a worker still in
- * a batch over it reads what it always did.
+ * at once, whatever the data's size: a thread of its own waits for the workers' first answer
+ * (a cold start reads the pages a lookup needs from the disk, one at a time, and would have
+ * them wait behind the copy's), makes the copy, then stores it in the server's zs_now
+ * (release), where each worker finds it between two rounds of its event loop (acquire) and
+ * answers from it from then on. The binary's mapping stays: a worker still in a batch over
+ * it reads what it always did.
  */
+struct zb_server;
 struct zb_huge_pages_move {
 	pthread_t thread;
 	int started;
+	int stopping; /* set by zb_huge_pages_wait: a move not begun is not begun */
+	const struct zb_server *server;
 	const struct zb_zoneset *from;
 	const struct zb_zoneset **publish;
 	struct zb_zoneset copy;
 };
 
-/* Start the move of `zs`'s data (nothing where zb_on_huge_pages would leave it in place);
- * once done it is logged. Returns 0, or an error number from pthread_create. */
-int zb_huge_pages_start(struct zb_huge_pages_move *move, const struct zb_zoneset *zs,
-			const struct zb_zoneset **publish);
+/* Start the move of the data of the zone set the server's workers answer from (nothing
+ * where zb_on_huge_pages would leave it in place); once done it is logged. Returns 0, or an
+ * error number from pthread_create. */
+int zb_huge_pages_start(struct zb_huge_pages_move *move, struct zb_server *server);
 
-/* Wait for the move to end (before the process does). */
+/* Wait for the move to end (before the process does); one still waiting for an answer
+ * ends without the copy. */
 void zb_huge_pages_wait(struct zb_huge_pages_move *move);
 
 #endif

@@ -119,6 +119,18 @@ void zb_stats_sum(const struct zb_server *server, struct zb_stats *total)
 		load(total, &server->workers[w].stats, 1);
 }
 
+uint64_t zb_stats_handled(const struct zb_server *server)
+{
+	uint64_t n = 0;
+	for (unsigned w = 0; w < server->nworkers; w++) {
+		const struct zb_stats *s = &server->workers[w].stats;
+		n += __atomic_load_n(&s->dropped, __ATOMIC_RELAXED);
+		for (unsigned key = 0; key < ZB_STAT_KEYS; key++)
+			n += __atomic_load_n(&s->keyed[key], __ATOMIC_RELAXED);
+	}
+	return n;
+}
+
 size_t zb_stats_totals(const struct zb_server *server, char *buf, size_t cap)
 {
 	struct zb_text t = { buf, cap, 0 };

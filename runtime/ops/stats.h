@@ -69,6 +69,10 @@ struct zb_server;
  * run (the server's workers array must stay allocated). */
 void zb_stats_sum(const struct zb_server *server, struct zb_stats *total);
 
+/* The queries this process's workers have answered or dropped (those carried over a swap
+ * left out). Safe from any thread while the workers run. */
+uint64_t zb_stats_handled(const struct zb_server *server);
+
 /*
  * Format the counters, summed, and for JSON each worker's too, into `buf` (NUL-terminated
  * when cap is not 0). Like snprintf, return the length the whole text has: when it is `cap`

@@ -4,14 +4,31 @@
  * configuration: a build links while its core lays the data out, and a rebuild of the same
  * set links nothing new.
  */
+#define _GNU_SOURCE
+#include <stdint.h>
 #include <stdio.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "hash.h"
 #include "query/zoneset.h"
 
+/* A lookup reads a few places spread over the whole data, so where the binary is not in the
+ * page cache (a cold start), the kernel's read-around of each page fault (read_ahead_kb
+ * around it, 8 MiB on some disks) reads mostly what no query asks for, and the first answer
+ * waits for several such reads: read the pages the lookups fault on alone (the copy to huge
+ * pages reads ahead of itself, hugepages.c). */
+static void random_reads(const uint8_t *data, uint64_t len)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t from = (uintptr_t)data & ~(page - 1);
+	madvise((void *)from, (uintptr_t)data + len - from, MADV_RANDOM);
+}
+
 int zb_zoneset_open(struct zb_zoneset *zs, char *err, size_t err_len)
 {
 	const struct zb_head *h = (const struct zb_head *)zs->data;
+	random_reads(zs->data, sizeof *h);
 	uint32_t nchaos = 0;
 
 	while (zs->chaos[nchaos].name_len)
@@ -29,6 +46,7 @@ int zb_zoneset_open(struct zb_zoneset *zs, char *err, size_t err_len)
 		return -1;
 	}
 	zs->data_len = h->data_len;
+	random_reads(zs->data, zs->data_len);
 	zs->groups = (const struct zb_group *)(zs->data + h->groups_off);
 	zs->seed = h->seed;
 	zs->hash_key = ZB_HASH_KEY(h->seed);

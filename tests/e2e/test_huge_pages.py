@@ -1,8 +1,9 @@
 """The compiled data copied to transparent huge pages at start-up, by default
 (runtime/ops/hugepages.c), by a thread while the server already answers from the binary's
-mapping. Where it is 2 MiB or more and the kernel's THP mode is not `never`, the server says
-so after its banner, its workers move to the copy and answer from it exactly as from the
-binary; with --no-huge-pages the data stays where the binary maps it."""
+mapping, once it has answered. Where it is 2 MiB or more and the kernel's THP mode is not
+`never`, the server says so after its first answer, its workers move to the copy and answer
+from it exactly as from the binary; with --no-huge-pages the data stays where the binary
+maps it."""
 
 from __future__ import annotations
 
@@ -70,6 +71,7 @@ def test_large_data_goes_to_huge_pages_where_the_kernel_allows(large_set, option
     assert size >= HUGE_PAGE
     server = Server(binary, *options)
     try:
+        assert server.query("host0.big.example.", "A").rcode() == dns.rcode.NOERROR
         message = next_message(server, timeout=2)
         if thp_mode() in ("always", "madvise"):
             assert message == f"the zone data ({size >> 20} MiB) is on huge pages"
@@ -78,6 +80,26 @@ def test_large_data_goes_to_huge_pages_where_the_kernel_allows(large_set, option
         assert_answers(server)
     finally:
         server.stop()
+
+
+def test_the_copy_waits_for_the_first_answer(large_set):
+    """A cold start reads the pages a lookup needs from the disk: the copy, which reads the
+    whole data, begins once the workers have answered, so that the first answers do not
+    wait behind its reads. A server stopped before it answered stops without it."""
+    if thp_mode() not in ("always", "madvise"):
+        pytest.skip("no transparent huge pages here: the data stays in the binary's mapping")
+    binary, size = large_set
+    server = Server(binary, "--threads", "1")
+    try:
+        assert next_message(server, timeout=1) is None
+        assert server.query("host1.big.example.", "A").rcode() == dns.rcode.NOERROR
+        assert next_message(server, timeout=5) == \
+            f"the zone data ({size >> 20} MiB) is on huge pages"
+    finally:
+        server.stop()
+    idle = Server(binary, "--threads", "1")
+    idle.stop()
+    assert idle.process.returncode == 0
 
 
 def test_with_no_huge_pages_the_data_stays_in_place(large_set):
@@ -128,6 +150,7 @@ def test_the_workers_answer_from_the_copy_once_it_is_made(large_set):
     binary, size = large_set
     server = Server(binary, "--threads", "1")  # one worker: one round to move in
     try:
+        server.query("host1.big.example.", "A")  # the answer the copy waits for
         assert next_message(server, timeout=5) == \
             f"the zone data ({size >> 20} MiB) is on huge pages"
         server.query("host0.big.example.", "A")  # the round in which the worker moves
