@@ -223,8 +223,9 @@ int main(int argc, char **argv)
 		zb_notify("READY=1"); /* a successor says it once it has taken over (control.c) */
 	if (zb_control_start(&control, &server) != 0 || zb_reload_start(&reload, &server) != 0)
 		return 1;
-	if (o.huge_pages && zb_huge_pages_start(&moving, &server) != 0)
-		zb_log_warning("the zone data stays off huge pages: no thread to move it");
+	if (zb_huge_pages_start(&moving, &server, o.huge_pages) != 0)
+		zb_log_warning("no thread for the zone data after the first answer: it stays off "
+			       "huge pages and is read a page at a time");
 	if (zb_server_run_first(&server) != 0)
 		return 1;
 	zb_huge_pages_wait(&moving);

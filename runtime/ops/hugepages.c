@@ -18,13 +18,14 @@
 
 #include "ops/log.h"
 #include "ops/stats.h"
+#include "query/zoneset.h"
 #include "server/server.h"
 #include "server/threads.h"
 
 #define ZB_HUGE_PAGE (2ul << 20) /* x86_64's and aarch64's (with 4 KiB base pages) */
 #define ZB_COPY_PIECE (64ul << 20)
 /* What the copy asks the kernel to read ahead of it, a piece at a time: the data's pages
- * are read one at a time where a lookup faults (zoneset.c's MADV_RANDOM). */
+ * are read one at a time where a lookup faults (zoneset.h). */
 #define ZB_READ_AHEAD (2ul << 20)
 /* The longest wait between two looks at whether the workers have answered. */
 #define ZB_LOOK_MAX_MS 64
@@ -125,22 +126,25 @@ static void *move_data(void *arg)
 	struct zb_huge_pages_move *move = arg;
 	if (await_first_answer(move) != 0)
 		return NULL;
-	const struct zb_zoneset *moved_to = zb_on_huge_pages(move->from, &move->copy);
-	if (moved_to == move->from)
-		return NULL; /* no huge pages to be had: the data stays where it is */
+	const struct zb_zoneset *moved_to =
+		move->copy_wanted ? zb_on_huge_pages(move->from, &move->copy) : move->from;
+	if (moved_to == move->from) { /* --no-huge-pages, or none to be had */
+		zb_zoneset_read_around(move->from);
+		return NULL;
+	}
 	__atomic_store_n(move->publish, moved_to, __ATOMIC_RELEASE);
 	zb_log("the zone data (%llu MiB) is on huge pages",
 	       (unsigned long long)(moved_to->data_len >> 20));
 	return NULL;
 }
 
-int zb_huge_pages_start(struct zb_huge_pages_move *move, struct zb_server *server)
+int zb_huge_pages_start(struct zb_huge_pages_move *move, struct zb_server *server,
+			int copy_wanted)
 {
-	const struct zb_zoneset *zs = server->zs_now;
-	*move = (struct zb_huge_pages_move){ .from = zs, .publish = &server->zs_now,
-					     .server = server };
-	if (zs->data_len < ZB_HUGE_PAGE || !huge_pages_allowed())
-		return 0;
+	*move = (struct zb_huge_pages_move){ .from = server->zs_now, .publish = &server->zs_now,
+					     .server = server, .copy_wanted = copy_wanted };
+	if (server->zs_now->data_len < ZB_ZONESET_PAGES_ALONE)
+		return 0; /* small data: read as the disk reads, and too small for a huge page */
 	int failed = zb_start_helper_thread(&move->thread, move_data, move);
 	move->started = !failed;
 	return failed;

@@ -35,16 +35,20 @@ struct zb_huge_pages_move {
 	pthread_t thread;
 	int started;
 	int stopping; /* set by zb_huge_pages_wait: a move not begun is not begun */
+	int copy_wanted; /* 0 with --no-huge-pages */
 	const struct zb_server *server;
 	const struct zb_zoneset *from;
 	const struct zb_zoneset **publish;
 	struct zb_zoneset copy;
 };
 
-/* Start the move of the data of the zone set the server's workers answer from (nothing
- * where zb_on_huge_pages would leave it in place); once done it is logged. Returns 0, or an
- * error number from pthread_create. */
-int zb_huge_pages_start(struct zb_huge_pages_move *move, struct zb_server *server);
+/* Start the move of the data of the zone set the server's workers answer from, where
+ * COPY_WANTED (--huge-pages, the default); once done it is logged. Where the data stays in
+ * the binary's mapping (not wanted, or zb_on_huge_pages leaves it there), the thread gives
+ * its page faults their read-around back after the first answer instead
+ * (zb_zoneset_read_around). Returns 0, or an error number from pthread_create. */
+int zb_huge_pages_start(struct zb_huge_pages_move *move, struct zb_server *server,
+			int copy_wanted);
 
 /* Wait for the move to end (before the process does); one still waiting for an answer
  * ends without the copy. */

@@ -13,22 +13,23 @@
 #include "hash.h"
 #include "query/zoneset.h"
 
-/* A lookup reads a few places spread over the whole data, so where the binary is not in the
- * page cache (a cold start), the kernel's read-around of each page fault (read_ahead_kb
- * around it, 8 MiB on some disks) reads mostly what no query asks for, and the first answer
- * waits for several such reads: read the pages the lookups fault on alone (the copy to huge
- * pages reads ahead of itself, hugepages.c). */
-static void random_reads(const uint8_t *data, uint64_t len)
+/* Give the kernel ADVICE (madvise) for the pages that hold DATA's LEN octets. */
+static void advise(const uint8_t *data, uint64_t len, int advice)
 {
 	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
 	uintptr_t from = (uintptr_t)data & ~(page - 1);
-	madvise((void *)from, (uintptr_t)data + len - from, MADV_RANDOM);
+	madvise((void *)from, (uintptr_t)data + len - from, advice);
+}
+
+void zb_zoneset_read_around(const struct zb_zoneset *zs)
+{
+	advise(zs->data, zs->data_len, MADV_NORMAL);
 }
 
 int zb_zoneset_open(struct zb_zoneset *zs, char *err, size_t err_len)
 {
 	const struct zb_head *h = (const struct zb_head *)zs->data;
-	random_reads(zs->data, sizeof *h);
+	advise(zs->data, sizeof *h, MADV_RANDOM); /* its page alone, whatever the data's size */
 	uint32_t nchaos = 0;
 
 	while (zs->chaos[nchaos].name_len)
@@ -46,7 +47,8 @@ int zb_zoneset_open(struct zb_zoneset *zs, char *err, size_t err_len)
 		return -1;
 	}
 	zs->data_len = h->data_len;
-	random_reads(zs->data, zs->data_len);
+	advise(zs->data, zs->data_len,
+	       zs->data_len >= ZB_ZONESET_PAGES_ALONE ? MADV_RANDOM : MADV_NORMAL);
 	zs->groups = (const struct zb_group *)(zs->data + h->groups_off);
 	zs->seed = h->seed;
 	zs->hash_key = ZB_HASH_KEY(h->seed);

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+import time
 from pathlib import Path
 
 import dns.rcode
@@ -121,9 +122,9 @@ def test_small_data_stays_in_place(testset_binary):
         server.stop()
 
 
-def data_rss_kib(pid: int, binary: Path) -> int:
-    """Resident KiB of the binary's own mapping of the zone data (the section at zb_data's
-    address): what the process reads of it there."""
+def data_mapping(pid: int, binary: Path) -> list[str]:
+    """The lines of /proc/PID/smaps that describe the mapping of the binary's zone data (the
+    section at zb_data's address)."""
     symbols = subprocess.run(["nm", str(binary)], capture_output=True, text=True,
                              check=True).stdout
     address = int(re.search(r"^([0-9a-f]+) \w zb_data$", symbols, re.M).group(1), 16)
@@ -131,14 +132,60 @@ def data_rss_kib(pid: int, binary: Path) -> int:
     if int.from_bytes(binary.read_bytes()[16:18], "little") == 3:  # ET_DYN: a PIE (sanitized)
         loaded = next(line for line in smaps if line.endswith(str(binary.resolve())))
         address += int(loaded.split("-")[0], 16)
-    inside = False
-    for line in smaps:
-        if re.match(r"^[0-9a-f]+-[0-9a-f]+ ", line):
-            start, end = (int(x, 16) for x in line.split()[0].split("-"))
-            inside = start <= address < end
-        elif inside and line.startswith("Rss:"):
-            return int(line.split()[1])
+    starts = [i for i, line in enumerate(smaps) if re.match(r"^[0-9a-f]+-[0-9a-f]+ ", line)]
+    for i, end in zip(starts, starts[1:] + [len(smaps)]):
+        low, high = (int(x, 16) for x in smaps[i].split()[0].split("-"))
+        if low <= address < high:
+            return smaps[i:end]
     raise AssertionError(f"no mapping holds zb_data at {address:#x}")
+
+
+def data_rss_kib(pid: int, binary: Path) -> int:
+    """Resident KiB of the binary's own mapping of the zone data: what the process reads of
+    it there."""
+    rss = next(line for line in data_mapping(pid, binary) if line.startswith("Rss:"))
+    return int(rss.split()[1])
+
+
+def reads_pages_alone(pid: int, binary: Path) -> bool:
+    """Whether a page fault on the data's mapping reads that page alone, without the disk's
+    read-around (madvise's MADV_RANDOM: `rr` among smaps' VmFlags)."""
+    flags = next(line for line in data_mapping(pid, binary) if line.startswith("VmFlags:"))
+    return "rr" in flags.split()[1:]
+
+
+def test_the_data_is_read_a_page_at_a_time_until_the_first_answer(large_set):
+    """A cold start's lookups fault on a few pages spread over the data: each reads its page
+    alone (not the disk's read-around, up to 8 MiB), until the server has answered; data
+    left in the binary's mapping then gets the read-around back, as the server goes on to
+    read it throughout."""
+    binary, _ = large_set
+    server = Server(binary, "--no-huge-pages", "--threads", "1")
+    try:
+        pid = server.process.pid
+        assert reads_pages_alone(pid, binary)
+        time.sleep(0.2)  # the thread that gives the read-around back waits for an answer
+        assert reads_pages_alone(pid, binary)
+        assert server.query("host1.big.example.", "A").rcode() == dns.rcode.NOERROR
+        deadline = time.monotonic() + 2  # it looks at the workers' counters every 64 ms
+        while reads_pages_alone(pid, binary) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert not reads_pages_alone(pid, binary)
+        assert_answers(server)
+    finally:
+        server.stop()
+
+
+def test_small_data_is_read_as_the_disk_reads(testset_binary):
+    """Data under 2 MiB costs a first lookup a few reads either way: no page at a time, and
+    no thread beside the worker."""
+    server = Server(testset_binary, "--threads", "1")
+    try:
+        assert not reads_pages_alone(server.process.pid, testset_binary)
+        assert len(list(Path(f"/proc/{server.process.pid}/task").iterdir())) == 1
+        assert server.query("www.example.", "A").rcode() == dns.rcode.NOERROR
+    finally:
+        server.stop()
 
 
 def test_the_workers_answer_from_the_copy_once_it_is_made(large_set):
