@@ -8,6 +8,7 @@ import base64
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import dns.name
@@ -15,6 +16,9 @@ import dns.name
 from conftest import run_zonebake
 
 ORIGIN = dns.name.from_text("example.com.")
+# The signing time of the builds of a run (SOURCE_DATE_EPOCH): today's midnight UTC, so that
+# their signatures are alike (and cached) within a run, and never expired when it runs.
+EPOCH = int(time.time()) // 86400 * 86400
 
 ZONE = """$ORIGIN example.com.
 $TTL 3600

@@ -18,7 +18,7 @@ import dns.rdatatype
 import dns.zone
 import pytest
 
-from buildsigned import (EVERY_FORM, ORIGIN, ZONE, build, dname_to_apex, keygen,
+from buildsigned import (EPOCH, EVERY_FORM, ORIGIN, ZONE, build, dname_to_apex, keygen,
                          private_octets, signed_set)
 from blob import server_data
 from conftest import require
@@ -27,8 +27,6 @@ from zonebake.core import run as core
 from zonebake.dnssec import signing
 from zonebake.errors import CompileError, UsageError
 
-# A fixed time, this day's start: the build refuses signatures that have expired by now.
-EPOCH = int(time.time()) // 86400 * 86400
 OUTPUTS = ("zonedata.c", "zonebake-server", "zonedata.state")
 ORG = dns.name.from_text("example.org.")
 

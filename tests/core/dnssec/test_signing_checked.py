@@ -13,12 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from buildsigned import ZONE, signed_set
+from buildsigned import EPOCH, ZONE, signed_set
 
 from zonebake.dnssec import signing
 
 HOSTS = 400
-EPOCH = 1_795_000_000
 
 # The CLI with progress from the first second, and (with a `sabotage` argument) a signer that
 # signs one octet more than it is asked to: valid signatures, of the wrong octets.

@@ -17,7 +17,7 @@ import dns.rdatatype
 import pytest
 
 from blob import Blob, head
-from buildsigned import build, signed_set
+from buildsigned import EPOCH, build, signed_set
 from conftest import Server, build_set, data_beside
 
 ZONE = """$ORIGIN example.com.
@@ -118,7 +118,7 @@ def test_a_composed_answer_too_long_for_udp_is_truncated(plain):
 def test_signed_composed_answers_validate(tmp_path):
     toml = signed_set(tmp_path, zone=ZONE.replace("@ SOA ns1 hostmaster 1",
                                                   "@ SOA ns1 hostmaster 2"))
-    made = build(toml, tmp_path / "out", "-q", epoch=1_795_000_000, cache=tmp_path / "cache")
+    made = build(toml, tmp_path / "out", "-q", epoch=EPOCH, cache=tmp_path / "cache")
     assert made.returncode == 0, made.stderr
     blob = Blob.read(data_beside(tmp_path / "out"), head(tmp_path / "out" / "zonedata.bin"))
     node = blob.nodes[dns.name.from_text("alias.example.com.")]
@@ -140,6 +140,6 @@ def test_signed_composed_answers_validate(tmp_path):
                 ("www.example.com.", rdtype, 0),
                 ("www.example.com.", dns.rdatatype.RRSIG, rdtype)]
             for rrset, sigs in zip(response.answer[::2], response.answer[1::2]):
-                dns.dnssec.validate(rrset, sigs, dnskey, now=1_795_000_000)
+                dns.dnssec.validate(rrset, sigs, dnskey, now=EPOCH)
     finally:
         server.stop()

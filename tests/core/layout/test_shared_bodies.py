@@ -10,7 +10,7 @@ from pathlib import Path
 import dns.name
 
 from blob import ANSWER, Blob, head
-from buildsigned import ZONE, build, signed_set
+from buildsigned import EPOCH, ZONE, build, signed_set
 from conftest import data_beside
 
 MIN_SHARED = 16  # sharing.c: a shorter body keeps its own octets
@@ -88,7 +88,7 @@ def test_a_signed_zone_shares_its_signed_records(tmp_path):
     hosts = "".join(f"h{k} A 192.0.2.{k % 250 + 1}\nh{k} TXT \"host {k}\"\n"
                     for k in range(300))
     toml = signed_set(tmp_path, zone=ZONE + hosts)
-    made = build(toml, tmp_path / "out", "-q", epoch=1_795_000_000, cache=tmp_path / "cache")
+    made = build(toml, tmp_path / "out", "-q", epoch=EPOCH, cache=tmp_path / "cache")
     assert made.returncode == 0, made.stderr
     layout = head(data_beside(tmp_path / "out"))
     assert layout.signed_nodes == 1

@@ -16,11 +16,10 @@ from pathlib import Path
 import pytest
 
 from blob import HEAD
-from buildsigned import ZONE, build, signed_set
+from buildsigned import EPOCH, ZONE, build, signed_set
 from conftest import data_beside
 
 NAMES = 20_000
-EPOCH = 1_795_000_000
 CHAIN_AT = 72  # the head (64 octets), then the denial region: "zbdenial", the first zone's chain
 CHAIN = struct.Struct("<BBBBHHIIIII")
 PAGE = struct.Struct("<8sII")
