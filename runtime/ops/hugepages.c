@@ -143,7 +143,7 @@ int zb_huge_pages_start(struct zb_huge_pages_move *move, struct zb_server *serve
 {
 	*move = (struct zb_huge_pages_move){ .from = server->zs_now, .publish = &server->zs_now,
 					     .server = server, .copy_wanted = copy_wanted };
-	if (server->zs_now->data_len < ZB_ZONESET_PAGES_ALONE)
+	if (!zb_zoneset_reads_pages_alone(server->zs_now))
 		return 0; /* small data: read as the disk reads, and too small for a huge page */
 	int failed = zb_start_helper_thread(&move->thread, move_data, move);
 	move->started = !failed;

@@ -47,8 +47,7 @@ int zb_zoneset_open(struct zb_zoneset *zs, char *err, size_t err_len)
 		return -1;
 	}
 	zs->data_len = h->data_len;
-	advise(zs->data, zs->data_len,
-	       zs->data_len >= ZB_ZONESET_PAGES_ALONE ? MADV_RANDOM : MADV_NORMAL);
+	advise(zs->data, zs->data_len, zb_zoneset_reads_pages_alone(zs) ? MADV_RANDOM : MADV_NORMAL);
 	zs->groups = (const struct zb_group *)(zs->data + h->groups_off);
 	zs->seed = h->seed;
 	zs->hash_key = ZB_HASH_KEY(h->seed);
